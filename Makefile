@@ -1,0 +1,38 @@
+# Two commands do all set-up on a fresh machine:
+#   make run   - create .venv, install everything, run the default local config end to end
+#   make test  - the same set-up, then the whole test suite
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+EXT_SOURCES := $(wildcard minigo_core/dsp/csrc/*.cpp minigo_core/dsp/csrc/*.h)
+PROFILE ?= profiles/local
+CONFIG ?= config.yaml
+
+.PHONY: run test setup system-deps lint bench clean
+
+setup: system-deps $(STAMP)
+
+# Debian packages the pipeline and its tests use: GNU Go (referee/opponent), Slurm + munge (Slurm profile tests).
+system-deps:
+	@bash workflow/scripts/install_system_deps.sh
+
+$(STAMP): pyproject.toml setup.py $(EXT_SOURCES)
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip setuptools wheel
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q --no-build-isolation -e '.[test]'
+	@touch $(STAMP)
+
+run: setup
+	$(VENV)/bin/python -m minigo_core.cli run --profile $(PROFILE) --config $(CONFIG)
+
+test: setup
+	$(VENV)/bin/python -m pytest -q -ra tests
+
+lint: setup
+	$(VENV)/bin/ruff check minigo_core tests workflow/scripts
+	$(VENV)/bin/snakefmt --check Snakefile workflow/rules
+
+clean:
+	rm -rf build *.egg-info minigo_core/dsp/*.so

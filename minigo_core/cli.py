@@ -1,0 +1,46 @@
+"""The `minigo` command: one subcommand per pipeline step; each lives in its own module.
+
+Every subcommand is `minigo_core.<module>.cli_main(argv) -> int`, imported only when used so that
+`minigo inspect` does not pay for torch's start-up in modules it does not need.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS = {
+    "bootstrap": ("minigo_core.model", "generation 0: a randomly initialised model file"),
+    "selfplay": ("minigo_core.selfplay", "play one self-play game and write one game file"),
+    "inspect": ("minigo_core.inspect", "show a game file or model file; export SGF"),
+    "window": ("minigo_core.window", "sample the last W generations' games into N_train shards"),
+    "train": ("minigo_core.train", "data-parallel training of generation g over its shards"),
+    "evaluate": ("minigo_core.evaluate", "play a match between two players; win rate with interval"),
+    "gtp": ("minigo_core.gtp", "a GTP engine playing a model file"),
+    "ratings": ("minigo_core.ratings", "Bradley-Terry Elo over a run's evaluation games; time to target"),
+    "status": ("minigo_core.status", "one line per generation of a run, from its files alone"),
+    "run": ("minigo_core.runner", "run the Snakemake workflow end to end (what `make run` calls)"),
+}
+
+
+def usage() -> str:
+    lines = ["usage: minigo COMMAND [options]   (minigo COMMAND --help for a command's options)", ""]
+    lines += [f"  {name:<10} {doc}" for name, (_, doc) in COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(usage())
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"minigo: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[name][0])
+    return int(module.cli_main(rest) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
