@@ -322,3 +322,24 @@ def load_config(source: str | Path | dict) -> RunConfig:
         return from_dict(data)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+
+
+def check_root_writable(cfg: RunConfig) -> None:
+    """Fail early, naming `root`, when the run directory cannot be created or written."""
+    import os
+    import uuid
+
+    from minigo_core import storage
+
+    fs, path = storage.fs_and_path(cfg.root)
+    probe = storage.join(path, f".tmp-write-probe-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        fs.makedirs(path, exist_ok=True)
+        with fs.open(probe, "wb") as handle:
+            handle.write(b"ok")
+        fs.rm(probe)
+    except Exception as exc:  # any filesystem failure means the same thing to the user
+        raise ConfigError(
+            f"config key 'root' = {cfg.root!r}: the run directory cannot be written ({exc}); "
+            "choose a path (or fsspec URL) this user can create and write"
+        ) from None

@@ -1,0 +1,121 @@
+"""The run config: the shipped configs load; a catalogue of bad configs is rejected naming the key."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from minigo_core.config import ConfigError, check_root_writable, from_dict, learning_rate_at, load_config
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def base() -> dict:
+    return yaml.safe_load((REPO / "config.yaml").read_text())
+
+
+def with_value(key: str, value):
+    data = copy.deepcopy(base())
+    node = data
+    parts = key.split(".")
+    for part in parts[:-1]:
+        node = node[part]
+    node[parts[-1]] = value
+    return data
+
+
+def test_shipped_configs_load():
+    for path in [REPO / "config.yaml", *sorted((REPO / "config").glob("*.yaml"))]:
+        cfg = load_config(path)
+        assert 5 <= cfg.board_size <= 19
+
+
+def test_defaults_follow_minigo():
+    cfg = from_dict({"board_size": 19})
+    assert cfg.softpick_moves == 30
+    assert abs(cfg.dirichlet_alpha - 0.03) < 1e-12
+    assert from_dict({"board_size": 9}).softpick_moves == 6
+
+
+def test_learning_rate_schedule_is_piecewise_constant():
+    schedule = ((0, 0.02), (100, 0.01), (200, 0.001))
+    assert learning_rate_at(schedule, 0) == 0.02
+    assert learning_rate_at(schedule, 99) == 0.02
+    assert learning_rate_at(schedule, 100) == 0.01
+    assert learning_rate_at(schedule, 10_000) == 0.001
+
+
+# (key, bad value, words the message must contain besides the key)
+BAD = [
+    ("board_size", 4, "5 to 19"),
+    ("board_size", 20, "5 to 19"),
+    ("board_size", "9", "integer"),
+    ("board_size", 9.0, "integer"),
+    ("komi", "seven", "number"),
+    ("komi", float("nan"), "number"),
+    ("features", "alphago", "agz"),
+    ("generations", 0, "1..10000"),
+    ("seed", -1, "2^63"),
+    ("model.blocks", 0, "1..40"),
+    ("model.filters", -8, "1..512"),
+    ("model.backend", "cuda", "dsp"),
+    ("model.layers", 3, "allowed keys"),
+    ("selfplay.games", 0, "1..1000000"),
+    ("selfplay.readouts", 4, "parallel_readouts"),
+    ("selfplay.fast_readouts", 1000, "selfplay.readouts"),
+    ("selfplay.full_search_fraction", 0, "(0, 1]"),
+    ("selfplay.resign_threshold", 0.5, "[-1, 0]"),
+    ("selfplay.init_unvisited", "zero", "parent or loss"),
+    ("selfplay.threads", 0, "1..1024"),
+    ("window.generations", 0, "1..100"),
+    ("window.sample_fraction", 1.5, "(0, 1]"),
+    ("window.max_bad_fraction", -0.1, "[0, 1]"),
+    ("train.ranks", 0, "1..4096"),
+    ("train.batch_per_rank", 0, "1..65536"),
+    ("train.learning_rate", [[5, 0.1]], "step 0"),
+    ("train.learning_rate", [[0, 0.1], [0, 0.01]], "step"),
+    ("train.learning_rate", [[0, -1.0]], "learning rate"),
+    ("train.learning_rate", 0.1, "list"),
+    ("train.momentum", 1.0, "[0, 1)"),
+    ("train.backend", "tpu", "dsp"),
+    ("evaluate.readouts", 2, "parallel_readouts"),
+    ("evaluate.opponents", ["gnugo:11"], "gnugo:LEVEL"),
+    ("evaluate.opponents", ["kata"], "gen0"),
+    ("evaluate.target", "best", "gen0"),
+    ("evaluate.early_stop", "yes", "true or false"),
+    ("unknown_key", 1, "allowed keys"),
+    ("model", [1, 2], "mapping"),
+]
+
+
+@pytest.mark.parametrize("key,value,words", BAD, ids=[f"{k}={v!r}" for k, v, _ in BAD])
+def test_bad_config_is_rejected_naming_the_key(key, value, words):
+    with pytest.raises(ConfigError) as info:
+        from_dict(with_value(key, value))
+    message = str(info.value)
+    assert key.split(".")[-1] in message
+    assert words in message
+
+
+def test_bad_config_file_names_the_file(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("board_size: [9\n")
+    with pytest.raises(ConfigError, match="broken.yaml"):
+        load_config(path)
+    path.write_text("- just\n- a list\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        load_config(path)
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.yaml")
+
+
+def test_root_under_a_file_is_rejected(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    with pytest.raises(ConfigError, match="'root'"):
+        check_root_writable(from_dict({"root": str(blocker / "run")}))
+    check_root_writable(from_dict({"root": str(tmp_path / "fine")}))
+    assert not [p for p in (tmp_path / "fine").iterdir()], "the write probe must be removed"
