@@ -221,7 +221,9 @@ def validate(cfg: RunConfig) -> RunConfig:
         "[0, 1]",
         s.resign_disabled_fraction,
     )
-    _require(s.init_unvisited in ("parent", "loss"), "selfplay.init_unvisited", "parent or loss", s.init_unvisited)
+    _require(
+        s.init_unvisited in ("parent", "loss"), "selfplay.init_unvisited", "parent or loss", s.init_unvisited
+    )
     _require(1 <= s.threads <= 1024, "selfplay.threads", "1..1024", s.threads)
     w = cfg.window
     _require(1 <= w.generations <= 100, "window.generations", "1..100", w.generations)
@@ -276,7 +278,9 @@ def _check_schedule(schedule: tuple) -> None:
     last = -1
     for i, item in enumerate(schedule):
         if not (isinstance(item, tuple) and len(item) == 2):
-            raise ConfigError(f"config key '{key}[{i}]' must be a [global_step, learning_rate] pair, got {item!r}")
+            raise ConfigError(
+                f"config key '{key}[{i}]' must be a [global_step, learning_rate] pair, got {item!r}"
+            )
         step, lr = item
         if isinstance(step, bool) or not isinstance(step, int) or step <= last:
             raise ConfigError(f"config key '{key}[{i}]' step must be an integer above {last}, got {step!r}")
