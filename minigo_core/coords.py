@@ -65,7 +65,9 @@ def from_flat(index: int, board_size: int) -> Move:
     if index == n2:
         return None
     if not 0 <= index < n2:
-        raise ValueError(f"flat index {index} is out of range for a {board_size}x{board_size} board (0..{n2})")
+        raise ValueError(
+            f"flat index {index} is out of range for a {board_size}x{board_size} board (0..{n2})"
+        )
     return divmod(index, board_size)
 
 

@@ -1,0 +1,35 @@
+# MiniGo (AlphaGo Zero) training as a Snakemake workflow: one generation = window -> train -> self-play
+# (one job per game) -> games-complete marker, with evaluation off the critical path.
+#
+#   snakemake --profile profiles/local                       # a laptop
+#   snakemake --profile profiles/slurm                       # a Slurm cluster (edit the profile first)
+#   snakemake --profile profiles/local --configfile config/tiny.yaml
+#
+# Only the generations that are not finished are planned (see workflow/rules/common.smk and
+# docs/readme_workflow.md): the DAG, and the time to plan it, stay the same size at generation 100.
+
+
+configfile: "config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/generation0.smk"
+include: "workflow/rules/selfplay.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/summary.smk"
+
+
+localrules:
+    all,
+    run_config,
+
+
+wildcard_constraints:
+    game=r"\d{5}",
+
+
+rule all:
+    default_target: True
+    input:
+        all_targets(),

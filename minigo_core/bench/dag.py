@@ -1,0 +1,139 @@
+"""Dry-run planning cost at paper scale: `python -m minigo_core.bench dag [--games 8192] [--at 100]`.
+
+Builds two run directories with placeholder files for the paper config (`config/paper.yaml`, 8192 games per
+generation): one where only generation 0 is finished (so the workflow plans generation 1) and one where
+generations 0..AT-1 are finished, every game file included (so it plans generation AT). Then times
+`snakemake -n` in each, and prints both times and their ratio (target: <= 1.2, and <= 20 s).
+
+The run's `generations` is set above AT so that both dry runs plan a full generation (8192 self-play jobs,
+games-complete, window, train, evaluations, summary). Placeholder files are empty (JSON files hold `{}`);
+their modification times increase with the generation, as in a real run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from minigo_core import status, storage
+from minigo_core.config import load_config
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _touch(path: str, mtime: float, text: str = "") -> None:
+    with open(path, "w") as handle:
+        handle.write(text)
+    os.utime(path, (mtime, mtime))
+
+
+def build_run(root: str, config_file: Path, done: int, games: int, generations: int) -> Path:
+    """A run directory whose generations 0..done-1 are finished (placeholder files, increasing mtimes).
+
+    Returns the config file to plan it with (`root.yaml` next to the run directory).
+    """
+    data = yaml.safe_load(config_file.read_text())
+    data.update(root=root, generations=generations)
+    data["selfplay"]["games"] = games
+    cfg = load_config(data)
+    os.makedirs(root, exist_ok=True)
+    run_config = Path(root + ".yaml")
+    run_config.write_text(yaml.safe_dump(data, sort_keys=False))
+    t0 = time.time() - 3600 * (done + 2)
+    _touch(status.effective_config_path(root), t0, yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    for g in range(done):
+        t = t0 + 3600 * (g + 1)
+        if g >= 1:
+            window = storage.window_dir(root, g)
+            os.makedirs(window, exist_ok=True)
+            for rank in range(cfg.train.ranks):
+                _touch(storage.shard_path(root, g, rank), t - 30)
+            _touch(storage.window_manifest_path(root, g), t - 30, "{}")
+            os.makedirs(storage.train_dir(root, g), exist_ok=True)
+            _touch(status.train_metrics_path(root, g), t - 1, "{}\n")
+        os.makedirs(storage.model_path(root, g).rsplit("/", 1)[0], exist_ok=True)
+        _touch(storage.model_path(root, g), t)
+        os.makedirs(storage.games_dir(root, g), exist_ok=True)
+        for i in range(games):
+            _touch(storage.game_path(root, g, i), t + 60)
+        _touch(status.complete_marker_path(root, g), t + 120, "{}")
+        if g >= 1:
+            os.makedirs(storage.eval_dir(root, g), exist_ok=True)
+            for spec in status.evaluation_specs(cfg, g):
+                _touch(status.eval_path(root, g, spec), t + 90, "{}")
+    return run_config
+
+
+def dry_run(config_file: Path, quiet: bool) -> tuple[float, float, str]:
+    """Seconds and peak memory (MB) of `snakemake -n` for the run of `config_file`, and its job count."""
+    cmd = [
+        sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--snakefile", str(REPO / "Snakefile"),
+        "--directory", str(REPO), "--configfile", str(config_file),
+    ]  # fmt: skip
+    if quiet:
+        cmd.append("--quiet")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if proc.returncode != 0:
+        raise RuntimeError(f"snakemake -n failed for {config_file}:\n{proc.stderr[-3000:]}")
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+    jobs = next((line for line in lines if line.strip().startswith("total")), "total ?")
+    return seconds, max(peak, before) / 1024, jobs.strip()
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m minigo_core.bench dag", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", default=str(REPO / "config" / "paper.yaml"), help="run config (paper)")
+    parser.add_argument("--games", type=int, default=8192, help="self-play games per generation (8192)")
+    parser.add_argument("--at", type=int, default=100, help="the later generation to plan (100)")
+    parser.add_argument("--repeat", type=int, default=2, help="dry runs per directory; the best is kept (2)")
+    parser.add_argument("--quiet", action="store_true", help="pass --quiet to snakemake (no per-job listing)")
+    parser.add_argument("--workdir", default=None, help="where to build the run directories (a temporary dir)")
+    parser.add_argument("--keep", action="store_true", help="keep the run directories")
+    args = parser.parse_args(argv)
+
+    config_file = Path(args.config).resolve()
+    generations = args.at + 5
+    base = args.workdir or tempfile.mkdtemp(prefix="minigo-bench-dag-")
+    early, late = os.path.join(base, "at1"), os.path.join(base, f"at{args.at}")
+    try:
+        start = time.perf_counter()
+        configs = {
+            1: build_run(early, config_file, 1, args.games, generations),
+            args.at: build_run(late, config_file, args.at, args.games, generations),
+        }
+        files = sum(len(names) for _, _, names in os.walk(late))
+        print(f"built run directories in {time.perf_counter() - start:.1f} s under {base}: generation {args.at}'s "
+              f"has {files} files ({args.games} games x {args.at} finished generations)")
+        results = {}
+        for at, run_config in configs.items():
+            label = f"generation {at}"
+            runs = [dry_run(run_config, args.quiet) for _ in range(args.repeat)]
+            seconds = min(r[0] for r in runs)
+            results[at] = seconds
+            print(f"snakemake -n at {label:>15}: {seconds:6.2f} s (best of {args.repeat}), "
+                  f"peak RSS {max(r[1] for r in runs):6.0f} MB, jobs: {runs[0][2]}")
+        ratio = results[args.at] / results[1]
+        ok = ratio <= 1.2 and results[args.at] <= 20
+        print(f"ratio generation {args.at} / generation 1: {ratio:.2f} (target <= 1.2; "
+              f"generation {args.at} {results[args.at]:.1f} s, target <= 20 s): {'met' if ok else 'NOT met'}")
+    finally:
+        if not args.keep and args.workdir is None:
+            shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,204 @@
+"""DSP-offload emulation: compiled NHWC conv3x3/conv1x1 and fused BN+ReLU kernels on a pool of "DSP cores".
+
+The paper moves convolution and BN+ReLU off the CPU onto DSP cores with hand-mapped kernels. Here the compiled
+extension `minigo_core.dsp._C` (built at install time from `csrc/`) plays that part on ordinary CPUs:
+
+- a pool of worker threads stands for the DSP cores (`set_num_threads`; default: the cores given to the job);
+- `conv(x, w)`: stride-1 conv3x3 (pad 1) or conv1x1 on NHWC activations, the batch split evenly across the
+  cores, K output channels held in SIMD registers (one input value broadcast and multiplied with K weights);
+  backward: input gradient as the conv with the flipped kernel, weight gradient accumulated per core and
+  combined by a pairwise tree reduction;
+- `bn_relu(x, bn, training, residual)`: fused batch norm (+ residual add) + ReLU, forward and backward;
+- `FusedNet(net)`: the whole network in one call with BN folded into the convolutions (self-play inference).
+
+All ops take float32 (fast path, AVX2+FMA when the CPU has it) or float64 (for gradcheck).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+try:
+    from minigo_core.dsp import _C
+except ImportError as exc:  # pragma: no cover - only without a build
+    raise ImportError(
+        "the DSP-emulation extension minigo_core.dsp._C is not built; run "
+        "`.venv/bin/pip install --no-build-isolation -e .` (or `make setup`) in the repository, "
+        "or use the torch backend (model.backend: torch)"
+    ) from exc
+
+__all__ = [
+    "BN_RELU_IMPL",
+    "FusedNet",
+    "bn_relu",
+    "conv",
+    "default_num_threads",
+    "get_num_threads",
+    "measure_peak_gflops",
+    "set_num_threads",
+]
+
+# Which BN+ReLU implementation the dsp backend uses for training: "dsp" (fused kernel) or "torch" (PyTorch's
+# batch_norm + relu on the same NHWC tensors). `python -m minigo_core.bench ops` measures both and says which
+# is faster on this machine; the fused kernel won there, so it is the default.
+BN_RELU_IMPL = "dsp"
+
+
+def default_num_threads() -> int:
+    """The cores given to this job: SLURM_CPUS_PER_TASK if set, else the CPU affinity mask."""
+    slurm = os.environ.get("SLURM_CPUS_PER_TASK", "")
+    if slurm.isdigit() and int(slurm) > 0:
+        return int(slurm)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def set_num_threads(n: int) -> None:
+    """Number of DSP cores (worker threads) used by every kernel call from now on."""
+    if int(n) < 1:
+        raise ValueError(f"the number of DSP cores must be at least 1, got {n}")
+    _C.set_num_threads(int(n))
+
+
+def get_num_threads() -> int:
+    return int(_C.get_num_threads())
+
+
+def measure_peak_gflops(seconds: float = 0.5) -> float:
+    """FP32 GFLOP/s of one core running an FMA loop (the kernels' instruction set)."""
+    return float(_C.measure_peak_gflops(seconds))
+
+
+set_num_threads(default_num_threads())
+
+
+# ---- autograd wrappers -------------------------------------------------------------------------------------------
+class ConvFunction(torch.autograd.Function):
+    """y (B,H,W,K) = conv(x (B,H,W,C), w (K,C,R,R)); R = 3 (pad 1) or 1."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x, w)
+        return _C.conv_forward(x.contiguous(), w.contiguous())
+
+    @staticmethod
+    def backward(ctx, dy: torch.Tensor):
+        x, w = ctx.saved_tensors
+        need_x, need_w = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        dx, dw = _C.conv_backward(dy.contiguous(), x.contiguous(), w.contiguous(), need_x, need_w)
+        return (dx if need_x else None), (dw if need_w else None)
+
+
+def conv(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """DSP conv3x3/conv1x1 on NHWC `x` with torch-layout weights `w` (K, C, R, R); differentiable."""
+    return ConvFunction.apply(x, w)
+
+
+class BnReluFunction(torch.autograd.Function):
+    """y = relu(BN(x) + residual), NHWC; batch statistics and running-stat update when training."""
+
+    @staticmethod
+    def forward(ctx, x, gamma, beta, residual, running_mean, running_var, training, momentum, eps):
+        x = x.contiguous()
+        res = residual.contiguous() if residual is not None else None
+        y, mean, invstd = _C.bn_relu_forward(
+            x, gamma.contiguous(), beta.contiguous(), running_mean, running_var, res, training, momentum, eps
+        )
+        ctx.training = training
+        ctx.has_residual = residual is not None
+        ctx.save_for_backward(x, y, gamma, mean, invstd)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, y, gamma, mean, invstd = ctx.saved_tensors
+        need_res = ctx.has_residual and ctx.needs_input_grad[3]
+        dx, dgamma, dbeta, dres = _C.bn_relu_backward(
+            dy.contiguous(), y, x, gamma.contiguous(), mean, invstd, ctx.training, need_res
+        )
+        return dx, dgamma, dbeta, (dres if need_res else None), None, None, None, None, None
+
+
+def bn_relu(
+    x: torch.Tensor, bn: nn.BatchNorm2d, training: bool, residual: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Fused BN (+ residual) + ReLU of NHWC `x` with the parameters and running stats of `bn`."""
+    if training and bn.num_batches_tracked is not None:
+        bn.num_batches_tracked.add_(1)
+    if BN_RELU_IMPL == "torch":
+        return torch_bn_relu(x, bn, training, residual)
+    return BnReluFunction.apply(
+        x, bn.weight, bn.bias, residual, bn.running_mean, bn.running_var, training, bn.momentum, bn.eps
+    )
+
+
+def torch_bn_relu(
+    x: torch.Tensor, bn: nn.BatchNorm2d, training: bool, residual: torch.Tensor | None = None
+) -> torch.Tensor:
+    """PyTorch's batch_norm + relu on NHWC `x` (viewed as channels_last NCHW); the alternative BN+ReLU path."""
+    xc = x.permute(0, 3, 1, 2)
+    y = F.batch_norm(xc, bn.running_mean, bn.running_var, bn.weight, bn.bias, training, bn.momentum, bn.eps)
+    if residual is not None:
+        y = y + residual.permute(0, 3, 1, 2)
+    return F.relu(y).permute(0, 2, 3, 1)
+
+
+# ---- fused inference ---------------------------------------------------------------------------------------------
+def _fold(conv_bn) -> tuple[torch.Tensor, torch.Tensor]:
+    """BN folded into the conv: w' = w * gamma/sqrt(var+eps), b' = beta - mean * gamma/sqrt(var+eps)."""
+    bn = conv_bn.bn
+    scale = bn.weight.double() / torch.sqrt(bn.running_var.double() + bn.eps)
+    w = conv_bn.conv.weight.double() * scale[:, None, None, None]
+    b = bn.bias.double() - bn.running_mean.double() * scale
+    return w.float().contiguous(), b.float().contiguous()
+
+
+class FusedNet:
+    """A DualNet's eval-mode network folded into one extension call: `fused(x) -> (logits, value)`."""
+
+    def __init__(self, net) -> None:
+        cfg = net.cfg
+        n = cfg.board_size
+        hw = n * n
+        with torch.no_grad():
+            layers = [net.conv3_initial]
+            for block in net.blocks:
+                layers += [block.conv1, block.conv2]
+            layers += [net.conv1_policy, net.conv1_value]
+            folded = [_fold(m) for m in layers]
+            # policy_fc reads the (2, N, N) head output in NCHW order; the engine keeps NHWC (N, N, 2)
+            pw = net.policy_fc.weight.detach().float().view(hw + 1, 2, hw).permute(2, 1, 0).reshape(2 * hw, hw + 1)
+            self._engine = _C.FusedNet(
+                n,
+                cfg.planes,
+                cfg.filters,
+                cfg.blocks,
+                cfg.fc_width,
+                [w for w, _ in folded],
+                [b for _, b in folded],
+                pw.contiguous(),
+                net.policy_fc.bias.detach().float().contiguous(),
+                net.value_fc1.weight.detach().float().t().contiguous(),
+                net.value_fc1.bias.detach().float().contiguous(),
+                net.value_fc2.weight.detach().float().reshape(-1).contiguous(),
+                float(net.value_fc2.bias.detach().item()),
+            )
+
+    def __call__(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """float or uint8 (B, planes, N, N) -> (policy logits (B, N*N+1), value (B,)), float32."""
+        if x.dtype not in (torch.uint8, torch.float32):
+            x = x.float()
+        logits, value = self._engine.run(x.contiguous(), False)
+        return logits, value
+
+    def predict(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """uint8 (B, planes, N, N) -> (move probabilities (B, N*N+1), values (B,)), float32 numpy."""
+        probs, value = self._engine.run(torch.from_numpy(np.ascontiguousarray(planes)), True)
+        return probs.numpy(), value.numpy()

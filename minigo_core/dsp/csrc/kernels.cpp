@@ -1,0 +1,392 @@
+// DSP-emulation kernels (no torch headers here, so this unit compiles quickly): the pool of "DSP cores", the
+// conv / BN+ReLU kernels in an AVX2+FMA build and a portable build chosen at run time, and the fused network.
+#include "kernels.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define MG_HAVE_X86 1
+#endif
+
+namespace mgdsp {
+
+// ================================================================================================================
+// Kernel bodies: an AVX2+FMA build (x86-64 only) and a portable build.
+#ifdef MG_HAVE_X86
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace avx2 {
+#define MG_AVX2 1
+#include "kernels_impl.h"
+#undef MG_AVX2
+}  // namespace avx2
+#pragma GCC pop_options
+#endif
+
+namespace generic {
+#include "kernels_impl.h"
+}  // namespace generic
+
+// ================================================================================================================
+// Instruction-set dispatch
+bool cpu_has_avx2() {
+#ifdef MG_HAVE_X86
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+static std::atomic<int> g_isa{-1};
+
+int get_isa() {
+  int isa = g_isa.load();
+  if (isa < 0) {
+    isa = cpu_has_avx2() ? 1 : 0;
+    g_isa.store(isa);
+  }
+  return isa;
+}
+
+void set_isa(int isa) { g_isa.store(isa == 1 && cpu_has_avx2() ? 1 : 0); }
+
+#ifdef MG_HAVE_X86
+#define MG_DISPATCH(fn, ...) (get_isa() == 1 ? avx2::fn(__VA_ARGS__) : generic::fn(__VA_ARGS__))
+#else
+#define MG_DISPATCH(fn, ...) generic::fn(__VA_ARGS__)
+#endif
+
+// ================================================================================================================
+// The pool of worker threads standing for DSP cores. Core 0 is the calling thread; cores 1..n-1 wait on a
+// condition variable for the next job. One job at a time (a mutex serialises callers from several threads).
+namespace {
+class Pool {
+ public:
+  explicit Pool(int n) : n_(std::max(1, n)) {
+    for (int i = 1; i < n_; ++i) workers_.emplace_back([this, i] { loop(i); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+  int size() const { return n_; }
+  void run(const std::function<void(int)>& fn) {
+    if (n_ == 1) {
+      fn(0);
+      return;
+    }
+    std::lock_guard<std::mutex> serial(run_m_);
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      job_ = &fn;
+      pending_ = n_ - 1;
+      ++generation_;
+    }
+    cv_.notify_all();
+    fn(0);
+    std::unique_lock<std::mutex> lock(m_);
+    done_cv_.wait(lock, [this] { return pending_ == 0; });
+    job_ = nullptr;
+  }
+
+ private:
+  void loop(int core) {
+    uint64_t seen = 0;
+    for (;;) {
+      const std::function<void(int)>* job;
+      {
+        std::unique_lock<std::mutex> lock(m_);
+        cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+        job = job_;
+      }
+      (*job)(core);
+      {
+        std::lock_guard<std::mutex> lock(m_);
+        if (--pending_ == 0) done_cv_.notify_one();
+      }
+    }
+  }
+  int n_;
+  std::vector<std::thread> workers_;
+  std::mutex m_, run_m_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(int)>* job_ = nullptr;
+  int pending_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+std::mutex g_pool_m;
+std::unique_ptr<Pool> g_pool;
+
+Pool& pool() {
+  std::lock_guard<std::mutex> lock(g_pool_m);
+  if (!g_pool) g_pool = std::make_unique<Pool>(1);
+  return *g_pool;
+}
+
+// [begin, end) of core i's share when n items are split evenly across `cores`
+inline std::pair<int64_t, int64_t> share(int64_t n, int cores, int i) {
+  return {n * i / cores, n * (i + 1) / cores};
+}
+}  // namespace
+
+void set_num_threads(int n) {
+  n = std::max(1, std::min(n, 1024));
+  std::lock_guard<std::mutex> lock(g_pool_m);
+  if (g_pool && g_pool->size() == n) return;
+  g_pool.reset();
+  g_pool = std::make_unique<Pool>(n);
+}
+
+int num_threads() { return pool().size(); }
+
+void parallel(const std::function<void(int)>& fn) { pool().run(fn); }
+
+// ================================================================================================================
+// Weight packing
+template <typename T>
+std::vector<T> pack_weights(const T* w, int K, int C, int R, bool flip, const T* scale) {
+  const int taps = R * R;
+  if (!flip) {  // (taps, C, Kpad)
+    const int Kpad = round_up8(K);
+    std::vector<T> out(static_cast<size_t>(taps) * C * Kpad, T(0));
+    for (int k = 0; k < K; ++k)
+      for (int c = 0; c < C; ++c)
+        for (int t = 0; t < taps; ++t)
+          out[(static_cast<size_t>(t) * C + c) * Kpad + k] =
+              w[(static_cast<size_t>(k) * C + c) * taps + t] * (scale ? scale[k] : T(1));
+    return out;
+  }
+  // input-gradient kernel: (taps, K, Cpad), tap t reads the weight of tap taps-1-t
+  const int Cpad = round_up8(C);
+  std::vector<T> out(static_cast<size_t>(taps) * K * Cpad, T(0));
+  for (int k = 0; k < K; ++k)
+    for (int c = 0; c < C; ++c)
+      for (int t = 0; t < taps; ++t)
+        out[(static_cast<size_t>(t) * K + k) * Cpad + c] = w[(static_cast<size_t>(k) * C + c) * taps + taps - 1 - t];
+  return out;
+}
+
+// ================================================================================================================
+// Convolution
+template <typename T>
+void conv_forward_range(const T* x, int H, int W, int C, const T* wp, int K, int R, const T* bias,
+                        const T* residual, bool relu, T* out, int64_t q0, int64_t q1) {
+  MG_DISPATCH(conv_forward_range_isa<T>, x, H, W, C, wp, K, R, bias, residual, relu, out, q0, q1);
+}
+
+template <typename T>
+void conv_forward(const T* x, int B, int H, int W, int C, const T* wp, int K, int R, T* out) {
+  const int64_t HW = static_cast<int64_t>(H) * W;
+  const int cores = num_threads();
+  parallel([&](int i) {
+    int64_t q0, q1;
+    if (B >= cores) {  // the paper's mapping: whole images to each core
+      auto [b0, b1] = share(B, cores, i);
+      q0 = b0 * HW;
+      q1 = b1 * HW;
+    } else {  // fewer images than cores: split the pixels
+      std::tie(q0, q1) = share(B * HW, cores, i);
+    }
+    if (q1 > q0) conv_forward_range<T>(x, H, W, C, wp, K, R, nullptr, nullptr, false, out, q0, q1);
+  });
+}
+
+template <typename T>
+static void wgrad_images(const T* A, int Ca, int Rr, const T* Bm, int Bs, int Vc, int64_t b0, int64_t b1, int H,
+                         int W, int R, T* G) {
+  MG_DISPATCH(wgrad_images_isa<T>, A, Ca, Rr, Bm, Bs, Vc, b0, b1, H, W, R, G);
+}
+
+template <typename T>
+void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K, int R, T* dw) {
+  const int64_t M = static_cast<int64_t>(B) * H * W;
+  const int taps = R * R;
+  // For a 1x1 conv with few output channels (the policy/value heads) vectorise over C instead of K:
+  // G^T[k, c] = sum dy[., k] * x[., c] (rows = K, vectors = C); otherwise G[t, c, k] (rows = C, vectors = K).
+  const bool swapped = (R == 1 && K < 8 && C >= 8);
+  const T* A = swapped ? dy : x;
+  const int Ca = swapped ? K : C, Rr = Ca;
+  const T* Bsrc = swapped ? x : dy;
+  const int Bc = swapped ? C : K, Vc = round_up8(Bc);
+  std::vector<T> Bpad;
+  if (Vc != Bc) {  // pad the vector operand's channels to a multiple of 8
+    Bpad.assign(static_cast<size_t>(M) * Vc, T(0));
+    for (int64_t m = 0; m < M; ++m) std::memcpy(&Bpad[m * Vc], Bsrc + m * Bc, sizeof(T) * Bc);
+  }
+  const T* Bm = Vc != Bc ? Bpad.data() : Bsrc;
+  const int cores = num_threads();
+  const size_t gsize = static_cast<size_t>(taps) * Rr * Vc;
+  std::vector<std::vector<T>> partial(cores);
+  // 1. each core accumulates the weight gradient of its share of the batch
+  parallel([&](int i) {
+    partial[i].assign(gsize, T(0));
+    auto [b0, b1] = share(B, cores, i);
+    wgrad_images<T>(A, Ca, Rr, Bm, Vc, Vc, b0, b1, H, W, R, partial[i].data());
+  });
+  // 2. pairwise (binary tree) reduction across cores: level s adds core i+s's partial into core i's
+  for (int s = 1; s < cores; s *= 2) {
+    parallel([&](int i) {
+      if (i % (2 * s) == 0 && i + s < cores) {
+        T* dst = partial[i].data();
+        const T* src = partial[i + s].data();
+        for (size_t j = 0; j < gsize; ++j) dst[j] += src[j];
+      }
+    });
+  }
+  // 3. unpack to torch layout (K, C, R, R)
+  const T* G = partial[0].data();
+  for (int k = 0; k < K; ++k)
+    for (int c = 0; c < C; ++c)
+      for (int t = 0; t < taps; ++t)
+        dw[(static_cast<size_t>(k) * C + c) * taps + t] =
+            swapped ? G[static_cast<size_t>(k) * Vc + c] : G[(static_cast<size_t>(t) * Rr + c) * Vc + k];
+}
+
+// ================================================================================================================
+// BN + ReLU
+template <typename T>
+void bn_relu_forward(const T* x, const T* residual, int64_t M, int C, const T* gamma, const T* beta,
+                     T* running_mean, T* running_var, bool training, double momentum, double eps, T* y, T* mean,
+                     T* invstd) {
+  const int cores = num_threads();
+  if (training) {
+    std::vector<std::vector<double>> part(cores);
+    parallel([&](int i) {
+      part[i].assign(2 * static_cast<size_t>(C), 0.0);
+      auto [m0, m1] = share(M, cores, i);
+      MG_DISPATCH(bn_stats_range<T>, x, m0, m1, C, part[i].data(), part[i].data() + C);
+    });
+    for (int c = 0; c < C; ++c) {
+      double s = 0, ss = 0;
+      for (int i = 0; i < cores; ++i) {
+        s += part[i][c];
+        ss += part[i][C + c];
+      }
+      const double mu = s / M, var = std::max(ss / M - mu * mu, 0.0);
+      mean[c] = static_cast<T>(mu);
+      invstd[c] = static_cast<T>(1.0 / std::sqrt(var + eps));
+      const double unbiased = M > 1 ? var * M / (M - 1) : var;
+      running_mean[c] = static_cast<T>((1 - momentum) * running_mean[c] + momentum * mu);
+      running_var[c] = static_cast<T>((1 - momentum) * running_var[c] + momentum * unbiased);
+    }
+  } else {
+    for (int c = 0; c < C; ++c) {
+      mean[c] = running_mean[c];
+      invstd[c] = static_cast<T>(1.0 / std::sqrt(static_cast<double>(running_var[c]) + eps));
+    }
+  }
+  std::vector<T> scale(C), shift(C);
+  for (int c = 0; c < C; ++c) {
+    scale[c] = gamma[c] * invstd[c];
+    shift[c] = beta[c] - mean[c] * scale[c];
+  }
+  parallel([&](int i) {
+    auto [m0, m1] = share(M, cores, i);
+    MG_DISPATCH(bn_apply_range<T>, x, residual, m0, m1, C, scale.data(), shift.data(), y);
+  });
+}
+
+template <typename T>
+void bn_relu_backward(const T* dy, const T* y, const T* x, int64_t M, int C, const T* gamma, const T* mean,
+                      const T* invstd, bool training, T* dx, T* dgamma, T* dbeta, T* dres) {
+  const int cores = num_threads();
+  std::vector<std::vector<double>> part(cores);
+  parallel([&](int i) {
+    part[i].assign(2 * static_cast<size_t>(C), 0.0);
+    auto [m0, m1] = share(M, cores, i);
+    MG_DISPATCH(bn_bwd_stats_range<T>, dy, y, x, m0, m1, C, mean, part[i].data(), part[i].data() + C);
+  });
+  std::vector<T> ca(C), cb(C), cc(C);
+  for (int c = 0; c < C; ++c) {
+    double sg = 0, sgx = 0;
+    for (int i = 0; i < cores; ++i) {
+      sg += part[i][c];
+      sgx += part[i][C + c];
+    }
+    const double is = invstd[c];
+    dbeta[c] = static_cast<T>(sg);
+    dgamma[c] = static_cast<T>(sgx * is);
+    ca[c] = static_cast<T>(gamma[c] * is);
+    if (training) {  // dx = gamma*invstd * (g - mean(g) - xhat * mean(g*xhat))
+      cb[c] = static_cast<T>(-gamma[c] * is * is * is * sgx / M);
+      cc[c] = static_cast<T>(-gamma[c] * is * sg / M);
+    } else {
+      cb[c] = T(0);
+      cc[c] = T(0);
+    }
+  }
+  parallel([&](int i) {
+    auto [m0, m1] = share(M, cores, i);
+    MG_DISPATCH(bn_bwd_apply_range<T>, dy, y, x, m0, m1, C, mean, ca.data(), cb.data(), cc.data(), dx, dres);
+  });
+}
+
+// ================================================================================================================
+double measure_peak_gflops(double seconds) {
+  using clock = std::chrono::steady_clock;
+  int64_t iters = 1 << 16;
+  volatile double sink = 0;
+  for (;;) {  // grow until one run takes ~seconds/4, then report the best of 4 runs
+    const auto t0 = clock::now();
+    sink = sink + MG_DISPATCH(fma_loop, iters);
+    const double dt = std::chrono::duration<double>(clock::now() - t0).count();
+    if (dt > seconds / 4 || iters > (int64_t(1) << 40)) break;
+    iters *= 2;
+  }
+  double best = 0;
+  for (int rep = 0; rep < 4; ++rep) {
+    const auto t0 = clock::now();
+    sink = sink + MG_DISPATCH(fma_loop, iters);
+    const double dt = std::chrono::duration<double>(clock::now() - t0).count();
+    best = std::max(best, static_cast<double>(iters) * 10 * 8 * 2 / dt / 1e9);
+  }
+  return best;
+}
+
+// ================================================================================================================
+void FusedNetCore::run(const void* input, bool is_u8, int B, bool softmax, float* policy, float* value) const {
+  const int cores = num_threads();
+  if (B == 1 || cores == 1) {  // no wake-up of other cores for a single position
+    MG_DISPATCH(fused_run_images, *this, input, is_u8, 0, B, softmax, policy, value);
+    return;
+  }
+  parallel([&](int i) {  // each core runs its share of the batch through the whole network
+    auto [b0, b1] = share(B, cores, i);
+    MG_DISPATCH(fused_run_images, *this, input, is_u8, b0, b1, softmax, policy, value);
+  });
+}
+
+// explicit instantiations
+#define MG_INSTANTIATE(T)                                                                                      \
+  template std::vector<T> pack_weights<T>(const T*, int, int, int, bool, const T*);                            \
+  template void conv_forward_range<T>(const T*, int, int, int, const T*, int, int, const T*, const T*, bool,   \
+                                      T*, int64_t, int64_t);                                                   \
+  template void conv_forward<T>(const T*, int, int, int, int, const T*, int, int, T*);                         \
+  template void conv_weight_grad<T>(const T*, const T*, int, int, int, int, int, int, T*);                     \
+  template void bn_relu_forward<T>(const T*, const T*, int64_t, int, const T*, const T*, T*, T*, bool, double, \
+                                   double, T*, T*, T*);                                                        \
+  template void bn_relu_backward<T>(const T*, const T*, const T*, int64_t, int, const T*, const T*, const T*,   \
+                                    bool, T*, T*, T*, T*);
+MG_INSTANTIATE(float)
+MG_INSTANTIATE(double)
+
+}  // namespace mgdsp

@@ -1,0 +1,85 @@
+// DSP-emulation kernels: declarations shared by kernels.cpp (no torch headers) and ops.cpp (torch bindings).
+//
+// Layout: activations are NHWC (B, H, W, C) row-major; a "pixel" q = (b * H + h) * W + w indexes a row of C
+// channels. Convolution weights are packed as (taps, C, Kpad) with Kpad = K rounded up to 8 (zeros in the
+// padding), so the K output channels of one (tap, c) sit side by side in SIMD registers: one input value is
+// broadcast and multiplied with K weights (the paper's mapping of conv onto DSP vector units).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace mgdsp {
+
+// ---- the pool of worker threads standing for DSP cores -------------------------------------------------------
+void set_num_threads(int n);
+int num_threads();
+// Runs fn(core) for core = 0 .. num_threads()-1, the calling thread being core 0; returns when all are done.
+void parallel(const std::function<void(int)>& fn);
+
+// ---- instruction set: 1 = AVX2+FMA kernels, 0 = portable kernels (same loop order, same results up to FMA
+// rounding). Defaults to the best the CPU supports.
+bool cpu_has_avx2();
+void set_isa(int isa);
+int get_isa();
+
+inline int round_up8(int k) { return (k + 7) / 8 * 8; }
+
+// Packs torch-layout weights (K, C, R, R) into (R*R, C, Kpad); flip=true packs the input-gradient kernel:
+// the spatially flipped, transposed weights (R*R, K, Cpad) (a conv from K channels to C channels).
+template <typename T>
+std::vector<T> pack_weights(const T* w, int K, int C, int R, bool flip, const T* scale = nullptr);
+
+// out[q, k] = relu?(bias[k] + sum_{t, c} x[q shifted by tap t, c] * wp[t, c, k] + residual[q, k]) for
+// q in [q0, q1). Out-of-board taps contribute zero (pad R/2). bias (length Kpad) and residual may be null.
+template <typename T>
+void conv_forward_range(const T* x, int H, int W, int C, const T* wp, int K, int R, const T* bias,
+                        const T* residual, bool relu, T* out, int64_t q0, int64_t q1);
+
+// Multi-core conv forward over a whole batch: the batch is split evenly across the cores.
+template <typename T>
+void conv_forward(const T* x, int B, int H, int W, int C, const T* wp, int K, int R, T* out);
+
+// Weight gradient dW (K, C, R, R) (torch layout) = sum over the batch of x (shifted) outer dy; each core
+// accumulates its share of the batch into its own buffer, the buffers are summed by a pairwise tree.
+template <typename T>
+void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K, int R, T* dw);
+
+// Fused batch norm + ReLU (+ optional residual added before the ReLU), NHWC with M = B*H*W rows.
+// training: batch statistics (mean, invstd written out, running stats updated in place, unbiased variance);
+// eval: running statistics (mean, invstd computed from them and written out).
+template <typename T>
+void bn_relu_forward(const T* x, const T* residual, int64_t M, int C, const T* gamma, const T* beta,
+                     T* running_mean, T* running_var, bool training, double momentum, double eps, T* y,
+                     T* mean, T* invstd);
+
+// dres = dy * (y > 0); dx = BN backward of dres (batch statistics when training, else the affine map).
+template <typename T>
+void bn_relu_backward(const T* dy, const T* y, const T* x, int64_t M, int C, const T* gamma, const T* mean,
+                      const T* invstd, bool training, T* dx, T* dgamma, T* dbeta, T* dres);
+
+// FP32 peak of one core: GFLOP/s of an FMA loop (AVX2 if in use, else the portable loop) run for ~seconds.
+double measure_peak_gflops(double seconds);
+
+// ---- fused whole-network inference (BN folded into the convolutions) ------------------------------------------
+struct FusedConv {
+  int C, K, R;
+  std::vector<float> w;     // packed (R*R, C, Kpad), BN scale folded in
+  std::vector<float> bias;  // Kpad: BN shift
+};
+
+struct FusedNetCore {
+  int N = 0, planes = 0, filters = 0, blocks = 0, fc = 0;
+  std::vector<FusedConv> convs;  // conv3_initial, 2 per block, conv1_policy, conv1_value
+  std::vector<float> policy_wt, policy_b;  // (2*N*N in NHWC order, N*N+1), (N*N+1)
+  std::vector<float> value_w1t, value_b1;  // (N*N, fc), (fc)
+  std::vector<float> value_w2;             // (fc)
+  float value_b2 = 0.f;
+  // input: NCHW (B, planes, N, N), uint8 (is_u8) or float32; writes policy (B, N*N+1) (softmax probabilities
+  // if softmax else logits) and value (B,).
+  void run(const void* input, bool is_u8, int B, bool softmax, float* policy, float* value) const;
+};
+
+}  // namespace mgdsp

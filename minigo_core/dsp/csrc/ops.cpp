@@ -1,0 +1,203 @@
+// Torch bindings of the DSP-emulation kernels (minigo_core.dsp._C). Tensors in, tensors out; the heavy work
+// runs with the GIL released on the pool of "DSP cores" (kernels.cpp).
+#include <torch/extension.h>
+
+#include "kernels.h"
+
+namespace {
+
+using torch::Tensor;
+
+void check_act(const Tensor& t, const char* name) {
+  TORCH_CHECK(t.device().is_cpu(), name, " must be a CPU tensor");
+  TORCH_CHECK(t.scalar_type() == torch::kFloat32 || t.scalar_type() == torch::kFloat64, name,
+              " must be float32 or float64, got ", t.scalar_type());
+  TORCH_CHECK(t.is_contiguous(), name, " must be contiguous (NHWC)");
+}
+
+void check_same(const Tensor& a, const Tensor& b, const char* name) {
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), name, " has dtype ", b.scalar_type(), ", expected ",
+              a.scalar_type());
+}
+
+// y (B,H,W,K) = conv(x (B,H,W,C), w (K,C,R,R)), stride 1, pad R/2
+Tensor conv_forward(const Tensor& x, const Tensor& w) {
+  check_act(x, "x");
+  TORCH_CHECK(x.dim() == 4, "x must be (B, H, W, C)");
+  TORCH_CHECK(w.dim() == 4 && w.size(2) == w.size(3) && (w.size(2) == 1 || w.size(2) == 3),
+              "w must be (K, C, R, R) with R 1 or 3");
+  TORCH_CHECK(w.size(1) == x.size(3), "w has ", w.size(1), " input channels, x has ", x.size(3));
+  check_same(x, w, "w");
+  const Tensor wc = w.contiguous();
+  const int B = x.size(0), H = x.size(1), W = x.size(2), C = x.size(3), K = w.size(0), R = w.size(2);
+  Tensor y = torch::empty({B, H, W, K}, x.options());
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "conv_forward", [&] {
+    pybind11::gil_scoped_release nogil;
+    auto wp = mgdsp::pack_weights<scalar_t>(wc.data_ptr<scalar_t>(), K, C, R, false);
+    mgdsp::conv_forward<scalar_t>(x.data_ptr<scalar_t>(), B, H, W, C, wp.data(), K, R, y.data_ptr<scalar_t>());
+  });
+  return y;
+}
+
+// (dx or undefined, dw or undefined): dx = conv(dy, flipped transposed w); dw = per-core partials, tree-summed
+std::vector<Tensor> conv_backward(const Tensor& dy, const Tensor& x, const Tensor& w, bool need_input,
+                                  bool need_weight) {
+  check_act(dy, "dy");
+  check_act(x, "x");
+  check_same(x, dy, "dy");
+  check_same(x, w, "w");
+  const Tensor wc = w.contiguous();
+  const int B = x.size(0), H = x.size(1), W = x.size(2), C = x.size(3), K = w.size(0), R = w.size(2);
+  TORCH_CHECK(dy.size(0) == B && dy.size(1) == H && dy.size(2) == W && dy.size(3) == K, "dy shape mismatch");
+  Tensor dx, dw;
+  if (need_input) dx = torch::empty({B, H, W, C}, x.options());
+  if (need_weight) dw = torch::empty({K, C, R, R}, x.options());
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "conv_backward", [&] {
+    pybind11::gil_scoped_release nogil;
+    if (need_input) {
+      auto wf = mgdsp::pack_weights<scalar_t>(wc.data_ptr<scalar_t>(), K, C, R, true);
+      mgdsp::conv_forward<scalar_t>(dy.data_ptr<scalar_t>(), B, H, W, K, wf.data(), C, R, dx.data_ptr<scalar_t>());
+    }
+    if (need_weight)
+      mgdsp::conv_weight_grad<scalar_t>(x.data_ptr<scalar_t>(), dy.data_ptr<scalar_t>(), B, H, W, C, K, R,
+                                        dw.data_ptr<scalar_t>());
+  });
+  return {dx, dw};
+}
+
+// (y, mean, invstd); updates running stats in place when training
+std::vector<Tensor> bn_relu_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                    Tensor running_mean, Tensor running_var, const c10::optional<Tensor>& residual,
+                                    bool training, double momentum, double eps) {
+  check_act(x, "x");
+  const int64_t C = x.size(-1), M = x.numel() / std::max<int64_t>(C, 1);
+  for (const Tensor* t : std::initializer_list<const Tensor*>{&gamma, &beta, &running_mean, &running_var}) {
+    TORCH_CHECK(t->is_contiguous() && t->numel() == C, "BN parameters must be contiguous vectors of length ", C);
+    check_same(x, *t, "BN parameter");
+  }
+  if (residual) {
+    check_act(*residual, "residual");
+    check_same(x, *residual, "residual");
+    TORCH_CHECK(residual->sizes() == x.sizes(), "residual must have the shape of x");
+  }
+  Tensor y = torch::empty_like(x), mean = torch::empty({C}, x.options()), invstd = torch::empty({C}, x.options());
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "bn_relu_forward", [&] {
+    pybind11::gil_scoped_release nogil;
+    mgdsp::bn_relu_forward<scalar_t>(x.data_ptr<scalar_t>(), residual ? residual->data_ptr<scalar_t>() : nullptr,
+                                     M, C, gamma.data_ptr<scalar_t>(), beta.data_ptr<scalar_t>(),
+                                     running_mean.data_ptr<scalar_t>(), running_var.data_ptr<scalar_t>(), training,
+                                     momentum, eps, y.data_ptr<scalar_t>(), mean.data_ptr<scalar_t>(),
+                                     invstd.data_ptr<scalar_t>());
+  });
+  return {y, mean, invstd};
+}
+
+// (dx, dgamma, dbeta, dresidual or undefined)
+std::vector<Tensor> bn_relu_backward(const Tensor& dy, const Tensor& y, const Tensor& x, const Tensor& gamma,
+                                     const Tensor& mean, const Tensor& invstd, bool training, bool need_residual) {
+  check_act(x, "x");
+  const Tensor dyc = dy.contiguous();
+  check_same(x, dyc, "dy");
+  const int64_t C = x.size(-1), M = x.numel() / std::max<int64_t>(C, 1);
+  Tensor dx = torch::empty_like(x), dgamma = torch::empty({C}, x.options()), dbeta = torch::empty({C}, x.options());
+  Tensor dres;
+  if (need_residual) dres = torch::empty_like(x);
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "bn_relu_backward", [&] {
+    pybind11::gil_scoped_release nogil;
+    mgdsp::bn_relu_backward<scalar_t>(dyc.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), M,
+                                      C, gamma.data_ptr<scalar_t>(), mean.data_ptr<scalar_t>(),
+                                      invstd.data_ptr<scalar_t>(), training, dx.data_ptr<scalar_t>(),
+                                      dgamma.data_ptr<scalar_t>(), dbeta.data_ptr<scalar_t>(),
+                                      need_residual ? dres.data_ptr<scalar_t>() : nullptr);
+  });
+  return {dx, dgamma, dbeta, dres};
+}
+
+std::vector<float> to_vec(const Tensor& t) {
+  const Tensor c = t.detach().to(torch::kFloat32).contiguous();
+  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+
+// The fused whole-network inference engine. Built from BN-folded float32 tensors prepared in Python.
+class FusedNet {
+ public:
+  // convs: [w (K,C,R,R), bias (K)] x (1 + 2*blocks + 2) in network order; heads in NHWC-flatten order
+  FusedNet(int64_t board_size, int64_t planes, int64_t filters, int64_t blocks, int64_t fc_width,
+           const std::vector<Tensor>& conv_weights, const std::vector<Tensor>& conv_biases,
+           const Tensor& policy_wt, const Tensor& policy_b, const Tensor& value_w1t, const Tensor& value_b1,
+           const Tensor& value_w2, double value_b2) {
+    auto& n = core_;
+    n.N = board_size;
+    n.planes = planes;
+    n.filters = filters;
+    n.blocks = blocks;
+    n.fc = fc_width;
+    TORCH_CHECK(conv_weights.size() == static_cast<size_t>(3 + 2 * blocks) && conv_biases.size() == conv_weights.size(),
+                "FusedNet needs 3 + 2*blocks conv layers");
+    for (size_t i = 0; i < conv_weights.size(); ++i) {
+      const Tensor w = conv_weights[i].detach().to(torch::kFloat32).contiguous();
+      mgdsp::FusedConv L;
+      L.K = w.size(0);
+      L.C = w.size(1);
+      L.R = w.size(2);
+      L.w = mgdsp::pack_weights<float>(w.data_ptr<float>(), L.K, L.C, L.R, false);
+      L.bias = to_vec(conv_biases[i]);
+      TORCH_CHECK(static_cast<int>(L.bias.size()) == L.K, "conv bias length mismatch");
+      L.bias.resize(mgdsp::round_up8(L.K), 0.f);
+      n.convs.push_back(std::move(L));
+    }
+    n.policy_wt = to_vec(policy_wt);
+    n.policy_b = to_vec(policy_b);
+    n.value_w1t = to_vec(value_w1t);
+    n.value_b1 = to_vec(value_b1);
+    n.value_w2 = to_vec(value_w2);
+    n.value_b2 = static_cast<float>(value_b2);
+    const int64_t HW = board_size * board_size;
+    TORCH_CHECK(static_cast<int64_t>(n.policy_wt.size()) == 2 * HW * (HW + 1), "policy weights shape mismatch");
+    TORCH_CHECK(static_cast<int64_t>(n.value_w1t.size()) == HW * fc_width, "value weights shape mismatch");
+  }
+
+  // x: (B, planes, N, N) uint8 or float32, NCHW contiguous -> (policy (B, N*N+1), value (B,))
+  std::vector<Tensor> run(const Tensor& x, bool softmax) const {
+    const auto& n = core_;
+    TORCH_CHECK(x.dim() == 4 && x.size(1) == n.planes && x.size(2) == n.N && x.size(3) == n.N,
+                "input must be (B, ", n.planes, ", ", n.N, ", ", n.N, ")");
+    Tensor xc = x.contiguous();
+    const bool is_u8 = xc.scalar_type() == torch::kUInt8;
+    if (!is_u8 && xc.scalar_type() != torch::kFloat32) xc = xc.to(torch::kFloat32);
+    const int B = xc.size(0);
+    auto opts = torch::TensorOptions().dtype(torch::kFloat32);
+    Tensor policy = torch::empty({B, n.N * n.N + 1}, opts), value = torch::empty({B}, opts);
+    {
+      pybind11::gil_scoped_release nogil;
+      n.run(xc.data_ptr(), is_u8, B, softmax, policy.data_ptr<float>(), value.data_ptr<float>());
+    }
+    return {policy, value};
+  }
+
+ private:
+  mgdsp::FusedNetCore core_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.doc() = "MiniGo DSP-emulation kernels: NHWC conv3x3/conv1x1, fused BN+ReLU, fused inference";
+  m.def("conv_forward", &conv_forward, "y = conv(x NHWC, w (K,C,R,R)), stride 1, pad R/2");
+  m.def("conv_backward", &conv_backward, "(dx, dw) of conv_forward", pybind11::arg("dy"), pybind11::arg("x"),
+        pybind11::arg("w"), pybind11::arg("need_input"), pybind11::arg("need_weight"));
+  m.def("bn_relu_forward", &bn_relu_forward, "fused BN (+residual) + ReLU forward -> (y, mean, invstd)");
+  m.def("bn_relu_backward", &bn_relu_backward, "fused BN + ReLU backward -> (dx, dgamma, dbeta, dresidual)");
+  m.def("set_num_threads", &mgdsp::set_num_threads, "number of DSP cores (worker threads)");
+  m.def("get_num_threads", &mgdsp::num_threads);
+  m.def("cpu_has_avx2", &mgdsp::cpu_has_avx2);
+  m.def("set_isa", &mgdsp::set_isa, "1: AVX2+FMA kernels, 0: portable kernels");
+  m.def("get_isa", &mgdsp::get_isa);
+  m.def("measure_peak_gflops", &mgdsp::measure_peak_gflops, "FP32 GFLOP/s of one core's FMA loop",
+        pybind11::arg("seconds") = 0.5, pybind11::call_guard<pybind11::gil_scoped_release>());
+  pybind11::class_<FusedNet>(m, "FusedNet")
+      .def(pybind11::init<int64_t, int64_t, int64_t, int64_t, int64_t, const std::vector<Tensor>&,
+                          const std::vector<Tensor>&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                          const Tensor&, double>())
+      .def("run", &FusedNet::run, pybind11::arg("x"), pybind11::arg("softmax"));
+}

@@ -1,0 +1,207 @@
+"""A small GTP (Go Text Protocol) client: drive an engine such as GNU Go over pipes, with timeouts.
+
+with GTPClient(gnugo_argv(level=1)) as engine:
+    engine.send("boardsize 9")
+    vertex = engine.send("genmove b")
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+
+DEFAULT_GNUGO = "/usr/games/gnugo"  # where Debian installs GNU Go (often not on PATH)
+
+
+class GTPError(RuntimeError):
+    """The engine answered `? ...`, died, or did not answer in time."""
+
+
+class GTPTimeout(GTPError):
+    """The engine did not answer within the timeout (the engine is killed)."""
+
+
+def find_gnugo(path: str | None = None) -> str:
+    """The GNU Go executable: `path` if given, else `/usr/games/gnugo`, else `gnugo` on PATH."""
+    if path:
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            raise FileNotFoundError(f"GNU Go not found or not executable at {path!r}")
+        return path
+    if os.access(DEFAULT_GNUGO, os.X_OK):
+        return DEFAULT_GNUGO
+    found = shutil.which("gnugo")
+    if found:
+        return found
+    raise FileNotFoundError(
+        f"GNU Go not found at {DEFAULT_GNUGO} or on PATH: install it with `apt-get install gnugo` "
+        "(`make test` does this)"
+    )
+
+
+def gnugo_argv(level: int = 1, path: str | None = None) -> list[str]:
+    """GNU Go's command line for GTP under MiniGo's rules (Chinese area scoring, no suicide, simple ko).
+
+    `--capture-all-dead` makes GNU Go remove dead stones before it passes, so Tromp-Taylor scoring (no
+    dead-stone removal) counts its games fairly.
+    """
+    if not 0 <= int(level) <= 10:
+        raise ValueError(f"GNU Go level must be 0..10, got {level}")
+    return [
+        find_gnugo(path),
+        "--mode",
+        "gtp",
+        "--quiet",
+        "--level",
+        str(int(level)),
+        "--chinese-rules",
+        "--forbid-suicide",
+        "--simple-ko",
+        "--capture-all-dead",
+    ]
+
+
+class GTPClient:
+    """A GTP engine in a subprocess: `send(command)` returns the answer without `= `; `?` raises GTPError."""
+
+    def __init__(self, argv: Sequence[str], timeout: float = 60.0) -> None:
+        self.argv = list(argv)
+        self.timeout = timeout
+        self._closed = False
+        # stderr goes to a file, not a pipe: a chatty engine must never block on a full pipe.
+        self._stderr = tempfile.TemporaryFile()
+        try:
+            self._proc = subprocess.Popen(
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, bufsize=0
+            )
+        except OSError as e:
+            self._stderr.close()
+            raise GTPError(f"cannot start GTP engine {self.argv[0]!r}: {e}") from e
+        self._buffer = b""
+        self._selector = selectors.DefaultSelector()
+        assert self._proc.stdout is not None
+        self._selector.register(self._proc.stdout, selectors.EVENT_READ)
+
+    def send(self, command: str, timeout: float | None = None) -> str:
+        """Send one command; return the response text (`= ` stripped; multi-line answers keep newlines)."""
+        return self.send_many([command], timeout)[0]
+
+    def send_many(self, commands: Sequence[str], timeout: float | None = None) -> list[str]:
+        """Send several commands in one write (pipelined) and return their responses in order.
+
+        Saves a round trip per command. All responses are read; the first `?` answer then raises `GTPError`.
+        """
+        lines = []
+        for command in commands:
+            command = command.strip()
+            if not command or "\n" in command:
+                raise ValueError(f"GTP command must be one non-empty line, got {command!r}")
+            lines.append(command)
+        if self._proc.poll() is not None:
+            raise GTPError(
+                f"GTP engine {self.argv[0]!r} has exited ({self._proc.returncode}){self._stderr_tail()}"
+            )
+        try:
+            assert self._proc.stdin is not None
+            self._proc.stdin.write("".join(c + "\n" for c in lines).encode())
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError) as e:
+            raise GTPError(f"GTP engine {self.argv[0]!r} closed its input: {e}{self._stderr_tail()}") from e
+        timeout = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        raw = [self._read_response(command, deadline, timeout) for command in lines]
+        answers = []
+        for command, text in zip(lines, raw, strict=True):
+            text = text.replace("\r", "")
+            status, body = text[0], text[1:]
+            body = body.lstrip("0123456789").strip()  # an optional numeric id follows the status character
+            if status == "?":
+                raise GTPError(f"GTP engine rejected {command!r}: {body}")
+            if status != "=":
+                raise GTPError(f"GTP engine answered {command!r} with something that is not GTP: {text!r}")
+            answers.append(body)
+        return answers
+
+    def _read_response(self, command: str, deadline: float, timeout: float) -> str:
+        while True:
+            # A response ends with an empty line; skip blank lines that precede it.
+            self._buffer = self._buffer.lstrip(b"\r\n")
+            end = self._buffer.find(b"\n\n")
+            if end < 0:
+                end = self._buffer.find(b"\r\n\r\n")
+            if end >= 0:
+                response, self._buffer = self._buffer[:end], self._buffer[end:].lstrip(b"\r\n")
+                return response.decode(errors="replace")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close(kill=True)
+                raise GTPTimeout(
+                    f"GTP engine {self.argv[0]!r} did not answer {command!r} within {timeout:g} s; "
+                    "it was killed"
+                )
+            if self._selector.select(left):
+                assert self._proc.stdout is not None
+                chunk = os.read(self._proc.stdout.fileno(), 65536)
+                if not chunk:
+                    try:
+                        self._proc.wait(timeout=5)
+                    except subprocess.TimeoutExpired:
+                        self._proc.kill()
+                        self._proc.wait()
+                    raise GTPError(
+                        f"GTP engine {self.argv[0]!r} exited ({self._proc.returncode}) "
+                        f"while answering {command!r}"
+                        f"{self._stderr_tail()}"
+                    )
+                self._buffer += chunk
+
+    def _stderr_tail(self) -> str:
+        try:
+            self._stderr.seek(0, os.SEEK_END)
+            size = self._stderr.tell()
+            self._stderr.seek(max(0, size - 500))
+            tail = self._stderr.read().decode(errors="replace").strip()
+        except (OSError, ValueError):
+            return ""
+        return f"; its stderr ends: {tail}" if tail else ""
+
+    def close(self, kill: bool = False) -> None:
+        """Send `quit` (unless `kill`) and wait for the engine to exit; kill it if it does not."""
+        if self._closed:
+            return
+        self._closed = True
+        proc = self._proc
+        if proc.poll() is None and not kill:
+            try:
+                assert proc.stdin is not None
+                proc.stdin.write(b"quit\n")
+                proc.stdin.flush()
+                proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdin, proc.stdout, self._stderr):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        self._selector.close()
+
+    def __enter__(self) -> GTPClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        proc = getattr(self, "_proc", None)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()

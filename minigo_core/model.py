@@ -1,0 +1,355 @@
+"""The AlphaGo Zero dual-head residual network, its model file, and `minigo bootstrap`.
+
+`DualNet(cfg, backend)` runs on one of two backends with the same parameters (same names, same shapes, so a
+state dict moves between them unchanged):
+
+- `torch`: PyTorch's own CPU operators (oneDNN convolutions, channels_last).
+- `dsp`: the compiled DSP-emulation kernels of `minigo_core.dsp` (NHWC conv3x3/conv1x1 and fused BN+ReLU, run
+  on a pool of worker threads standing for DSP cores). In `eval()` mode with gradients off (what `predict`
+  does), the whole network runs in one call into the extension with BN folded into the convolutions.
+
+Model file (`.pt`): a `torch.save` zip holding only plain types and tensors (loaded with
+`torch.load(weights_only=True)`, no arbitrary unpickling):
+`{"format": "minigo-model", "format_version": 1, "config": {...ModelConfig}, "provenance": {...},
+"state_dict": {name: tensor}}`. Identical inputs give byte-identical files (no timestamps inside).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import io
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from minigo_core import __version__, storage
+
+MODEL_FORMAT = "minigo-model"
+MODEL_FORMAT_VERSION = 1
+BN_MOMENTUM = 0.05  # torch sense; Keras/TF momentum 0.95 (ANCHORS.md)
+BN_EPS = 1e-5
+BACKENDS = ("torch", "dsp")
+# Input planes per feature set; must match minigo_core.features.num_planes (checked there when importable).
+FEATURE_PLANES = {"agz": 17, "mlperf07": 13}
+
+
+class ModelFileError(ValueError):
+    """A model file is missing, truncated, corrupt or not a MiniGo model; the message names the file."""
+
+
+def _num_planes(feature_set: str) -> int:
+    try:
+        from minigo_core import features
+
+        return int(features.num_planes(feature_set))
+    except (ImportError, AttributeError):
+        pass
+    if feature_set not in FEATURE_PLANES:
+        raise ValueError(f"unknown feature set {feature_set!r}; allowed: {', '.join(FEATURE_PLANES)}")
+    return FEATURE_PLANES[feature_set]
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Network shape: board size N, B residual blocks of F filters, value-head width, input feature set."""
+
+    board_size: int = 9
+    blocks: int = 4
+    filters: int = 32
+    fc_width: int = 64
+    feature_set: str = "agz"
+
+    def __post_init__(self) -> None:
+        for name in ("board_size", "blocks", "filters", "fc_width"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"ModelConfig.{name} must be a positive integer, got {value!r}")
+        _num_planes(self.feature_set)
+
+    @property
+    def planes(self) -> int:
+        return _num_planes(self.feature_set)
+
+    @property
+    def num_moves(self) -> int:
+        """Policy length: N*N points plus pass."""
+        return self.board_size * self.board_size + 1
+
+    @classmethod
+    def from_run(cls, run_cfg: Any) -> ModelConfig:
+        """The model shape of a `minigo_core.config.RunConfig`."""
+        m = run_cfg.model
+        return cls(run_cfg.board_size, m.blocks, m.filters, m.fc_width, run_cfg.features)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ModelConfig:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+class ConvBN(nn.Module):
+    """conv (no bias) -> BN; the ReLU (and the residual add) are applied by the caller."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel, padding=kernel // 2, bias=False)
+        self.bn = nn.BatchNorm2d(out_channels, eps=BN_EPS, momentum=BN_MOMENTUM)
+
+
+class ResidualBlock(nn.Module):
+    """conv3x3-BN-ReLU-conv3x3-BN, add the skip, ReLU (conv3_residual x 2)."""
+
+    def __init__(self, filters: int) -> None:
+        super().__init__()
+        self.conv1 = ConvBN(filters, filters, 3)
+        self.conv2 = ConvBN(filters, filters, 3)
+
+
+class DualNet(nn.Module):
+    """AlphaGo Zero dual-head residual network: `net(x) -> (policy_logits (B, N*N+1), value (B,))`."""
+
+    def __init__(self, cfg: ModelConfig, backend: str = "torch") -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.provenance: dict = {}
+        n, f = cfg.board_size, cfg.filters
+        self.conv3_initial = ConvBN(cfg.planes, f, 3)
+        self.blocks = nn.ModuleList(ResidualBlock(f) for _ in range(cfg.blocks))
+        self.conv1_policy = ConvBN(f, 2, 1)
+        self.policy_fc = nn.Linear(2 * n * n, n * n + 1)
+        self.conv1_value = ConvBN(f, 1, 1)
+        self.value_fc1 = nn.Linear(n * n, cfg.fc_width)
+        self.value_fc2 = nn.Linear(cfg.fc_width, 1)
+        self._fused = None
+        self._fused_key: tuple = ()
+        self.backend = "torch"
+        self.set_backend(backend)
+
+    def set_backend(self, backend: str) -> DualNet:
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
+        if backend == "dsp":
+            from minigo_core import dsp  # noqa: F401  (fail early if the extension is not built)
+        self.backend = backend
+        return self
+
+    # ---- forward -----------------------------------------------------------------------------------------
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if x.dim() != 4 or x.shape[1:] != (self.cfg.planes, self.cfg.board_size, self.cfg.board_size):
+            raise ValueError(
+                f"DualNet expects input (B, {self.cfg.planes}, {self.cfg.board_size}, {self.cfg.board_size}), "
+                f"got {tuple(x.shape)}"
+            )
+        if self.backend == "dsp":
+            if not self.training and not torch.is_grad_enabled():
+                return self.fused_inference()(x)
+            return self._forward_dsp(x)
+        return self._forward_torch(x)
+
+    def _forward_torch(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = x.to(torch.get_default_dtype() if not x.is_floating_point() else x.dtype)
+        x = x.contiguous(memory_format=torch.channels_last)
+
+        def conv_bn(m: ConvBN, h: torch.Tensor) -> torch.Tensor:
+            return m.bn(m.conv(h))
+
+        h = F.relu(conv_bn(self.conv3_initial, x))
+        for block in self.blocks:
+            r = F.relu(conv_bn(block.conv1, h))
+            h = F.relu(conv_bn(block.conv2, r) + h)
+        p = F.relu(conv_bn(self.conv1_policy, h)).flatten(1)
+        v = F.relu(conv_bn(self.conv1_value, h)).flatten(1)
+        return self._heads(p, v)
+
+    def _heads(self, p: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        logits = self.policy_fc(p)
+        value = torch.tanh(self.value_fc2(F.relu(self.value_fc1(v)))).squeeze(1)
+        return logits, value
+
+    def _forward_dsp(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        from minigo_core import dsp
+
+        if not x.is_floating_point():
+            x = x.to(torch.get_default_dtype())
+        h = x.permute(0, 2, 3, 1).contiguous()  # NHWC; a no-op copy for channels_last input
+        training = self.training
+
+        def conv_bn_relu(m: ConvBN, h: torch.Tensor, residual: torch.Tensor | None = None) -> torch.Tensor:
+            y = dsp.conv(h, m.conv.weight)
+            return dsp.bn_relu(y, m.bn, training, residual)
+
+        h = conv_bn_relu(self.conv3_initial, h)
+        for block in self.blocks:
+            r = conv_bn_relu(block.conv1, h)
+            h = conv_bn_relu(block.conv2, r, residual=h)
+        p = conv_bn_relu(self.conv1_policy, h).permute(0, 3, 1, 2).flatten(1)  # NCHW flatten order
+        v = conv_bn_relu(self.conv1_value, h).flatten(1)
+        return self._heads(p, v)
+
+    def fused_inference(self):  # -> minigo_core.dsp.FusedNet
+        """The BN-folded whole-network inference engine of the dsp backend, rebuilt when parameters change."""
+        from minigo_core import dsp
+
+        key = tuple(t._version for t in self.state_dict(keep_vars=True).values()) + tuple(
+            id(t) for t in self.parameters()
+        )
+        if self._fused is None or key != self._fused_key:
+            self._fused = dsp.FusedNet(self)
+            self._fused_key = key
+        return self._fused
+
+    @torch.no_grad()
+    def predict(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """uint8 planes (B, P, N, N) -> (move probabilities float32 (B, N*N+1), values float32 (B,)).
+
+        Runs in eval mode without gradients; the dsp backend uses the fused one-call inference path.
+        """
+        if self.training:
+            self.eval()
+        planes = np.ascontiguousarray(planes)
+        if planes.ndim == 3:
+            planes = planes[None]
+        if self.backend == "dsp":
+            return self.fused_inference().predict(planes)
+        x = torch.from_numpy(planes).to(torch.float32)
+        logits, value = self._forward_torch(x)
+        probs = torch.softmax(logits, dim=1)
+        return probs.numpy().astype(np.float32, copy=False), value.numpy().astype(np.float32, copy=False)
+
+
+# ---- model files ---------------------------------------------------------------------------------------------
+def _plain(value: Any, where: str) -> Any:
+    """Check that provenance holds only plain types (so the file loads with weights_only=True)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, where) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v, where) for k, v in value.items()}
+    raise TypeError(f"{where}: {type(value).__name__} is not a plain type (None/bool/int/float/str/list/dict)")
+
+
+def model_bytes(net: DualNet, provenance: dict) -> bytes:
+    """The model file's bytes: deterministic for identical weights, config and provenance."""
+    prov = {"software_version": __version__, **_plain(dict(provenance), "provenance")}
+    state = {k: v.detach().to("cpu").contiguous().clone() for k, v in net.state_dict().items()}
+    payload = {
+        "format": MODEL_FORMAT,
+        "format_version": MODEL_FORMAT_VERSION,
+        "config": net.cfg.to_dict(),
+        "provenance": prov,
+        "state_dict": state,
+    }
+    buf = io.BytesIO()
+    torch.save(payload, buf)
+    return buf.getvalue()
+
+
+def save_model(url: str, net: DualNet, provenance: dict) -> None:
+    """Write a model file atomically (temporary name, then rename): weights + config + provenance.
+
+    Provenance should name generation, parent model, training data and seed; the software version is added.
+    """
+    data = model_bytes(net, provenance)
+    with storage.atomic_open(url, "wb") as handle:
+        handle.write(data)
+    net.provenance = {"software_version": __version__, **provenance}
+
+
+def _read(url: str) -> bytes:
+    fs, path = storage.fs_and_path(url)
+    try:
+        with fs.open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise ModelFileError(f"model file {url} does not exist; check the path or run `minigo bootstrap`") from None
+    except OSError as exc:
+        raise ModelFileError(f"cannot read model file {url}: {exc}") from exc
+
+
+def load_model(url: str, backend: str = "dsp", threads: int = 1) -> DualNet:
+    """Load a model file into a DualNet on `backend` (eval mode); `threads` DSP cores for the dsp backend."""
+    data = _read(url)
+    redo = "re-create it (minigo bootstrap / minigo train) or point at another generation's model"
+    try:
+        payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises RuntimeError, pickle.UnpicklingError, zipfile errors, EOFError...
+        raise ModelFileError(
+            f"model file {url} is corrupt, truncated or not a MiniGo model ({len(data)} bytes; "
+            f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}); {redo}"
+        ) from None
+    if not isinstance(payload, dict) or payload.get("format") != MODEL_FORMAT:
+        raise ModelFileError(f"file {url} is not a MiniGo model file (no format '{MODEL_FORMAT}'); {redo}")
+    version = payload.get("format_version")
+    if version != MODEL_FORMAT_VERSION:
+        raise ModelFileError(
+            f"model file {url} has format version {version!r}; this software ({__version__}) reads version "
+            f"{MODEL_FORMAT_VERSION}; {redo}"
+        )
+    try:
+        cfg = ModelConfig.from_dict(payload["config"])
+        net = DualNet(cfg, backend="torch")
+        net.load_state_dict(payload["state_dict"], strict=True)
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        raise ModelFileError(f"model file {url} has a bad config or weights ({exc}); {redo}") from None
+    net.provenance = dict(payload.get("provenance") or {})
+    net.eval()
+    if backend == "dsp":
+        from minigo_core import dsp
+
+        dsp.set_num_threads(threads)
+    net.set_backend(backend)
+    return net
+
+
+def model_digest(url: str) -> str:
+    """sha256 hex digest of a model file's bytes."""
+    return hashlib.sha256(_read(url)).hexdigest()
+
+
+def random_model(cfg: ModelConfig, seed: int, backend: str = "torch") -> DualNet:
+    """A randomly initialised network; the same seed gives the same weights on any machine."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed) % 2**63)
+        net = DualNet(cfg, backend=backend)
+    return net
+
+
+# ---- minigo bootstrap ------------------------------------------------------------------------------------------
+def cli_main(argv: list[str] | None = None) -> int:
+    """`minigo bootstrap --config C --out MODEL [--seed S]`: generation 0, random weights from the run seed."""
+    from minigo_core import config as config_mod
+
+    parser = argparse.ArgumentParser(prog="minigo bootstrap", description=cli_main.__doc__)
+    parser.add_argument("--config", required=True, help="run config YAML")
+    parser.add_argument("--out", required=True, help="model file to write (e.g. {root}/models/gen0000.pt)")
+    parser.add_argument("--seed", type=int, default=None, help="weight seed (default: the run seed)")
+    args = parser.parse_args(argv)
+    try:
+        run_cfg = config_mod.load_config(args.config)
+    except config_mod.ConfigError as exc:
+        print(f"minigo bootstrap: {exc}", file=sys.stderr)
+        return 2
+    seed = run_cfg.seed if args.seed is None else args.seed
+    cfg = ModelConfig.from_run(run_cfg)
+    net = random_model(cfg, seed)
+    provenance = {"generation": 0, "parent": None, "data": [], "seed": int(seed), "kind": "random initialisation"}
+    save_model(args.out, net, provenance)
+    n_params = sum(p.numel() for p in net.parameters())
+    print(f"wrote {args.out}: generation 0, {cfg.board_size}x{cfg.board_size}, {cfg.blocks} blocks x "
+          f"{cfg.filters} filters, {cfg.feature_set} features, {n_params} parameters, seed {seed}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli_main())

@@ -1,0 +1,250 @@
+"""Self-play: one job plays one game with one model and writes one game file (`minigo selfplay`).
+
+Every random choice (which moves get a full search, root noise, softpick, symmetries, whether resignation is
+disabled) comes from one numpy Generator seeded by `SeedSequence([run seed, generation, game index])`, so the
+same inputs give a byte-identical game file. Wall-clock timings go to a sidecar `gameNNNNN.timing.json`.
+
+Playout-cap randomisation (MLPerf v0.7, KataGo): each move is a full search (`readouts`, root noise, recorded
+as a training target) with probability `full_search_fraction`, else a fast search (`fast_readouts`, no noise,
+played but not recorded). Resignation: the player to move resigns when the root value is below
+`resign_threshold`, except in a `resign_disabled_fraction` of games; those games record the first move at which
+a player would have resigned and whether that player went on to win (a false positive).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import socket
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from minigo_core import __version__, coords, storage
+from minigo_core.config import RunConfig
+from minigo_core.gamefile import GameRecord, result_string, timing_path, write_game
+
+COLOR_NAME = {1: "B", -1: "W"}
+
+
+def game_seed_sequence(seed: int, generation: int, game_index: int) -> np.random.SeedSequence:
+    return np.random.SeedSequence([int(seed), int(generation), int(game_index)])
+
+
+def game_rng(seed: int, generation: int, game_index: int) -> np.random.Generator:
+    """The game's random number generator, from (run seed, generation, game index)."""
+    return np.random.default_rng(game_seed_sequence(seed, generation, game_index))
+
+
+@dataclasses.dataclass
+class GameTiming:
+    """Wall-clock facts about one game (kept out of the game file)."""
+
+    wall_s: float = 0.0
+    first_move_s: float = 0.0  # from play_game's start to the first move chosen
+    search_s: float = 0.0
+    network_s: float = 0.0
+    features_s: float = 0.0
+    readouts: int = 0
+    moves: int = 0
+
+
+def play_game(
+    net: Any,
+    run_cfg: RunConfig,
+    generation: int,
+    game_index: int,
+    model_url: str,
+    *,
+    model_sha256: str | None = None,
+    timing: GameTiming | None = None,
+    on_first_move: Any = None,
+) -> GameRecord:
+    """Play one self-play game with `net` and return its record (not yet written)."""
+    from minigo_core import go
+    from minigo_core.mcts import MCTSPlayer
+
+    t_start = time.perf_counter()
+    s = run_cfg.selfplay
+    n = run_cfg.board_size
+    rng = game_rng(run_cfg.seed, generation, game_index)
+    resign_enabled = bool(rng.random() >= s.resign_disabled_fraction)
+    feature_set = getattr(getattr(net, "cfg", None), "feature_set", None) or run_cfg.features
+    player = MCTSPlayer(net, s, n, run_cfg.komi, rng, feature_set=feature_set)
+    max_moves = 2 * n * n
+
+    position = go.Position(n, run_cfg.komi)
+    moves: list[coords.Move] = []
+    rows: list[tuple[int, np.ndarray, float, int]] = []  # (move index, visits, root value, player to move)
+    resigned_by = 0
+    would_resign: tuple[int, int] | None = None  # (move index, colour) in games with resignation disabled
+    while not position.is_game_over() and position.n < max_moves:
+        full_search = bool(rng.random() < s.full_search_fraction)
+        result = player.search(position, full_search=full_search)
+        if result.root_value < s.resign_threshold:
+            if resign_enabled:
+                resigned_by = position.to_play
+                break
+            if would_resign is None:
+                would_resign = (position.n, position.to_play)
+        if full_search:
+            rows.append((position.n, result.visits, result.root_value, position.to_play))
+        if not moves and on_first_move is not None:
+            on_first_move()
+        if timing is not None and not moves:
+            timing.first_move_s = time.perf_counter() - t_start
+        position = position.play_move(result.move)
+        moves.append(result.move)
+
+    if resigned_by:
+        winner, score = -resigned_by, None
+    else:
+        score = float(position.score())
+        winner = 1 if score > 0 else -1 if score < 0 else 0
+
+    false_positive = None if would_resign is None else bool(winner == would_resign[1])
+    num_moves_total = n * n + 1
+    visits = np.stack([r[1] for r in rows]) if rows else np.zeros((0, num_moves_total), dtype=np.int64)
+    metadata = {
+        "format": "minigo-game",
+        "format_version": 1,
+        "software_version": __version__,
+        "board_size": n,
+        "komi": run_cfg.komi,
+        "features": feature_set,
+        "model": {"url": str(model_url), "generation": int(generation), "sha256": model_sha256},
+        "seed": {"run_seed": run_cfg.seed, "generation": int(generation), "game": int(game_index)},
+        "result": {"winner": winner, "score": score, "resigned": bool(resigned_by)},
+        "resign": {
+            "threshold": s.resign_threshold,
+            "disabled_fraction": s.resign_disabled_fraction,
+            "enabled": resign_enabled,
+            "would_resign_move": None if would_resign is None else would_resign[0],
+            "would_resign_color": None if would_resign is None else COLOR_NAME[would_resign[1]],
+            "false_positive": false_positive,
+        },
+        "search": {
+            **dataclasses.asdict(s),
+            "softpick_moves": player.softpick_moves,
+            "dirichlet_alpha": player.dirichlet_alpha,
+            "random_symmetry": player.random_symmetry,
+            "max_moves": max_moves,
+        },
+    }
+    metadata["search"].pop("games", None)
+    metadata["search"].pop("threads", None)
+    metadata["result"]["string"] = result_string(metadata)
+    record = GameRecord(
+        metadata=metadata,
+        moves=moves,
+        move_index=np.array([r[0] for r in rows], dtype=np.int64),
+        visits=visits.astype(np.int64),
+        value_target=np.array([winner * r[3] for r in rows], dtype=np.float32),
+        full_search=np.ones(len(rows), dtype=bool),
+        root_value=np.array([r[2] for r in rows], dtype=np.float32),
+    )
+    record.metadata["num_moves"] = len(moves)
+    record.metadata["num_positions"] = len(rows)
+    if timing is not None:
+        timing.wall_s = time.perf_counter() - t_start
+        timing.search_s = player.times.total_s
+        timing.network_s = player.times.network_s
+        timing.features_s = player.times.features_s
+        timing.readouts = player.times.readouts
+        timing.moves = len(moves)
+    return record
+
+
+def process_start_time() -> float | None:
+    """Wall-clock time (epoch seconds) at which this process started, from /proc (Linux); None elsewhere."""
+    try:
+        with open("/proc/self/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        start_ticks = int(fields[19])  # field 22 of the whole line: starttime in clock ticks since boot
+        with open("/proc/stat") as f:
+            btime = next(int(line.split()[1]) for line in f if line.startswith("btime"))
+        return btime + start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def cli_main(argv: list[str] | None = None) -> int:
+    """`minigo selfplay --config C --model MODEL --generation G --game I --out GAMEFILE`: one game, one file."""
+    t_process = process_start_time()
+    t_wall0 = time.time()
+    parser = argparse.ArgumentParser(prog="minigo selfplay", description=cli_main.__doc__)
+    parser.add_argument("--config", required=True, help="run config YAML")
+    parser.add_argument("--model", required=True, help="model file (e.g. {root}/models/gen0003.pt)")
+    parser.add_argument("--generation", type=int, required=True, help="generation of the model")
+    parser.add_argument("--game", type=int, required=True, help="game index within the generation")
+    parser.add_argument("--out", required=True, help="game file to write (e.g. {root}/games/gen0003/game00042.arrow)")
+    parser.add_argument("--backend", choices=("dsp", "torch"), default=None,
+                        help="network backend (default: model.backend from the config)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="DSP-emulation cores / torch threads (default: selfplay.threads)")
+    parser.add_argument("--no-timing", action="store_true", help="do not write the .timing.json sidecar")
+    args = parser.parse_args(argv)
+
+    from minigo_core import config as config_mod
+    from minigo_core import model as model_mod
+
+    try:
+        run_cfg = config_mod.load_config(args.config)
+    except config_mod.ConfigError as exc:
+        print(f"minigo selfplay: {exc}", file=sys.stderr)
+        return 2
+    backend = args.backend or run_cfg.model.backend
+    threads = args.threads or run_cfg.selfplay.threads
+    if backend == "torch":
+        import torch
+
+        torch.set_num_threads(threads)
+    try:
+        net = model_mod.load_model(args.model, backend=backend, threads=threads)
+        sha256 = model_mod.model_digest(args.model)
+    except model_mod.ModelFileError as exc:
+        print(f"minigo selfplay: {exc}", file=sys.stderr)
+        return 1
+    if net.cfg.board_size != run_cfg.board_size:
+        print(f"minigo selfplay: model {args.model} is for {net.cfg.board_size}x{net.cfg.board_size}, the config "
+              f"{args.config} says board_size {run_cfg.board_size}", file=sys.stderr)
+        return 2
+
+    timing = GameTiming()
+    first_move_at: list[float] = []
+    record = play_game(net, run_cfg, args.generation, args.game, args.model, model_sha256=sha256, timing=timing,
+                       on_first_move=lambda: first_move_at.append(time.time()))
+    size = write_game(args.out, record)
+    start = t_process if t_process is not None else t_wall0
+    startup_s = (first_move_at[0] if first_move_at else time.time()) - start
+    if not args.no_timing:
+        sidecar = {
+            "game_file": str(args.out),
+            "host": socket.gethostname(),
+            "backend": backend,
+            "threads": threads,
+            "process_start_epoch": start,
+            "startup_s": round(startup_s, 4),  # process start to first move: imports, config, model load, search
+            "first_move_s": round(timing.first_move_s, 4),  # of which: the game's start to its first move
+            "game_wall_s": round(timing.wall_s, 4),
+            "search_s": round(timing.search_s, 4),
+            "network_s": round(timing.network_s, 4),
+            "features_s": round(timing.features_s, 4),
+            "moves": timing.moves,
+            "readouts": timing.readouts,
+            "bytes": size,
+            "positions": record.num_positions,
+        }
+        storage.write_text(timing_path(args.out), json.dumps(sidecar, indent=1) + "\n")
+    m = record.metadata
+    print(f"wrote {args.out}: {m['num_moves']} moves, {m['num_positions']} positions recorded, "
+          f"result {m['result']['string']}, {size} bytes, {timing.wall_s:.1f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli_main())

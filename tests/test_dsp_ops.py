@@ -1,0 +1,156 @@
+"""DSP-emulation kernels against PyTorch's reference operators (forward and backward) and gradcheck.
+
+Tolerances: float32 comparisons use rtol 1e-4 / atol 1e-4 scaled by the size of the reduction (the kernels sum
+in a different order than oneDNN); float64 gradcheck uses torch's defaults (eps 1e-6, atol 1e-5, rtol 1e-3).
+Each case runs with the AVX2+FMA kernels and with the portable kernels, and with 1 and 2 DSP cores (odd
+batches, so the batch does not divide evenly across the cores; batch 1 splits pixels instead).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+dsp = pytest.importorskip("minigo_core.dsp", reason="DSP extension not built")
+_C = dsp._C
+
+ISAS = [1, 0] if _C.cpu_has_avx2() else [0]
+
+
+@pytest.fixture(params=[(isa, cores) for isa in ISAS for cores in (1, 2)], ids=lambda p: f"isa{p[0]}-cores{p[1]}")
+def kernel_setup(request):
+    isa, cores = request.param
+    old_isa, old_cores = _C.get_isa(), dsp.get_num_threads()
+    _C.set_isa(isa)
+    dsp.set_num_threads(cores)
+    yield isa, cores
+    _C.set_isa(old_isa)
+    dsp.set_num_threads(old_cores)
+
+
+# (B, H, W, C, K, R): odd sizes, C and K not multiples of 8, batch 1, batches not divisible by 2
+CONV_SHAPES = [
+    (1, 5, 7, 3, 5, 3),
+    (3, 9, 9, 17, 10, 3),
+    (5, 4, 6, 9, 13, 1),
+    (2, 3, 3, 8, 16, 3),
+    (3, 7, 5, 12, 2, 1),
+    (3, 5, 5, 16, 1, 1),
+    (4, 6, 5, 20, 33, 3),
+]
+
+
+def _nchw(x: torch.Tensor) -> torch.Tensor:
+    return x.permute(0, 3, 1, 2)
+
+
+@pytest.mark.parametrize("shape", CONV_SHAPES, ids=lambda s: "B{}H{}W{}C{}K{}R{}".format(*s))
+def test_conv_forward_backward_matches_torch(kernel_setup, shape):
+    B, H, W, C, K, R = shape
+    g = torch.Generator().manual_seed(hash(shape) % 2**31)
+    x = torch.randn(B, H, W, C, generator=g, requires_grad=True)
+    w = torch.randn(K, C, R, R, generator=g, requires_grad=True)
+    dy = torch.randn(B, H, W, K, generator=g)
+    y = dsp.conv(x, w)
+    dx, dw = torch.autograd.grad(y, (x, w), dy)
+
+    xr = x.detach().clone().requires_grad_(True)
+    wr = w.detach().clone().requires_grad_(True)
+    yr = F.conv2d(_nchw(xr), wr, padding=R // 2).permute(0, 2, 3, 1)
+    dxr, dwr = torch.autograd.grad(yr, (xr, wr), dy)
+    tol = 1e-4 * (R * R * max(C, K)) ** 0.5
+    torch.testing.assert_close(y, yr, rtol=1e-4, atol=tol)
+    torch.testing.assert_close(dx, dxr, rtol=1e-4, atol=tol)
+    torch.testing.assert_close(dw, dwr, rtol=1e-4, atol=1e-4 * (B * H * W) ** 0.5)
+
+
+def test_conv_input_grad_only_when_needed(kernel_setup):
+    x = torch.randn(2, 5, 5, 4)
+    w = torch.randn(6, 4, 3, 3, requires_grad=True)
+    y = dsp.conv(x, w)
+    (dw,) = torch.autograd.grad(y.sum(), (w,))
+    ref = torch.autograd.grad(F.conv2d(_nchw(x), w, padding=1).sum(), (w,))[0]
+    torch.testing.assert_close(dw, ref, rtol=1e-4, atol=1e-3)
+
+
+def _bn(C: int, g: torch.Generator, dtype=torch.float32) -> nn.BatchNorm2d:
+    bn = nn.BatchNorm2d(C, eps=1e-5, momentum=0.05).to(dtype)
+    with torch.no_grad():
+        bn.weight.copy_(torch.rand(C, generator=g, dtype=dtype) + 0.5)
+        bn.bias.copy_(torch.randn(C, generator=g, dtype=dtype) * 0.2)
+        bn.running_mean.copy_(torch.randn(C, generator=g, dtype=dtype) * 0.1)
+        bn.running_var.copy_(torch.rand(C, generator=g, dtype=dtype) + 0.5)
+    return bn
+
+
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+@pytest.mark.parametrize("with_residual", [False, True], ids=["plain", "residual"])
+@pytest.mark.parametrize("shape", [(1, 5, 7, 3), (3, 9, 9, 13), (5, 4, 4, 32)], ids=str)
+def test_bn_relu_matches_torch(kernel_setup, training, with_residual, shape):
+    B, H, W, C = shape
+    g = torch.Generator().manual_seed(7 + C)
+    bn, bn_ref = _bn(C, g), None
+    bn_ref = nn.BatchNorm2d(C, eps=1e-5, momentum=0.05)
+    bn_ref.load_state_dict(bn.state_dict())
+    x = (torch.randn(B, H, W, C, generator=g) * 2 + 0.3).requires_grad_(True)
+    res = torch.randn(B, H, W, C, generator=g).requires_grad_(True) if with_residual else None
+    dy = torch.randn(B, H, W, C, generator=g)
+
+    y = dsp.bn_relu(x, bn, training, res)
+    inputs = [x, bn.weight, bn.bias] + ([res] if with_residual else [])
+    grads = torch.autograd.grad(y, inputs, dy)
+
+    xr = x.detach().clone().requires_grad_(True)
+    rr = res.detach().clone().requires_grad_(True) if with_residual else None
+    bn_ref.train(training)
+    yr = bn_ref(_nchw(xr))
+    if with_residual:
+        yr = yr + _nchw(rr)
+    yr = F.relu(yr).permute(0, 2, 3, 1)
+    inputs_ref = [xr, bn_ref.weight, bn_ref.bias] + ([rr] if with_residual else [])
+    grads_ref = torch.autograd.grad(yr, inputs_ref, dy)
+
+    torch.testing.assert_close(y, yr, rtol=1e-4, atol=1e-4)
+    for got, want in zip(grads, grads_ref, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-3)
+    torch.testing.assert_close(bn.running_mean, bn_ref.running_mean, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(bn.running_var, bn_ref.running_var, rtol=1e-5, atol=1e-6)
+    assert int(bn.num_batches_tracked) == int(bn_ref.num_batches_tracked)
+
+
+@pytest.mark.parametrize("R", [3, 1])
+def test_conv_gradcheck_float64(R):
+    g = torch.Generator().manual_seed(R)
+    x = torch.randn(3, 4, 5, 3, dtype=torch.float64, generator=g, requires_grad=True)
+    w = torch.randn(5, 3, R, R, dtype=torch.float64, generator=g, requires_grad=True)
+    assert torch.autograd.gradcheck(dsp.conv, (x, w))
+
+
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+def test_bn_relu_gradcheck_float64(training):
+    g = torch.Generator().manual_seed(3)
+    C = 5
+    bn = _bn(C, g, torch.float64)
+    # keep |x| away from the ReLU kink so finite differences are valid
+    x = torch.randn(3, 4, 3, C, dtype=torch.float64, generator=g, requires_grad=True)
+    res = torch.randn(3, 4, 3, C, dtype=torch.float64, generator=g, requires_grad=True)
+    gamma = bn.weight.detach().clone().requires_grad_(True)
+    beta = bn.bias.detach().clone().requires_grad_(True)
+
+    def f(x, gamma, beta, res):
+        return dsp.BnReluFunction.apply(
+            x, gamma, beta, res, bn.running_mean, bn.running_var, training, 0.05, 1e-5
+        )
+
+    assert torch.autograd.gradcheck(f, (x, gamma, beta, res), atol=1e-5)
+
+
+def test_peak_measurement_is_positive():
+    assert dsp.measure_peak_gflops(0.05) > 0.1
+
+
+def test_set_num_threads_validates():
+    with pytest.raises(ValueError, match="at least 1"):
+        dsp.set_num_threads(0)

@@ -1,0 +1,253 @@
+"""DualNet on both backends, the model file, and `minigo bootstrap`."""
+
+from __future__ import annotations
+
+import io
+import pickle
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from minigo_core import model
+from minigo_core.model import DualNet, ModelConfig, ModelFileError
+
+torch.set_num_threads(1)
+
+CFG = ModelConfig(board_size=7, blocks=2, filters=12, fc_width=10, feature_set="mlperf07")
+
+
+def _has_dsp() -> bool:
+    try:
+        import minigo_core.dsp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+needs_dsp = pytest.mark.skipif(not _has_dsp(), reason="DSP extension not built")
+
+
+def _randomise_bn(net: DualNet, seed: int) -> None:
+    """Non-trivial BN statistics and affine parameters, so folding and eval mode are really exercised."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                c = m.num_features
+                m.weight.copy_(torch.rand(c, generator=g) + 0.5)
+                m.bias.copy_(torch.randn(c, generator=g) * 0.2)
+                m.running_mean.copy_(torch.randn(c, generator=g) * 0.2)
+                m.running_var.copy_(torch.rand(c, generator=g) + 0.5)
+
+
+def _pair(cfg: ModelConfig = CFG, seed: int = 0) -> tuple[DualNet, DualNet]:
+    net_t = model.random_model(cfg, seed, backend="torch")
+    _randomise_bn(net_t, seed)
+    net_d = DualNet(cfg, backend="dsp")
+    net_d.load_state_dict(net_t.state_dict())
+    return net_t, net_d
+
+
+def _batch(cfg: ModelConfig, b: int, seed: int = 1) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, 2, (b, cfg.planes, cfg.board_size, cfg.board_size), generator=g).float()
+
+
+def test_config_planes_and_from_run():
+    from minigo_core.config import load_config
+
+    assert ModelConfig(feature_set="agz").planes == 17
+    assert ModelConfig(feature_set="mlperf07").planes == 13
+    run = load_config({"board_size": 9, "features": "mlperf07", "model": {"blocks": 3, "filters": 16}})
+    cfg = ModelConfig.from_run(run)
+    assert (cfg.board_size, cfg.blocks, cfg.filters, cfg.feature_set) == (9, 3, 16, "mlperf07")
+    with pytest.raises(ValueError, match="feature set"):
+        ModelConfig(feature_set="nope")
+
+
+def test_torch_forward_shapes_and_architecture():
+    net = model.random_model(CFG, 0)
+    x = _batch(CFG, 3)
+    logits, value = net(x)
+    assert logits.shape == (3, CFG.board_size**2 + 1) and value.shape == (3,)
+    assert torch.all(value.abs() <= 1)
+    names = dict(net.named_parameters())
+    assert names["conv3_initial.conv.weight"].shape == (12, 13, 3, 3)
+    assert names["blocks.1.conv2.conv.weight"].shape == (12, 12, 3, 3)
+    assert names["conv1_policy.conv.weight"].shape == (2, 12, 1, 1)
+    assert names["conv1_value.conv.weight"].shape == (1, 12, 1, 1)
+    assert names["policy_fc.weight"].shape == (50, 2 * 49)
+    assert names["value_fc1.weight"].shape == (10, 49) and names["value_fc2.weight"].shape == (1, 10)
+    assert not any(n.endswith("conv.bias") for n in names)
+    assert net.conv3_initial.bn.momentum == pytest.approx(0.05) and net.conv3_initial.bn.eps == 1e-5
+
+
+@needs_dsp
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+def test_backends_agree_outputs_and_param_grads(training):
+    net_t, net_d = _pair()
+    assert list(net_t.state_dict()) == list(net_d.state_dict())
+    net_t.train(training)
+    net_d.train(training)
+    x = _batch(CFG, 5)
+    target_pi = torch.softmax(torch.randn(5, 50, generator=torch.Generator().manual_seed(3)), 1)
+    target_z = torch.tensor([1.0, -1.0, 1.0, 1.0, -1.0])
+    grads = []
+    outs = []
+    for net in (net_t, net_d):
+        net.zero_grad()
+        logits, value = net(x)
+        loss = -(target_pi * F.log_softmax(logits, 1)).sum(1).mean() + F.mse_loss(value, target_z)
+        loss.backward()
+        outs.append((logits.detach(), value.detach()))
+        grads.append({n: p.grad.clone() for n, p in net.named_parameters()})
+    torch.testing.assert_close(outs[1][0], outs[0][0], rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(outs[1][1], outs[0][1], rtol=1e-4, atol=1e-4)
+    for name, g_t in grads[0].items():
+        torch.testing.assert_close(grads[1][name], g_t, rtol=1e-3, atol=1e-4, msg=f"gradient of {name}")
+    if training:  # running statistics updated the same way
+        for (name, b_t), b_d in zip(net_t.named_buffers(), net_d.buffers(), strict=True):
+            torch.testing.assert_close(b_d, b_t, rtol=1e-4, atol=1e-5, msg=f"buffer {name}")
+
+
+@needs_dsp
+def test_dsp_training_step_lowers_loss_like_torch():
+    net_t, net_d = _pair(seed=4)
+    x = _batch(CFG, 8, seed=5)
+    g = torch.Generator().manual_seed(6)
+    target_pi = torch.softmax(torch.randn(8, 50, generator=g) * 3, 1)
+    target_z = torch.sign(torch.randn(8, generator=g))
+    curves = []
+    for net in (net_t, net_d):
+        net.train()
+        opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
+        losses = []
+        for _ in range(6):
+            logits, value = net(x)
+            loss = -(target_pi * F.log_softmax(logits, 1)).sum(1).mean() + F.mse_loss(value, target_z)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        curves.append(losses)
+    assert curves[1][-1] < curves[1][0] - 0.1
+    np.testing.assert_allclose(curves[1], curves[0], rtol=1e-3)
+
+
+@needs_dsp
+@pytest.mark.parametrize("batch", [1, 3, 8])
+def test_fused_inference_equals_unfused_and_torch(batch):
+    from minigo_core import dsp
+
+    net_t, net_d = _pair(seed=2)
+    net_t.eval()
+    net_d.eval()
+    x = _batch(CFG, batch, seed=batch)
+    for cores in (1, 2):
+        dsp.set_num_threads(cores)
+        with torch.no_grad():
+            fused = net_d(x)  # eval + no_grad: the one-call fused path
+        unfused = net_d._forward_dsp(x)  # layer by layer, BN not folded
+        with torch.no_grad():
+            ref = net_t(x)
+        for got, want in zip(fused, unfused, strict=True):
+            torch.testing.assert_close(got, want.detach(), rtol=1e-4, atol=1e-4)
+        for got, want in zip(fused, ref, strict=True):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    dsp.set_num_threads(1)
+
+
+@needs_dsp
+def test_fused_path_follows_weight_updates():
+    _, net_d = _pair(seed=3)
+    net_d.eval()
+    x = _batch(CFG, 2)
+    with torch.no_grad():
+        before = net_d(x)[1].clone()
+        net_d.value_fc2.bias.add_(0.5)
+        after = net_d(x)[1]
+    assert not torch.allclose(before, after)
+    torch.testing.assert_close(after, net_d._forward_dsp(x)[1].detach(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("backend", ["torch", pytest.param("dsp", marks=needs_dsp)])
+def test_predict(backend):
+    net_t, _ = _pair(seed=8)
+    net = net_t.set_backend(backend)
+    planes = _batch(CFG, 4).to(torch.uint8).numpy()
+    probs, values = net.predict(planes)
+    assert probs.dtype == np.float32 and values.dtype == np.float32
+    assert probs.shape == (4, 50) and values.shape == (4,)
+    np.testing.assert_allclose(probs.sum(1), 1.0, rtol=1e-5)
+    net.set_backend("torch")
+    with torch.no_grad():
+        logits, value = net(torch.from_numpy(planes).float())
+    np.testing.assert_allclose(probs, torch.softmax(logits, 1).numpy(), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(values, value.numpy(), rtol=1e-4, atol=1e-5)
+    assert not net.training
+
+
+def test_save_load_roundtrip(tmp_path):
+    net, _ = _pair(seed=9)
+    url = str(tmp_path / "models" / "gen0003.pt")
+    prov = {"generation": 3, "parent": "gen0002.pt", "data": ["window/gen0003"], "seed": 11}
+    model.save_model(url, net, prov)
+    loaded = model.load_model(url, backend="torch")
+    assert loaded.cfg == CFG
+    assert loaded.provenance["generation"] == 3 and loaded.provenance["parent"] == "gen0002.pt"
+    assert loaded.provenance["software_version"]
+    for (name, a), b in zip(net.state_dict().items(), loaded.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+    assert not loaded.training
+    assert len(model.model_digest(url)) == 64
+    assert not any(p.name.startswith(".tmp-") for p in (tmp_path / "models").iterdir())
+
+
+@needs_dsp
+def test_load_model_dsp_backend(tmp_path):
+    from minigo_core import dsp
+
+    net, _ = _pair(seed=10)
+    url = str(tmp_path / "m.pt")
+    model.save_model(url, net, {"generation": 1})
+    loaded = model.load_model(url, backend="dsp", threads=2)
+    assert loaded.backend == "dsp" and dsp.get_num_threads() == 2
+    planes = _batch(CFG, 2).to(torch.uint8).numpy()
+    np.testing.assert_allclose(loaded.predict(planes)[0], net.eval().predict(planes)[0], rtol=1e-4, atol=1e-6)
+    dsp.set_num_threads(1)
+
+
+def test_bad_model_files_raise_model_file_error(tmp_path):
+    net, _ = _pair(seed=11)
+    good = model.model_bytes(net, {"generation": 0})
+    cases = {
+        "truncated.pt": good[: len(good) // 2],
+        "empty.pt": b"",
+        "garbage.pt": b"\x00not a model at all" * 10,
+    }
+    buf = io.BytesIO()
+    torch.save({"weights": torch.zeros(3)}, buf)
+    cases["foreign.pt"] = buf.getvalue()
+    cases["pickle.pt"] = pickle.dumps(print)  # arbitrary object: must not be unpickled
+    for name, data in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        with pytest.raises(ModelFileError, match=name):
+            model.load_model(str(path), backend="torch")
+    with pytest.raises(ModelFileError, match="does not exist"):
+        model.load_model(str(tmp_path / "missing.pt"))
+
+
+def test_bootstrap_is_deterministic(tmp_path):
+    cfg_path = tmp_path / "config.yaml"
+    cfg_path.write_text("board_size: 7\nseed: 5\nfeatures: agz\nmodel: {blocks: 1, filters: 8, backend: torch}\n")
+    a, b, c = (str(tmp_path / n) for n in ("a.pt", "b.pt", "c.pt"))
+    assert model.cli_main(["--config", str(cfg_path), "--out", a]) == 0
+    assert model.cli_main(["--config", str(cfg_path), "--out", b]) == 0
+    assert model.cli_main(["--config", str(cfg_path), "--out", c, "--seed", "6"]) == 0
+    assert model.model_digest(a) == model.model_digest(b) != model.model_digest(c)
+    net = model.load_model(a, backend="torch")
+    assert net.provenance["generation"] == 0 and net.provenance["seed"] == 5
+    assert net.cfg == ModelConfig(7, 1, 8, 64, "agz")

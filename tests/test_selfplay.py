@@ -1,0 +1,143 @@
+"""Self-play: reproducible games, playout-cap randomisation, resignation, the `minigo selfplay` command."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from minigo_core import config, go, model
+from minigo_core.gamefile import game_bytes, read_game, timing_path
+from minigo_core.selfplay import cli_main, game_rng, play_game
+
+
+def run_config(board_size: int = 9, **selfplay) -> config.RunConfig:
+    sp = dict(readouts=16, fast_readouts=8, parallel_readouts=8, full_search_fraction=0.25)
+    sp.update(selfplay)
+    return config.from_dict({"board_size": board_size, "seed": 5, "model": {"blocks": 1, "filters": 8,
+                                                                           "fc_width": 8, "backend": "torch"},
+                             "selfplay": sp})
+
+
+@pytest.fixture(scope="module")
+def tiny_net():
+    torch.set_num_threads(1)
+    return model.random_model(model.ModelConfig.from_run(run_config()), seed=3, backend="torch")
+
+
+class ConstantNet:
+    """Uniform prior (or a strong pass prior) and a constant value from Black's view: drives resignation."""
+
+    def __init__(self, value_black: float, pass_prior: float | None = None) -> None:
+        self.value_black = value_black
+        self.pass_prior = pass_prior
+
+    def predict(self, planes):
+        b, _, n, _ = planes.shape
+        probs = np.full((b, n * n + 1), 1.0, dtype=np.float32)
+        if self.pass_prior is not None:
+            probs[:, :-1] = (1 - self.pass_prior) / (n * n)
+            probs[:, -1] = self.pass_prior
+        probs /= probs.sum(1, keepdims=True)
+        to_play = np.where(planes[:, -1, 0, 0] == 1, 1.0, -1.0)  # agz: last plane all ones if Black is to move
+        return probs, (self.value_black * to_play).astype(np.float32)
+
+
+def test_same_seed_gives_identical_file_and_other_games_differ(tiny_net):
+    cfg = run_config()
+    a = game_bytes(play_game(tiny_net, cfg, 2, 7, "models/gen0002.pt", model_sha256="ab"))
+    b = game_bytes(play_game(tiny_net, cfg, 2, 7, "models/gen0002.pt", model_sha256="ab"))
+    assert a == b
+    c = play_game(tiny_net, cfg, 2, 8, "models/gen0002.pt", model_sha256="ab")
+    assert game_bytes(c) != a
+    assert game_rng(5, 2, 7).random() == game_rng(5, 2, 7).random() != game_rng(5, 2, 8).random()
+
+
+def test_game_record_is_consistent(tiny_net):
+    cfg = run_config()
+    record = play_game(tiny_net, cfg, 0, 1, "m.pt")
+    md = record.metadata
+    positions = go.replay(record.moves, 9, cfg.komi)  # every move legal
+    assert md["num_moves"] == len(record.moves) <= 2 * 81
+    assert md["board_size"] == 9 and md["features"] == "agz" and md["seed"] == {"run_seed": 5, "generation": 0,
+                                                                                "game": 1}
+    final = positions[-1]
+    if not md["result"]["resigned"]:
+        assert final.is_game_over() or final.n == 162
+        assert md["result"]["score"] == final.score()
+        assert md["result"]["winner"] == np.sign(final.score())
+    # Recorded positions: full searches only, about a quarter of the moves, value target from the mover's view.
+    assert 0 < record.num_positions < len(record.moves)
+    assert record.full_search.all()
+    assert (np.diff(record.move_index) > 0).all()
+    assert (record.visits.sum(axis=1) >= cfg.selfplay.readouts).all()
+    for i, k in enumerate(record.move_index):
+        assert record.value_target[i] == md["result"]["winner"] * positions[k].to_play
+        legal = positions[k].all_legal_moves()
+        assert record.visits[i][~legal].sum() == 0
+
+
+def test_every_move_recorded_with_full_search_fraction_one(tiny_net):
+    record = play_game(tiny_net, run_config(full_search_fraction=1.0), 0, 0, "m.pt")
+    assert record.num_positions == len(record.moves)
+    assert list(record.move_index) == list(range(len(record.moves)))
+
+
+def test_resignation_ends_the_game():
+    cfg = run_config(resign_threshold=-0.5, resign_disabled_fraction=0.0)
+    record = play_game(ConstantNet(-0.9), cfg, 0, 0, "m.pt")
+    result = record.metadata["result"]
+    assert result["resigned"] and result["winner"] == -1 and result["string"] == "W+R"
+    assert record.metadata["num_moves"] == 0 and record.metadata["resign"]["enabled"]
+
+
+def test_resignation_disabled_records_would_be_resignation():
+    cfg = run_config(resign_threshold=-0.5, resign_disabled_fraction=1.0)
+    record = play_game(ConstantNet(-0.9, pass_prior=0.9), cfg, 0, 0, "m.pt")
+    resign = record.metadata["resign"]
+    assert not resign["enabled"]
+    assert not record.metadata["result"]["resigned"]
+    assert resign["would_resign_move"] == 0 and resign["would_resign_color"] == "B"
+    assert resign["false_positive"] == (record.metadata["result"]["winner"] == 1)
+
+
+def test_nineteen_by_nineteen_game():
+    cfg = run_config(board_size=19)
+    record = play_game(ConstantNet(0.0, pass_prior=0.95), cfg, 0, 0, "m.pt")
+    assert record.visits.shape[1] == 362
+    assert record.metadata["search"]["dirichlet_alpha"] == pytest.approx(0.03)
+
+
+def test_cli_writes_game_file_and_timing_sidecar(tmp_path, tiny_net):
+    cfg_path = tmp_path / "config.yaml"
+    cfg_path.write_text(json.dumps({"board_size": 9, "seed": 5, "root": str(tmp_path / "run"),
+                                    "model": {"blocks": 1, "filters": 8, "fc_width": 8},
+                                    "selfplay": {"readouts": 16, "fast_readouts": 8}}))
+    model_path = str(tmp_path / "gen0001.pt")
+    model.save_model(model_path, tiny_net, {"generation": 1})
+    out = str(tmp_path / "games" / "gen0001" / "game00004.arrow")
+    argv = ["--config", str(cfg_path), "--model", model_path, "--generation", "1", "--game", "4", "--out", out,
+            "--backend", "torch"]
+    assert cli_main(argv) == 0
+    record = read_game(out)
+    assert record.metadata["model"]["sha256"] == model.model_digest(model_path)
+    assert record.metadata["model"]["generation"] == 1
+    timing = json.loads(open(timing_path(out)).read())
+    assert timing["moves"] == record.metadata["num_moves"] and timing["startup_s"] > 0
+    first = open(out, "rb").read()
+    assert cli_main(argv + ["--no-timing"]) == 0
+    assert open(out, "rb").read() == first
+    assert [p.name for p in (tmp_path / "games" / "gen0001").iterdir() if p.name.startswith(".tmp")] == []
+
+
+def test_cli_rejects_mismatched_board_size(tmp_path, tiny_net, capsys):
+    cfg_path = tmp_path / "config.yaml"
+    cfg_path.write_text(json.dumps({"board_size": 13}))
+    model_path = str(tmp_path / "m.pt")
+    model.save_model(model_path, tiny_net, {"generation": 0})
+    argv = ["--config", str(cfg_path), "--model", model_path, "--generation", "0", "--game", "0",
+            "--out", str(tmp_path / "g.arrow"), "--backend", "torch"]
+    assert cli_main(argv) == 2
+    assert "13" in capsys.readouterr().err

@@ -1,0 +1,182 @@
+"""Data-parallel training (issue 5): 2 ranks == 1 rank, resume == uninterrupted, rendezvous, dead ranks."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from minigo_core import config, gamefile, model, storage, train, window
+from minigo_core.bench.window import random_moves, synthetic_game
+
+BOARD = 9
+PER_RANK = 8
+
+
+def _cfg_dict(root: str, batch_per_rank: int) -> dict:
+    return {
+        "root": root, "board_size": BOARD, "seed": 11,
+        "model": {"blocks": 1, "filters": 8, "fc_width": 16, "backend": "torch"},
+        "window": {"generations": 3},
+        "train": {"ranks": 2, "batch_per_rank": batch_per_rank, "checkpoint_every": 3, "backend": "torch",
+                  "learning_rate": [[0, 0.05], [6, 0.01]], "threads_per_rank": 1, "prefetch_batches": 3},
+    }
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory) -> dict:
+    base = tmp_path_factory.mktemp("train")
+    root = str(base / "run")
+    rng = np.random.default_rng(1)
+    for gen in range(3):
+        for i in range(5):
+            record = synthetic_game(random_moves(BOARD, rng, max_moves=50), BOARD, rng, recorded_fraction=0.9)
+            gamefile.write_game(storage.game_path(root, gen, i), record)
+    paths = {}
+    for name, batch in (("two", PER_RANK), ("one", 2 * PER_RANK)):
+        paths[name] = str(base / f"{name}.yaml")
+        with open(paths[name], "w") as fh:
+            json.dump(_cfg_dict(root, batch), fh)
+    cfg = config.load_config(paths["two"])
+    window_dir = storage.window_dir(root, 3)
+    manifest = window.build_window(cfg, 3, window_dir)
+    parent = storage.model_path(root, 2)
+    net = model.random_model(model.ModelConfig.from_run(cfg), seed=5)
+    model.save_model(parent, net, {"generation": 2, "global_step": 4})
+    return {"base": base, "root": root, "cfg": paths, "window": window_dir, "parent": parent, "manifest": manifest}
+
+
+def _job(setup: dict, name: str, out: str, work: str, **kw) -> train.TrainJob:
+    return train.TrainJob(cfg=config.load_config(setup["cfg"][name]), generation=3, window_dir=setup["window"],
+                          parent=setup["parent"], out=out, work_dir=work, quiet=True, log_every=1, **kw)
+
+
+def _weights(url: str) -> dict:
+    return model.load_model(url, backend="torch").state_dict()
+
+
+def _assert_same_weights(a: str, b: str) -> None:
+    wa, wb = _weights(a), _weights(b)
+    assert wa.keys() == wb.keys()
+    for k in wa:
+        torch.testing.assert_close(wa[k], wb[k], rtol=0, atol=1e-6, msg=f"{k} differs")
+
+
+@pytest.fixture(scope="module")
+def one_rank(setup) -> str:
+    """The reference: one rank over both shards with twice the per-rank batch (same global batch)."""
+    out = str(setup["base"] / "one.pt")
+    prov = train.train(_job(setup, "one", out, str(setup["base"] / "work-one")))
+    assert prov is not None and prov["steps"] >= 5
+    return out
+
+
+def test_one_rank_model_and_provenance(setup, one_rank):
+    manifest = setup["manifest"]
+    net = model.load_model(one_rank, backend="torch")
+    prov = net.provenance
+    steps = min(s["rows"] for s in manifest["shards"]) // PER_RANK
+    assert prov["steps"] == steps and prov["examples"] == steps * 2 * PER_RANK
+    assert prov["global_step"] == 4 + steps  # carried on from the parent's global step
+    assert prov["parent"] == setup["parent"] and prov["parent_sha256"] == model.model_digest(setup["parent"])
+    assert prov["window_manifest_sha256"] == storage.sha256_file(storage.join(setup["window"], "manifest.json"))
+    assert np.isfinite(prov["final_losses"]["policy"]) and prov["wall_time_s"] > 0
+    probs, values = net.predict(np.zeros((2, 17, BOARD, BOARD), dtype=np.uint8))
+    assert probs.shape == (2, BOARD * BOARD + 1) and values.shape == (2,)
+    assert any((a != b).any() for a, b in zip(_weights(one_rank).values(), _weights(setup["parent"]).values(),
+                                              strict=True))
+    lines = [json.loads(x) for x in open(setup["base"] / "work-one" / "metrics.jsonl")]
+    steps_logged = [x for x in lines if x["event"] == "step"]
+    assert [x["global_step"] for x in steps_logged] == list(range(5, 5 + steps))
+    # The schedule is indexed by the global step: lr 0.05 before global step 6, 0.01 from it.
+    assert [x["lr"] for x in steps_logged][:3] == [0.05, 0.05, 0.01]
+    assert lines[-1]["event"] == "end" and "data_wait_fraction" in lines[-1]
+    assert not os.path.exists(setup["base"] / "work-one" / train.CHECKPOINT_NAME)
+
+
+def test_two_ranks_match_one_rank(setup, one_rank, capfd):
+    out = str(setup["base"] / "two.pt")
+    work = setup["base"] / "work-two"
+    argv = ["--config", setup["cfg"]["two"], "--generation", "3", "--window-dir", setup["window"],
+            "--parent", setup["parent"], "--out", out, "--ranks", "2", "--work-dir", str(work)]
+    assert train.cli_main(argv) == 0, capfd.readouterr().err
+    _assert_same_weights(out, one_rank)
+    assert model.load_model(out, backend="torch").provenance["ranks"] == 2
+    assert not [n for n in os.listdir(work) if n.startswith("rdzv-")]  # the rendezvous file is cleaned up
+
+
+def test_resume_matches_uninterrupted(setup, one_rank):
+    out = str(setup["base"] / "resumed.pt")
+    work = str(setup["base"] / "work-resume")
+    assert train.train(_job(setup, "one", out, work, stop_after=4)) is None
+    assert not os.path.exists(out)
+    ckpt = torch.load(os.path.join(work, train.CHECKPOINT_NAME), weights_only=True)
+    assert ckpt["step"] == 4
+    prov = train.train(_job(setup, "one", out, work))
+    assert prov["resumed_from_step"] == 4
+    _assert_same_weights(out, one_rank)
+    with open(one_rank, "rb") as a, open(out, "rb") as b:
+        ref, got = torch.load(a, weights_only=True), torch.load(b, weights_only=True)
+    assert all(torch.equal(ref["state_dict"][k], got["state_dict"][k]) for k in ref["state_dict"])  # bit-exact
+
+
+def test_checkpoint_of_other_inputs_is_ignored(setup, one_rank, tmp_path):
+    work = str(tmp_path / "work")
+    train.train(_job(setup, "one", str(tmp_path / "a.pt"), work, stop_after=2))
+    other = tmp_path / "other-parent.pt"
+    net = model.random_model(model.ModelConfig.from_run(config.load_config(setup["cfg"]["one"])), seed=6)
+    model.save_model(str(other), net, {"generation": 2, "global_step": 4})
+    job = _job(setup, "one", str(tmp_path / "b.pt"), work)
+    job.parent = str(other)
+    assert train.train(job)["resumed_from_step"] == 0
+
+
+def test_rendezvous_path_is_unique_per_attempt(tmp_path):
+    work = str(tmp_path)
+    local = {train.rendezvous_path(work, env={}) for _ in range(5)}
+    assert len(local) == 5 and all(os.path.basename(p).startswith("rdzv-") for p in local)
+    env = {"SLURM_JOB_ID": "812", "SLURM_STEP_ID": "3", "SLURM_PROCID": "1", "SLURM_NTASKS": "4",
+           "SLURM_LOCALID": "1"}
+    assert train.slurm_rank_env(env) == (1, 4, 1)
+    same = train.rendezvous_path(work, env)
+    assert same == train.rendezvous_path(work, {**env, "SLURM_PROCID": "0"})  # every task agrees
+    assert same.endswith("rdzv-slurm-812-3-0")
+    assert train.rendezvous_path(work, {**env, "SLURM_RESTART_COUNT": "1"}) != same  # a requeued attempt
+    assert train.rendezvous_path(work, {**env, "SLURM_STEP_ID": "4"}) != same
+    assert train.slurm_rank_env({"SLURM_JOB_ID": "812", "SLURM_NTASKS": "4"}) is None  # sbatch shell, not srun
+
+
+def test_dead_rank_fails_the_job_naming_it(setup, tmp_path, capfd):
+    broken = str(tmp_path / "window")
+    shutil.copytree(setup["window"], broken)
+    with open(os.path.join(broken, "shard001.arrow"), "r+b") as fh:
+        fh.seek(200)
+        fh.write(b"\x00" * 64)
+    work = tmp_path / "work"
+    argv = ["--config", setup["cfg"]["two"], "--generation", "3", "--window-dir", broken, "--parent",
+            setup["parent"], "--out", str(tmp_path / "m.pt"), "--ranks", "2", "--work-dir", str(work),
+            "--timeout", "60"]
+    t0 = time.monotonic()
+    assert train.cli_main(argv) == 1
+    assert time.monotonic() - t0 < 120
+    err = capfd.readouterr().err
+    assert "rank 1 of 2 exited with code 1" in err
+    assert "shard001.arrow does not match the checksum" in err
+    assert not os.path.exists(tmp_path / "m.pt")
+    assert not [n for n in os.listdir(work) if n.startswith("rdzv-")]
+
+
+def test_bad_inputs_say_what_to_do(setup, tmp_path):
+    job = _job(setup, "two", str(tmp_path / "m.pt"), str(tmp_path / "w"))
+    job.world_size = 3
+    with pytest.raises(train.TrainError, match="cannot be split over 3 ranks"):
+        train.train(job)
+    job = _job(setup, "one", str(tmp_path / "m.pt"), str(tmp_path / "w"))
+    job.window_dir = str(tmp_path / "nowhere")
+    with pytest.raises(train.TrainError, match="run `minigo window`"):
+        train.train(job)

@@ -1,0 +1,260 @@
+"""The sample window, the shard format and the prefetcher (issue 5)."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from minigo_core import config, features, gamefile, shards, storage, window
+from minigo_core.bench.window import random_moves, synthetic_game
+from minigo_core.prefetch import Prefetcher
+
+BOARD = 9
+
+
+def _write_games(root: str, gens: list[int], per_gen: int, seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    for gen in gens:
+        for i in range(per_gen):
+            record = synthetic_game(random_moves(BOARD, rng, max_moves=40), BOARD, rng, recorded_fraction=0.8)
+            gamefile.write_game(storage.game_path(root, gen, i), record)
+
+
+def _cfg(root: str, ranks: int = 3, **window_settings) -> config.RunConfig:
+    return config.from_dict({"root": root, "board_size": BOARD, "seed": 7,
+                             "window": {"generations": 2, **window_settings}, "train": {"ranks": ranks}})
+
+
+@pytest.fixture(scope="module")
+def games_root(tmp_path_factory) -> str:
+    root = str(tmp_path_factory.mktemp("run"))
+    _write_games(root, [0, 1, 2], 5)
+    return root
+
+
+def _all_rows(out_dir: str, manifest: dict) -> list[shards.Examples]:
+    return [shards.load_shard(storage.join(out_dir, s["name"]), s["sha256"]).rows(0, s["rows"])
+            for s in manifest["shards"]]
+
+
+@pytest.mark.parametrize("bucket_rows", [window.BUCKET_ROWS, 20])
+def test_every_sampled_position_lands_in_exactly_one_shard(games_root, tmp_path, bucket_rows):
+    cfg = _cfg(games_root)
+    out = str(tmp_path / "w")
+    manifest = window.build_window(cfg, 3, out, bucket_rows=bucket_rows)
+    assert manifest["window_generations"] == [1, 2]  # W = 2 generations back from 3
+    assert {g["generation"] for g in manifest["games"]} == {1, 2} and len(manifest["games"]) == 10
+    assert (manifest["buckets"] > 1) == (bucket_rows == 20)
+    sizes = [s["rows"] for s in manifest["shards"]]
+    assert len(sizes) == 3 and max(sizes) - min(sizes) <= 1 and sum(sizes) == manifest["rows"]
+    for s in manifest["shards"]:
+        url = storage.join(out, s["name"])
+        assert shards.read_shard_info(url).rows == s["rows"]
+        assert storage.sha256_file(url) == s["sha256"] and os.path.getsize(url) == s["bytes"]
+    rows = _all_rows(out, manifest)
+    keys = [(int(g), int(m)) for ex in rows for g, m in zip(ex.game, ex.move, strict=True)]
+    assert len(keys) == len(set(keys)) == manifest["rows"]  # none duplicated
+    per_game = Counter(g for g, _ in keys)
+    for game in manifest["games"]:  # none lost: each game's sampled count is there
+        assert per_game.get(game["index"], 0) == game["sampled"]
+        assert 0 < game["sampled"] < game["positions"]
+    # Shuffled across the whole window: the first shard already mixes both generations' games.
+    first_gens = {manifest["games"][[g["index"] for g in manifest["games"]].index(int(i))]["generation"]
+                  for i in rows[0].game}
+    assert first_gens == {1, 2}
+
+
+def test_examples_match_their_source_game(games_root, tmp_path):
+    cfg = _cfg(games_root, ranks=2)
+    out = str(tmp_path / "w")
+    manifest = window.build_window(cfg, 3, out)
+    ex = _all_rows(out, manifest)[1]
+    by_index = {g["index"]: g["path"] for g in manifest["games"]}
+    for r in range(0, len(ex), 7):
+        record = gamefile.read_game(by_index[int(ex.game[r])])
+        planes, pi, z = record.training_examples(cfg.features)
+        k = int(ex.move[r])
+        np.testing.assert_array_equal(ex.planes[r], planes[k])
+        np.testing.assert_allclose(ex.pi[r], pi[k], atol=2e-3)
+        assert ex.z[r] == z[k]
+        assert abs(ex.pi[r].sum() - 1) < 1e-5
+
+
+def test_window_is_deterministic_and_replaces_stale_shards(games_root, tmp_path):
+    out = str(tmp_path / "w")
+    first = window.build_window(_cfg(games_root, ranks=4), 3, out)
+    second = window.build_window(_cfg(games_root, ranks=3), 3, out)
+    third = window.build_window(_cfg(games_root, ranks=3), 3, out)
+    assert [s["sha256"] for s in second["shards"]] == [s["sha256"] for s in third["shards"]]
+    assert first["rows"] == second["rows"]
+    names = sorted(n for n in os.listdir(out) if not n.startswith("."))
+    assert names == ["manifest.json", "shard000.arrow", "shard001.arrow", "shard002.arrow"]
+
+
+def test_bad_files_are_skipped_and_listed(tmp_path):
+    root = str(tmp_path / "run")
+    _write_games(root, [0], 6, seed=3)
+    good = storage.game_path(root, 0, 0)
+    data = open(good, "rb").read()
+    bad = {
+        storage.game_path(root, 0, 10): data[: len(data) // 2],  # truncated
+        storage.game_path(root, 0, 11): b"",  # empty
+        storage.game_path(root, 0, 12): b"PK\x03\x04 this is a zip, not a game",  # foreign
+    }
+    for path, content in bad.items():
+        with open(path, "wb") as fh:
+            fh.write(content)
+    rng = np.random.default_rng(0)  # a valid game of another board size
+    gamefile.write_game(storage.game_path(root, 0, 13), synthetic_game(random_moves(5, rng, 12), 5, rng))
+    with open(os.path.join(storage.games_dir(root, 0), ".tmp-game00014.arrow.123.abc"), "wb") as fh:
+        fh.write(b"half written")  # temporary names are never read
+    manifest = window.build_window(_cfg(root, ranks=2, max_bad_fraction=0.5), 1, str(tmp_path / "w"))
+    skipped = {s["path"]: s["reason"] for s in manifest["skipped"]}
+    assert set(skipped) == set(bad) | {storage.game_path(root, 0, 13)}
+    assert "truncated" in skipped[storage.game_path(root, 0, 10)]
+    assert "empty" in skipped[storage.game_path(root, 0, 11)]
+    assert "not a MiniGo game file" in skipped[storage.game_path(root, 0, 12)]
+    assert "5x5" in skipped[storage.game_path(root, 0, 13)]
+    assert len(manifest["games"]) == 6
+    with pytest.raises(window.WindowError, match="game00010.arrow") as err:
+        window.build_window(_cfg(root, ranks=2, max_bad_fraction=0.2), 1, str(tmp_path / "w2"))
+    assert "4 of 10 game files are bad" in str(err.value)
+    assert not os.path.exists(tmp_path / "w2" / "manifest.json")
+
+
+def test_no_games_is_a_clear_error(tmp_path):
+    with pytest.raises(window.WindowError, match="no game files .*gen0000"):
+        window.build_window(_cfg(str(tmp_path)), 1, str(tmp_path / "w"))
+    with pytest.raises(window.WindowError, match="windows start at generation 1"):
+        window.window_generations(0, 5)
+
+
+def test_cli_window(games_root, tmp_path, capsys):
+    cfg_path = tmp_path / "c.yaml"
+    cfg_path.write_text(json.dumps({"root": games_root, "board_size": BOARD, "train": {"ranks": 2}}))
+    out = tmp_path / "w"
+    assert window.cli_main(["--config", str(cfg_path), "--generation", "3", "--out-dir", str(out)]) == 0
+    manifest = window.read_manifest(str(out))
+    assert manifest["window_generations"] == [0, 1, 2] and len(manifest["shards"]) == 2
+    assert window.cli_main(["--config", str(cfg_path), "--generation", "3", "--dry-run"]) == 0
+    assert "15 game files" in capsys.readouterr().out
+
+
+# ---- shard format ---------------------------------------------------------------------------------------------
+def _random_examples(n: int, planes: int = 17, board: int = BOARD, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    x = (rng.random((n, planes, board, board)) < 0.3).astype(np.uint8)
+    pi = np.where(rng.random((n, board * board + 1)) < 0.1, rng.random((n, board * board + 1)), 0)
+    pi[:, -1] += 0.01
+    pi = (pi / pi.sum(axis=1, keepdims=True)).astype(np.float32)
+    z = rng.choice([-1.0, 1.0], n).astype(np.float32)
+    return x, pi, z
+
+
+def test_shard_roundtrip_across_record_batches(tmp_path):
+    n = shards.BATCH_ROWS * 2 + 37
+    x, pi, z = _random_examples(n)
+    url = str(tmp_path / "s.arrow")
+    writer = shards.ShardWriter(url, n, 17, BOARD, "agz", {"note": "test"})
+    batch = shards.encode(x, pi, z, 5, np.arange(n))
+    for start in range(0, n, 300):
+        writer.write(batch.slice(start, 300))
+    written = writer.close()
+    assert written.sha256 == storage.sha256_file(url) and written.bytes == os.path.getsize(url)
+    info = shards.read_shard_info(url)
+    assert (info.rows, info.board_size, info.num_planes, info.feature_set) == (n, BOARD, 17, "agz")
+    loaded = shards.load_shard(url, written.sha256)
+    part = loaded.rows(shards.BATCH_ROWS - 5, shards.BATCH_ROWS * 2 + 3)  # spans three record batches
+    np.testing.assert_array_equal(part.planes, x[shards.BATCH_ROWS - 5 : shards.BATCH_ROWS * 2 + 3])
+    np.testing.assert_allclose(part.pi, pi[shards.BATCH_ROWS - 5 : shards.BATCH_ROWS * 2 + 3], rtol=2e-3, atol=1e-6)
+    full = loaded.rows(0, n)
+    np.testing.assert_array_equal(full.z, z)
+    np.testing.assert_array_equal(full.move, np.arange(n))
+    assert len(loaded.rows(3, 3)) == 0
+
+
+def test_shard_writer_is_atomic_and_checks_counts(tmp_path):
+    x, pi, z = _random_examples(10)
+    url = str(tmp_path / "s.arrow")
+    writer = shards.ShardWriter(url, 20, 17, BOARD, "agz")
+    writer.write(shards.encode(x, pi, z, 0, np.arange(10)))
+    with pytest.raises(ValueError, match="10 rows written, 20 announced"):
+        writer.close()
+    assert os.listdir(tmp_path) == []  # nothing half-written is left
+
+
+def test_corrupt_shard_is_reported(tmp_path):
+    x, pi, z = _random_examples(50)
+    url = str(tmp_path / "s.arrow")
+    writer = shards.ShardWriter(url, 50, 17, BOARD, "agz")
+    writer.write(shards.encode(x, pi, z, 0, np.arange(50)))
+    good = writer.close()
+    data = bytearray(open(url, "rb").read())
+    data[len(data) // 2] ^= 0xFF
+    open(url, "wb").write(bytes(data))
+    with pytest.raises(shards.ShardError, match="does not match the checksum"):
+        shards.load_shard(url, good.sha256)
+    open(url, "wb").write(bytes(data[:100]))
+    with pytest.raises(shards.ShardError, match="s.arrow"):
+        shards.load_shard(url)
+
+
+def test_sample_count_is_exact_in_expectation():
+    rng = np.random.default_rng(0)
+    counts = [window.sample_count(7, 0.3, rng) for _ in range(20000)]
+    assert set(counts) == {2, 3}
+    assert abs(np.mean(counts) - 2.1) < 0.02
+    assert window.sample_count(0, 0.3, rng) == 0 and window.sample_count(5, 1.0, rng) == 5
+
+
+def test_features_plane_count_matches_shard_width():
+    assert shards.packed_width(features.num_planes("mlperf07"), 19) == 13 * 46
+
+
+# ---- prefetch --------------------------------------------------------------------------------------------------
+def test_prefetch_yields_in_order_with_threads():
+    def make(i: int) -> int:
+        time.sleep(0.001 * ((i * 7) % 3))  # finish out of order
+        return i * i
+
+    feeder = Prefetcher(make, 3, 40, capacity=4, threads=3)
+    assert list(feeder) == [i * i for i in range(3, 40)]
+    assert feeder.batches == 37
+
+
+def test_prefetch_is_bounded_and_off_mode_counts_wait():
+    made = []
+    lock = threading.Lock()
+    gate = threading.Event()
+
+    def make(i: int) -> int:
+        with lock:
+            made.append(i)
+        return i
+
+    feeder = Prefetcher(make, 0, 100, capacity=5, threads=2)
+    it = iter(feeder)
+    assert next(it) == 0
+    time.sleep(0.2)
+    assert len(made) <= 1 + 5  # never more than `capacity` batches ahead of the consumer
+    feeder.close()
+    gate.set()
+
+    off = Prefetcher(lambda i: time.sleep(0.01) or i, 0, 5, threads=0)
+    assert list(off) == list(range(5)) and off.wait_s >= 0.04
+
+
+def test_prefetch_propagates_errors():
+    def make(i: int) -> int:
+        if i == 3:
+            raise ValueError("bad batch")
+        return i
+
+    with pytest.raises(RuntimeError, match="batch 3 failed: bad batch"):
+        list(Prefetcher(make, 0, 10, capacity=2, threads=2))

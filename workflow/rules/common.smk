@@ -1,0 +1,166 @@
+# Helpers shared by the rules: the validated config, the bounded plan, paths and small input functions.
+# Nothing here lists a directory of game files: every Slurm job re-parses this file.
+
+import os
+import shlex
+import sys
+
+import yaml
+from snakemake.utils import validate
+
+from minigo_core import status, storage
+from minigo_core.config import ConfigError, from_dict
+
+
+# Workflow-only keys (not part of the run config the library sees); settable with --config KEY=VALUE.
+WORKFLOW_KEYS = ("first_generation", "last_generation", "plan_max_jobs")
+
+
+validate(config, "../schemas/config.schema.yaml", set_default=False)
+try:
+    RUN = from_dict({k: v for k, v in config.items() if k not in WORKFLOW_KEYS})
+except ConfigError as exc:
+    raise WorkflowError(f"invalid config: {exc}") from None
+if "://" in RUN.root:
+    raise WorkflowError(
+        f"config key 'root' = {RUN.root!r}: the workflow needs a path on a (shared) filesystem; "
+        "fsspec URLs are for the library commands only"
+    )
+
+ROOT = RUN.root.rstrip("/")
+PYTHON = sys.executable  # the interpreter running Snakemake; its environment has minigo_core
+MINIGO = f"{shlex.quote(PYTHON)} -m minigo_core.cli"
+SCRIPTS = os.path.join(workflow.basedir, "workflow", "scripts")
+
+# The bounded plan (see status.plan): in the main Snakemake process it is read from the run's files;
+# in a cluster job (which builds no DAG beyond its own job) every generation is allowed, so a job never
+# disagrees with the plan that submitted it.
+if workflow.remote_exec:
+    PLAN = None
+    PLANNED = r"\d{4}"
+    EVALUATED = r"\d{4}"
+    BOOTSTRAPPED = r"0000"
+else:
+    try:
+        PLAN = status.plan(
+            RUN,
+            first=config.get("first_generation"),
+            last=config.get("last_generation"),
+            max_jobs=config.get("plan_max_jobs", 10000),
+        )
+    except ConfigError as exc:
+        raise WorkflowError(str(exc)) from None
+
+    def _alternatives(generations):
+        return "|".join(f"{g:04d}" for g in generations) or "(?!)"
+
+    PLANNED = _alternatives(PLAN.planned)
+    EVALUATED = _alternatives([*PLAN.late_evaluations, *PLAN.planned])
+    BOOTSTRAPPED = "0000" if 0 in PLAN.planned else "(?!)"
+    logger.info(f"minigo: planning {PLAN.describe()} (run root {ROOT})")
+
+
+def opponent_slugs():
+    specs = status.evaluation_specs(RUN, 1)
+    return "|".join(status.opponent_slug(s) for s in specs) or "(?!)"
+
+
+# ---------------------------------------------------------------------------------------------- paths
+EFFECTIVE_CONFIG = status.effective_config_path(ROOT)
+MODEL = f"{ROOT}/models/gen{{generation}}.pt"
+GAME = f"{ROOT}/games/gen{{generation}}/game{{game}}.arrow"
+GAMES_COMPLETE = f"{ROOT}/games/gen{{generation}}/complete.json"
+WINDOW = f"{ROOT}/window/gen{{generation}}"
+TRAIN = f"{ROOT}/train/gen{{generation}}"
+EVAL = f"{ROOT}/eval/gen{{generation}}/vs_{{opponent}}.json"
+SUMMARY = f"{ROOT}/summary"
+LOGS = f"{ROOT}/logs"
+SHARDS = [f"{WINDOW}/shard{rank:03d}.arrow" for rank in range(RUN.train.ranks)]  # one per training rank
+
+
+def effective_config_text():
+    """The validated run config as YAML: what every library command reads."""
+    header = "# Effective config of this run, written by the workflow; every job reads this file.\n"
+    return header + yaml.safe_dump(RUN.to_dict(), sort_keys=False)
+
+
+# ---------------------------------------------------------------------------------------------- targets
+def all_targets():
+    """Everything the current plan produces, and the run summary."""
+    if PLAN is None:
+        return []
+    targets = [EFFECTIVE_CONFIG]
+    for g in PLAN.late_evaluations:
+        targets += status.generation_outputs(RUN, g)
+    for g in PLAN.planned:
+        targets += status.generation_outputs(RUN, g)
+    last = min(PLAN.last, RUN.generations)
+    if not PLAN.explicit and last >= 1 and status.evaluation_specs(RUN, 1):
+        targets += summary_outputs()
+    return targets
+
+
+def summary_outputs():
+    return [f"{SUMMARY}/{name}" for name in SUMMARY_FILES]
+
+
+SUMMARY_FILES = (
+    "elo.csv",
+    "elo.json",
+    "time_to_target.json",
+    "elo.png",
+    "winrate.png",
+    "loss.png",
+    "game_lengths.png",
+    "resign_false_positives.png",
+    "status.txt",
+)
+
+
+# ---------------------------------------------------------------------------------------------- inputs
+def parent_model(wildcards):
+    return storage.model_path(ROOT, int(wildcards.generation) - 1)
+
+
+def game_files(wildcards):
+    """All game files of one generation (the only rule with thousands of inputs: one generation's worth)."""
+    g = int(wildcards.generation)
+    return [storage.game_path(ROOT, g, i) for i in range(RUN.selfplay.games)]
+
+
+def window_markers(wildcards):
+    """Games-complete markers of the W generations before `generation` (not their game files)."""
+    g = int(wildcards.generation)
+    return [status.complete_marker_path(ROOT, h) for h in range(max(0, g - RUN.window.generations), g)]
+
+
+def opponent_spec(wildcards):
+    return status.opponent_spec(wildcards.opponent)
+
+
+def opponent_model(wildcards):
+    """The opponent's model file (none for GNU Go or the random player)."""
+    g = int(wildcards.generation)
+    other = status.opponent_generation(status.opponent_spec(wildcards.opponent), g)
+    return [] if other is None else [storage.model_path(ROOT, other)]
+
+
+def summary_inputs(wildcards):
+    """Per-generation results of the generations planned so far (a few files per generation)."""
+    last = min(PLAN.last, RUN.generations) if PLAN is not None else RUN.generations
+    files = []
+    for g in range(0, last + 1):
+        files += status.generation_outputs(RUN, g)[1:]
+        if g >= 1:
+            files.append(status.train_metrics_path(ROOT, g))
+    return files
+
+
+def launcher(wildcards, resources):
+    """How the training ranks start: `srun -n N -c T` under Slurm (resource mpi), else nothing.
+
+    Locally `minigo train --ranks N` starts its N processes itself.
+    """
+    if not resources.mpi:
+        return ""
+    return f"{shlex.quote(resources.mpi)} -n {int(resources.tasks)} -c {int(resources.cpus_per_task)}"

@@ -1,0 +1,28 @@
+# Evaluation: the new model against each configured opponent (off the critical path).
+
+
+rule evaluate:
+    input:
+        config=ancient(EFFECTIVE_CONFIG),
+        model=MODEL,
+        opponent=opponent_model,
+    output:
+        result=report(
+            EVAL,
+            caption="../report/evaluate.rst",
+            category="Evaluation",
+            subcategory="Matches",
+            labels={"generation": "{generation}", "opponent": "{opponent}"},
+        ),
+    wildcard_constraints:
+        generation=EVALUATED,
+        opponent=opponent_slugs(),
+    params:
+        spec=opponent_spec,
+    log:
+        f"{LOGS}/evaluate/gen{{generation}}/vs_{{opponent}}.log",
+    resources:
+        runtime=60,
+    shell:
+        "{MINIGO} evaluate --config {input.config:q} --generation {wildcards.generation:q}"
+        " --opponent {params.spec:q} --out {output.result:q} > {log:q} 2>&1"
