@@ -91,6 +91,7 @@ class Position:
         "_board_ext",
         "_libs_ext",
         "_ko",
+        "_score",
     )
 
     def __init__(self, board_size: int = 9, komi: float = 7.5) -> None:
@@ -152,6 +153,7 @@ class Position:
         self._board_ext = board_ext  # flat int8, N*N points + the off-board sentinel
         self._libs_ext = libs_ext  # flat int16: liberty count of the group on each point, 0 where empty
         self._ko = ko  # flat index, -1 when there is none
+        self._score: float | None = None  # Tromp-Taylor score, computed on first use
         self.ko = None if ko < 0 else divmod(ko, board_size)
         self.board = board_ext[: board_size * board_size].reshape(board_size, board_size)
 
@@ -453,6 +455,12 @@ class Position:
 
     def score(self) -> float:
         """Tromp-Taylor area score: Black's stones and territory minus White's, minus komi."""
+        if self._score is None:
+            self._score = self._area_difference() - self.komi
+        return self._score
+
+    def _area_difference(self) -> int:
+        """Black's area minus White's: stones plus empty regions that reach only one colour."""
         colors = self._colors
         neighbors = self._geom.neighbors
         black = colors.count(BLACK)
@@ -479,7 +487,7 @@ class Position:
                 black += len(region)
             elif borders == 2:
                 white += len(region)
-        return black - white - self.komi
+        return black - white
 
     def result(self) -> int:
         """1 if Black wins, -1 if White wins, 0 while the game is not over (or a jigo with integer komi)."""

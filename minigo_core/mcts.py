@@ -10,8 +10,8 @@ after root noise) and `original_prior` (the network's policy). A child is scored
 with illegal moves masked. Q of a visited child is W / N; an unvisited child starts at the parent's network
 value (`init_unvisited: parent`, Python MiniGo) or at a loss for the player to move (`loss`, C++ MiniGo).
 
-Leaves are collected `parallel_readouts` at a time with virtual loss and evaluated in one network batch, each
-under a random one of the 8 symmetries (as in the paper). Virtual losses are counted in a separate integer
+Leaves are collected `parallel_readouts` at a time with virtual loss and evaluated in one network batch under a
+random one of the 8 symmetries (the paper draws one per position; one per batch costs one transform, not B). Virtual losses are counted in a separate integer
 vector `child_virtual`, so undoing them is exact. After a move the chosen child's subtree becomes the new root.
 
 The evaluator is any object with `predict(planes_uint8 (B, P, N, N)) -> (probs (B, N*N+1), values (B,))`,
@@ -111,9 +111,12 @@ class MCTSNode:
         size = probs.shape[0]
         legal = self.position.all_legal_moves()
         self.illegal = ~legal
-        prior = np.where(legal, probs, 0.0).astype(np.float64)
+        prior = probs * legal  # float64: probs come as float64 from MCTSPlayer.evaluate
         total = prior.sum()
-        prior = prior / total if total > 0 else legal / legal.sum()
+        if total > 0:
+            prior /= total
+        else:
+            prior = legal / legal.sum()
         self.original_prior = prior
         self.child_prior = prior
         self.child_N = np.zeros(size)
@@ -122,7 +125,9 @@ class MCTSNode:
         # Q of unvisited children, from the mover's view: the value just computed here, or a loss.
         self.q_init = value_black * self.to_play if init_unvisited == "parent" else -1.0
         # Caches of the two per-child terms of the score, refreshed entry by entry as statistics change.
-        self.child_Q_mover = np.where(legal, self.q_init, -np.inf)
+        q = np.full(size, self.q_init)
+        q[self.illegal] = -np.inf
+        self.child_Q_mover = q
         self.child_prior_over_N = prior.copy()
         self.is_expanded = True
 
@@ -261,7 +266,6 @@ class MCTSPlayer:
 
         self._extract_batch = features.extract_batch
         self._symmetries = symmetries
-        self._sym_tables: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def from_run_config(cls, net: Evaluator, run_cfg: RunConfig, rng: np.random.Generator) -> MCTSPlayer:
@@ -295,39 +299,23 @@ class MCTSPlayer:
         c_base, c_init = self.settings.c_base, self.settings.c_init
         node = root
         while node.is_expanded:
-            node = node.child(int(np.argmax(node.child_action_score(c_base, c_init))))
+            node = node.child(int(node.child_action_score(c_base, c_init).argmax()))
         return node
 
-    def _symmetry_tables(self) -> tuple[np.ndarray, np.ndarray]:
-        """For each of the 8 symmetries: flat gather indices for the board planes and for the policy back."""
-        if self._sym_tables is None:
-            n = self.board_size
-            n2 = n * n
-            syms = self._symmetries
-            boards = np.stack([syms.apply_planes(s, np.arange(n2).reshape(n, n)).reshape(n2)
-                               for s in range(syms.NUM_SYMMETRIES)])
-            policy = np.stack([syms.apply_policy(syms.invert(s), np.arange(n2 + 1), n)
-                               for s in range(syms.NUM_SYMMETRIES)])
-            self._sym_tables = (boards, policy)
-        return self._sym_tables
-
     def evaluate(self, positions: list) -> tuple[np.ndarray, np.ndarray]:
-        """Network priors and values (mover's view) for positions, each under a random symmetry."""
+        """Network priors and values (mover's view) for positions, the batch under one random symmetry."""
         t0 = time.perf_counter()
         planes = self._extract_batch(positions, self.feature_set)
-        syms = None
+        sym = 0
         if self.random_symmetry:
-            board_index, policy_index = self._symmetry_tables()
-            syms = self.rng.integers(0, len(board_index), size=len(positions))
-            b, p, n, _ = planes.shape
-            flat = planes.reshape(b, p, n * n)
-            planes = np.take_along_axis(flat, board_index[syms][:, None, :], axis=2).reshape(b, p, n, n)
+            sym = int(self.rng.integers(0, self._symmetries.NUM_SYMMETRIES))
+            planes = self._symmetries.apply_planes(sym, planes)
         t1 = time.perf_counter()
         probs, values = self.net.predict(planes)
         t2 = time.perf_counter()
         probs = np.asarray(probs, dtype=np.float64)
-        if syms is not None:
-            probs = np.take_along_axis(probs, policy_index[syms], axis=1)
+        if sym:
+            probs = self._symmetries.apply_policy(self._symmetries.invert(sym), probs, self.board_size)
         self.times.network_s += t2 - t1
         self.times.features_s += (t1 - t0) + (time.perf_counter() - t2)
         self.times.batches += 1

@@ -4,7 +4,7 @@ A shard is an Arrow IPC file (random access, zstd-compressed buffers) with one r
 
 | column   | type                        | content                                                        |
 |----------|-----------------------------|----------------------------------------------------------------|
-| `planes` | fixed_size_binary(P * ceil(N*N/8)) | the input planes, each plane bit-packed on its own (`np.packbits`) |
+| `planes` | fixed_size_binary(P*ceil(N*N/8)) | the input planes, each plane bit-packed (`np.packbits`)   |
 | `pi_index` | list<uint16>              | flat indices (pass = N*N) where the policy target is non-zero  |
 | `pi_prob`  | list<float16>             | the policy target there (renormalised to sum to 1 on reading)  |
 | `z`      | float16                     | the value target, from the player to move                      |
@@ -203,7 +203,13 @@ class ShardWriter:
     """
 
     def __init__(
-        self, url: str, rows: int, num_planes: int, board_size: int, feature_set: str, extra: dict | None = None
+        self,
+        url: str,
+        rows: int,
+        num_planes: int,
+        board_size: int,
+        feature_set: str,
+        extra: dict | None = None,
     ) -> None:
         self.url = url
         self.rows = rows
@@ -340,8 +346,11 @@ class LoadedShard:
             lo, hi = max(start, k * br) - k * br, min(stop, (k + 1) * br) - k * br
             pieces.append(self._batch(k).slice(lo, hi - lo))
         if not pieces:
-            return decode(schema(self.info.num_planes, self.info.board_size).empty_table(), self.info.num_planes,
-                          self.info.board_size)
+            return decode(
+                schema(self.info.num_planes, self.info.board_size).empty_table(),
+                self.info.num_planes,
+                self.info.board_size,
+            )
         table = pieces[0] if len(pieces) == 1 else pa.Table.from_batches(pieces, schema=pieces[0].schema)
         return decode(table, self.info.num_planes, self.info.board_size)
 

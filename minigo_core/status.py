@@ -61,7 +61,7 @@ def train_metrics_path(root: str, generation: int) -> str:
 # ---------------------------------------------------------------------------------------------------------
 # What a generation consists of.
 def selfplay_generations(cfg: RunConfig) -> range:
-    """Generations whose models play self-play games: 0 .. G-1 (the last model's games would train nothing)."""
+    """Generations whose models play self-play: 0 .. G-1 (the last model's games would train nothing)."""
     return range(0, cfg.generations)
 
 
@@ -167,9 +167,7 @@ def frontier(cfg: RunConfig) -> tuple[int, tuple[int, ...]]:
     return cfg.generations + 1, tuple(late)
 
 
-def plan(
-    cfg: RunConfig, first: int | None = None, last: int | None = None, max_jobs: int = 10000
-) -> Plan:
+def plan(cfg: RunConfig, first: int | None = None, last: int | None = None, max_jobs: int = 10000) -> Plan:
     """The generations to put into the DAG.
 
     Defaults: from the first unfinished generation to as many generations as fit `max_jobs` jobs (at least
@@ -194,9 +192,7 @@ def plan(
     end = min(G, start + horizon - 1)
     if last is not None:
         if not start <= last <= G:
-            raise ConfigError(
-                f"config key 'last_generation' = {last} is out of range; allowed: {start}..{G}"
-            )
+            raise ConfigError(f"config key 'last_generation' = {last} is out of range; allowed: {start}..{G}")
         end = last if first is not None else min(end, last)
     late = tuple(g for g in late if g < start)
     return Plan(first=start, last=end, generations=G, late_evaluations=late, explicit=first is not None)
@@ -240,21 +236,26 @@ def _mtime(path: str) -> float | None:
         return None
 
 
-def _last_metrics(path: str) -> dict | None:
-    """The last JSON line of a metrics.jsonl file (the end-of-training summary, or the last step)."""
+def _last_metrics(path: str) -> tuple[dict | None, dict | None]:
+    """The last training-step record and the end-of-training record of a metrics.jsonl file."""
+    step = end = None
     try:
         with open(path, "rb") as handle:
-            lines = [line for line in handle.read().splitlines() if line.strip()]
+            lines = handle.read().splitlines()
     except OSError:
-        return None
-    for line in reversed(lines):
+        return None, None
+    for line in lines:
         try:
             record = json.loads(line)
         except ValueError:
             continue
-        if isinstance(record, dict):
-            return record
-    return None
+        if not isinstance(record, dict):
+            continue
+        if record.get("event") == "end":
+            end = record
+        elif "loss" in record:
+            step = record
+    return step, end
 
 
 def _number(record: dict | None, *keys: str) -> float | None:
@@ -271,9 +272,7 @@ def _count_games(root: str, generation: int) -> int:
     directory = storage.games_dir(root, generation)
     try:
         return sum(
-            1
-            for name in os.listdir(directory)
-            if name.endswith(".arrow") and not storage.is_temporary(name)
+            1 for name in os.listdir(directory) if name.endswith(".arrow") and not storage.is_temporary(name)
         )
     except OSError:
         return 0
@@ -340,16 +339,16 @@ def collect(cfg: RunConfig) -> list[GenerationStatus]:
         if g >= 1:
             manifest = _read_json(storage.window_manifest_path(root, g))
             if isinstance(manifest, dict):
-                positions = _number(manifest, "positions", "num_positions", "examples", "total_positions")
+                positions = _number(manifest, "rows")
                 row.window_positions = int(positions) if positions is not None else None
                 started = _mtime(storage.window_manifest_path(root, g))
                 if started is not None and row.model_time is not None:
                     row.train_seconds = max(0.0, row.model_time - started)
-            metrics = _last_metrics(train_metrics_path(root, g))
-            row.loss = _number(metrics, "loss", "total_loss")
-            row.policy_loss = _number(metrics, "policy_loss")
-            row.value_loss = _number(metrics, "value_loss")
-            steps = _number(metrics, "global_step", "step", "steps")
+            step, end = _last_metrics(train_metrics_path(root, g))
+            row.loss = _number(step, "loss")
+            row.policy_loss = _number(step, "policy_loss")
+            row.value_loss = _number(step, "value_loss")
+            steps = _number(step, "global_step")
             row.train_steps = int(steps) if steps is not None else None
             for spec in evaluation_specs(cfg, g):
                 rate = win_rate(eval_path(root, g, spec))
@@ -386,7 +385,11 @@ def format_table(cfg: RunConfig, rows: list[GenerationStatus]) -> str:
     ]
     table = []
     for row in rows:
-        games = f"{row.games_done}/{row.games_total}" + ("" if row.games_complete else "*") if row.games_total else "-"
+        games = (
+            f"{row.games_done}/{row.games_total}" + ("" if row.games_complete else "*")
+            if row.games_total
+            else "-"
+        )
         cells = [
             str(row.generation),
             games,

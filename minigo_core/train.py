@@ -12,14 +12,14 @@ through a rendezvous file on the shared filesystem, at a path unique to each att
 Rank 0 removes the rendezvous file when training ends; a killed attempt's stale file is never reused.
 
 Data layout: the window has S shards; with W ranks (S divisible by W) rank r owns shards r, r+W, ... . A step
-takes `c = batch_per_rank * W / S` consecutive rows from every shard, each shard's rows forming one micro-batch
-whose gradients are averaged (so W ranks over S shards and one rank over the same S shards with a W times
-larger batch compute the same update). Batch i of shard j is a pure function of (i, j): rows i*c .. (i+1)*c-1
-and one random symmetry per example drawn from a generator seeded by (run seed, generation, j, i). Batch
-norm running statistics follow the first shard of rank 0 (torch DDP's default of broadcasting rank 0's
+takes `c = batch_per_rank * W / S` consecutive rows from every shard, each shard's rows forming one
+micro-batch whose gradients are averaged (so W ranks over S shards and one rank over the same S shards with a
+W times larger batch compute the same update). Batch i of shard j is a pure function of (i, j): rows i*c ..
+(i+1)*c-1 and one random symmetry per example drawn from a generator seeded by (run seed, generation, j, i).
+Batch norm running statistics follow the first shard of rank 0 (torch DDP's default of broadcasting rank 0's
 buffers). Gradients are summed by one flat all-reduce per step; for two ranks the sum is exact whatever the
-order, for more ranks gloo's ring order is fixed for a given world size, so a run is reproducible for a
-given number of ranks.
+order, for more ranks gloo's ring order is fixed for a given world size, so a run is reproducible for a given
+number of ranks.
 
 Everything needed to resume lives in `{work_dir}/checkpoint.pt` (weights, optimiser, step, RNG state; the data
 position is the step), written atomically every `train.checkpoint_every` steps. A restarted job resumes from
@@ -48,8 +48,8 @@ import torch
 import torch.nn.functional as F
 
 from minigo_core import config as config_mod
-from minigo_core import prefetch, shards, storage, symmetries
 from minigo_core import model as model_mod
+from minigo_core import prefetch, shards, storage, symmetries
 
 CHECKPOINT_FORMAT = "minigo-train-checkpoint"
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -62,7 +62,7 @@ class TrainError(RuntimeError):
     """Training cannot start or a rank failed; the message says which file, key or rank, and what to do."""
 
 
-# ---- where the ranks meet -------------------------------------------------------------------------------------
+# ---- where the ranks meet ----------------------------------------------------------------------------------
 def slurm_rank_env(env: Mapping[str, str] | None = None) -> tuple[int, int, int] | None:
     """(rank, world size, local rank) when running as a task of an `srun` step, else None."""
     env = os.environ if env is None else env
@@ -116,7 +116,9 @@ def read_window(window_dir: str) -> Window:
     try:
         data = storage.read_bytes(url)
     except FileNotFoundError:
-        raise TrainError(f"window manifest {url} does not exist; run `minigo window` for this generation") from None
+        raise TrainError(
+            f"window manifest {url} does not exist; run `minigo window` for this generation"
+        ) from None
     try:
         manifest = json.loads(data)
         shard_list = manifest["shards"]
@@ -135,7 +137,7 @@ def read_window(window_dir: str) -> Window:
         raise TrainError(f"window manifest {url} is not valid ({exc!r}); rebuild the window") from None
 
 
-# ---- one rank ----------------------------------------------------------------------------------------------------
+# ---- one rank ----------------------------------------------------------------------------------------------
 @dataclass
 class TrainJob:
     """Everything one rank needs; the same on every rank except `rank` and `local_rank`."""
@@ -181,8 +183,15 @@ def augment(planes: np.ndarray, pi: np.ndarray, rng: np.random.Generator) -> tup
 class BatchMaker:
     """`make(i)`: the micro-batches of step i for the shards this rank owns (a pure function of i)."""
 
-    def __init__(self, loaded: list[shards.LoadedShard], shard_ids: list[int], chunk: int, seed: int,
-                 generation: int, device: torch.device) -> None:
+    def __init__(
+        self,
+        loaded: list[shards.LoadedShard],
+        shard_ids: list[int],
+        chunk: int,
+        seed: int,
+        generation: int,
+        device: torch.device,
+    ) -> None:
         self.loaded, self.shard_ids, self.chunk = loaded, shard_ids, chunk
         self.seed, self.generation, self.device = seed, generation, device
 
@@ -192,11 +201,13 @@ class BatchMaker:
             ex = shard.rows(step * self.chunk, (step + 1) * self.chunk)
             rng = np.random.default_rng([self.seed, self.generation, j, step])
             planes, pi = augment(ex.planes, ex.pi, rng)
-            out.append(MicroBatch(
-                x=torch.from_numpy(planes).to(torch.float32),
-                pi=torch.from_numpy(pi),
-                z=torch.from_numpy(ex.z),
-            ))
+            out.append(
+                MicroBatch(
+                    x=torch.from_numpy(planes).to(torch.float32),
+                    pi=torch.from_numpy(pi),
+                    z=torch.from_numpy(ex.z),
+                )
+            )
         return out
 
 
@@ -243,8 +254,9 @@ def _checkpoint_identity(job: TrainJob, window: Window, parent_digest: str, chun
     }
 
 
-def _save_checkpoint(url: str, identity: dict, net: torch.nn.Module, opt: torch.optim.Optimizer,
-                     step: int) -> None:
+def _save_checkpoint(
+    url: str, identity: dict, net: torch.nn.Module, opt: torch.optim.Optimizer, step: int, recent: list
+) -> None:
     payload = {
         "format": CHECKPOINT_FORMAT,
         "identity_json": json.dumps(identity, sort_keys=True),
@@ -252,6 +264,7 @@ def _save_checkpoint(url: str, identity: dict, net: torch.nn.Module, opt: torch.
         "state_dict": {k: v.detach().cpu().clone() for k, v in net.state_dict().items()},
         "optimizer": opt.state_dict(),
         "torch_rng": torch.get_rng_state(),
+        "recent_losses": [list(x) for x in recent],
     }
     buf = io.BytesIO()
     torch.save(payload, buf)
@@ -264,7 +277,9 @@ def _load_checkpoint(url: str, identity: dict, log) -> dict | None:
     try:
         payload = torch.load(io.BytesIO(storage.read_bytes(url)), map_location="cpu", weights_only=True)
     except Exception as exc:  # a foreign or damaged file: start over rather than fail
-        log(f"checkpoint {url} is unreadable ({type(exc).__name__}); starting this generation from the parent")
+        log(
+            f"checkpoint {url} is unreadable ({type(exc).__name__}); starting this generation from the parent"
+        )
         return None
     if payload.get("format") != CHECKPOINT_FORMAT or payload.get("identity_json") != json.dumps(
         identity, sort_keys=True
@@ -302,27 +317,34 @@ def train(job: TrainJob) -> dict | None:
     """
     t_start = time.perf_counter()
     cfg, tcfg = job.cfg, job.cfg.train
-    log = (lambda msg: None) if job.quiet else (lambda msg: print(f"[train g{job.generation} rank {job.rank}] {msg}",
-                                                                   file=sys.stderr, flush=True))
+    log = (
+        (lambda msg: None)
+        if job.quiet
+        else (
+            lambda msg: print(f"[train g{job.generation} rank {job.rank}] {msg}", file=sys.stderr, flush=True)
+        )
+    )
     window = read_window(job.window_dir)
     n_shards, world = len(window.shard_urls), job.world_size
     if n_shards % world:
         raise TrainError(
             f"window {job.window_dir} has {n_shards} shards, which cannot be split over {world} ranks; "
-            f"run with a number of ranks that divides {n_shards}, or rebuild the window with train.ranks = {world}"
+            f"run with a number of ranks that divides {n_shards}, or rebuild the window with "
+            f"train.ranks = {world}"
         )
     per_rank = n_shards // world
     if tcfg.batch_per_rank % per_rank:
         raise TrainError(
-            f"train.batch_per_rank = {tcfg.batch_per_rank} must be divisible by the {per_rank} shards each rank "
-            f"reads ({n_shards} shards over {world} ranks)"
+            f"train.batch_per_rank = {tcfg.batch_per_rank} must be divisible by the {per_rank} shards each "
+            f"rank reads ({n_shards} shards over {world} ranks)"
         )
     chunk = tcfg.batch_per_rank // per_rank
     steps = min(window.shard_rows) // chunk
     if steps == 0:
         raise TrainError(
-            f"window {job.window_dir} has only {min(window.shard_rows)} rows in its smallest shard, fewer than one "
-            f"batch of {chunk}; play more games, raise window.sample_fraction or lower train.batch_per_rank"
+            f"window {job.window_dir} has only {min(window.shard_rows)} rows in its smallest shard, fewer "
+            f"than one batch of {chunk}; play more games, raise window.sample_fraction or lower "
+            "train.batch_per_rank"
         )
 
     torch.manual_seed((cfg.seed * 1_000_003 + job.generation) % 2**63)
@@ -335,19 +357,24 @@ def train(job: TrainJob) -> dict | None:
 
     net = model_mod.load_model(job.parent, backend=tcfg.backend, threads=tcfg.threads_per_rank)
     if (net.cfg.board_size, net.cfg.feature_set, net.cfg.planes) != (
-        window.board_size, window.feature_set, window.num_planes
+        window.board_size,
+        window.feature_set,
+        window.num_planes,
     ):
         raise TrainError(
-            f"parent model {job.parent} is {net.cfg.board_size}x{net.cfg.board_size} with {net.cfg.feature_set} "
+            f"parent model {job.parent} is {net.cfg.board_size}x{net.cfg.board_size} with "
+            f"{net.cfg.feature_set} "
             f"features but window {job.window_dir} holds {window.board_size}x{window.board_size} "
             f"{window.feature_set} examples; check --parent and --window-dir"
         )
     parent_digest = model_mod.model_digest(job.parent)
     global_step0 = int(net.provenance.get("global_step", 0))
     net.to(device).train()
-    opt = torch.optim.SGD(_param_groups(net, tcfg.l2), lr=config_mod.learning_rate_at(tcfg.learning_rate,
-                                                                                      global_step0),
-                          momentum=tcfg.momentum)
+    opt = torch.optim.SGD(
+        _param_groups(net, tcfg.l2),
+        lr=config_mod.learning_rate_at(tcfg.learning_rate, global_step0),
+        momentum=tcfg.momentum,
+    )
 
     identity = _checkpoint_identity(job, window, parent_digest, chunk)
     fs, work_path = storage.fs_and_path(job.work_dir)
@@ -372,21 +399,35 @@ def train(job: TrainJob) -> dict | None:
     loaded = [shards.load_shard(window.shard_urls[j], window.shard_sha256[j]) for j in my_shards]
     load_s = time.perf_counter() - t_load
     maker = BatchMaker(loaded, my_shards, chunk, cfg.seed, job.generation, device)
-    feeder = prefetch.Prefetcher(maker, start_step, steps, capacity=tcfg.prefetch_batches,
-                                 threads=job.prefetch_threads)
+    feeder = prefetch.Prefetcher(
+        maker, start_step, steps, capacity=tcfg.prefetch_batches, threads=job.prefetch_threads
+    )
     params = [p for p in net.parameters()]
     decayed = opt.param_groups[0]["params"]
     scale = 1.0 / (per_rank * world)
     global_batch = tcfg.batch_per_rank * world
     if job.rank == 0:
-        log(f"{steps} steps of {global_batch} examples ({world} ranks x {tcfg.batch_per_rank}; {n_shards} shards of "
-            f">= {min(window.shard_rows)} rows), global step {global_step0 + start_step}, backend {tcfg.backend}, "
-            f"device {device}")
-        _append_metrics(metrics_url, {"event": "start", "generation": job.generation, "steps": steps,
-                                      "start_step": start_step, "ranks": world, "global_batch": global_batch,
-                                      "load_s": load_s, "backend": tcfg.backend})
+        log(
+            f"{steps} steps of {global_batch} examples ({world} ranks x {tcfg.batch_per_rank}; {n_shards} "
+            f"shards of >= {min(window.shard_rows)} rows), global step {global_step0 + start_step}, "
+            f"backend {tcfg.backend}, "
+            f"device {device}"
+        )
+        _append_metrics(
+            metrics_url,
+            {
+                "event": "start",
+                "generation": job.generation,
+                "steps": steps,
+                "start_step": start_step,
+                "ranks": world,
+                "global_batch": global_batch,
+                "load_s": load_s,
+                "backend": tcfg.backend,
+            },
+        )
 
-    recent: list[tuple[float, float]] = []
+    recent: list[tuple[float, float]] = [tuple(x) for x in ckpt["recent_losses"]] if ckpt is not None else []
     t_interval, wait_interval, steps_interval = time.perf_counter(), 0.0, 0
     compute_s = 0.0
     step = start_step
@@ -409,7 +450,7 @@ def train(job: TrainJob) -> dict | None:
             offset = 0
             for p in params:
                 n = p.numel()
-                p.grad.copy_(flat[offset:offset + n].view_as(p.grad))
+                p.grad.copy_(flat[offset : offset + n].view_as(p.grad))
                 offset += n
             stats = flat[offset:].cpu()
         opt.step()
@@ -422,21 +463,32 @@ def train(job: TrainJob) -> dict | None:
             now = time.perf_counter()
             wait_total = feeder.wait_s
             l2_loss = 0.5 * tcfg.l2 * sum(float(p.detach().pow(2).sum()) for p in decayed)
-            _append_metrics(metrics_url, {
-                "event": "step", "step": done, "global_step": global_step0 + done, "lr": lr,
-                "policy_loss": float(stats[0]), "value_loss": float(stats[1]), "l2_loss": l2_loss,
-                "loss": float(stats[0]) + tcfg.value_weight * float(stats[1]) + l2_loss,
-                "examples_per_s": steps_interval * global_batch / max(now - t_interval, 1e-9),
-                "step_ms": 1000 * (now - t_interval) / steps_interval,
-                "data_wait_ms": 1000 * (wait_total - wait_interval) / steps_interval,
-            })
+            _append_metrics(
+                metrics_url,
+                {
+                    "event": "step",
+                    "step": done,
+                    "global_step": global_step0 + done,
+                    "lr": lr,
+                    "policy_loss": float(stats[0]),
+                    "value_loss": float(stats[1]),
+                    "l2_loss": l2_loss,
+                    "loss": float(stats[0]) + tcfg.value_weight * float(stats[1]) + l2_loss,
+                    "examples_per_s": steps_interval * global_batch / max(now - t_interval, 1e-9),
+                    "step_ms": 1000 * (now - t_interval) / steps_interval,
+                    "data_wait_ms": 1000 * (wait_total - wait_interval) / steps_interval,
+                },
+            )
             t_interval, wait_interval, steps_interval = now, wait_total, 0
         if job.rank == 0 and done % tcfg.checkpoint_every == 0 and done < steps:
-            _save_checkpoint(ckpt_url, identity, net, opt, done)
+            _save_checkpoint(ckpt_url, identity, net, opt, done, recent)
         if job.stop_after is not None and done >= job.stop_after and done < steps:
             if job.rank == 0:
-                _save_checkpoint(ckpt_url, identity, net, opt, done)
-                log(f"stopped after step {done} of {steps} (--stop-after); checkpoint {ckpt_url}; rerun to resume")
+                _save_checkpoint(ckpt_url, identity, net, opt, done, recent)
+                log(
+                    f"stopped after step {done} of {steps} (--stop-after); checkpoint {ckpt_url}; "
+                    "rerun to resume"
+                )
             feeder.close()
             _finish_group(world, job)
             return None
@@ -474,17 +526,31 @@ def train(job: TrainJob) -> dict | None:
         net.to("cpu")
         model_mod.save_model(job.out, net, provenance)
         per_rank_wait = [float(g[0]) for g in gathered]
-        _append_metrics(metrics_url, {
-            "event": "end", "steps": steps, "steps_run": ran, "wall_s": wall_s, "load_s": load_s,
-            "examples_per_s": ran * global_batch / max(sum(float(g[1] + g[0]) for g in gathered) / world, 1e-9),
-            "data_wait_s_per_rank": per_rank_wait,
-            "data_wait_fraction": sum(per_rank_wait) / max(sum(float(g[0] + g[1]) for g in gathered), 1e-9),
-            "final_losses": provenance["final_losses"], "model": job.out,
-        })
+        _append_metrics(
+            metrics_url,
+            {
+                "event": "end",
+                "steps": steps,
+                "steps_run": ran,
+                "wall_s": wall_s,
+                "load_s": load_s,
+                "examples_per_s": ran
+                * global_batch
+                / max(sum(float(g[1] + g[0]) for g in gathered) / world, 1e-9),
+                "data_wait_s_per_rank": per_rank_wait,
+                "data_wait_fraction": sum(per_rank_wait)
+                / max(sum(float(g[0] + g[1]) for g in gathered), 1e-9),
+                "final_losses": provenance["final_losses"],
+                "model": job.out,
+            },
+        )
         with contextlib.suppress(FileNotFoundError):
             storage.fs_and_path(ckpt_url)[0].rm(storage.fs_and_path(ckpt_url)[1])
-        log(f"wrote {job.out}: {steps} steps, global step {global_step0 + steps}, policy loss {final[0]:.4f}, "
-            f"value loss {final[1]:.4f}, {wall_s:.1f} s, data wait {100 * per_rank_wait[0] / max(wall_s, 1e-9):.1f}%")
+        log(
+            f"wrote {job.out}: {steps} steps, global step {global_step0 + steps}, "
+            f"policy loss {final[0]:.4f}, value loss {final[1]:.4f}, {wall_s:.1f} s, "
+            f"data wait {100 * per_rank_wait[0] / max(wall_s, 1e-9):.1f}%"
+        )
         result = provenance
     _finish_group(world, job)
     return result
@@ -502,15 +568,16 @@ def _finish_group(world: int, job: TrainJob) -> None:
             os.remove(_local_path(job.rendezvous, "rendezvous file"))
 
 
-# ---- launching N local ranks ------------------------------------------------------------------------------------
+# ---- launching N local ranks -------------------------------------------------------------------------------
 def _die_with_parent() -> None:
     """In a child: get SIGKILL when the launching parent dies (Linux), so no rank outlives its job."""
     with contextlib.suppress(Exception):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def launch_local(base_argv: list[str], ranks: int, work_dir: str, timeout_s: float,
-                 poll_s: float = 0.2) -> int:
+def launch_local(
+    base_argv: list[str], ranks: int, work_dir: str, timeout_s: float, poll_s: float = 0.2
+) -> int:
     """Start `ranks` processes of this command, one per rank, and watch them.
 
     If a rank exits with an error the others are stopped and the job fails naming the rank; the rendezvous
@@ -523,8 +590,20 @@ def launch_local(base_argv: list[str], ranks: int, work_dir: str, timeout_s: flo
     failed: tuple[int, int] | None = None
     try:
         for r in range(ranks):
-            argv = [sys.executable, "-m", "minigo_core.train", *base_argv, "--rank", str(r), "--world-size",
-                    str(ranks), "--rendezvous", rdzv, "--timeout", str(timeout_s)]
+            argv = [
+                sys.executable,
+                "-m",
+                "minigo_core.train",
+                *base_argv,
+                "--rank",
+                str(r),
+                "--world-size",
+                str(ranks),
+                "--rendezvous",
+                rdzv,
+                "--timeout",
+                str(timeout_s),
+            ]
             procs.append(subprocess.Popen(argv, preexec_fn=_die_with_parent))
         while True:
             codes = [p.poll() for p in procs]
@@ -551,32 +630,56 @@ def launch_local(base_argv: list[str], ranks: int, work_dir: str, timeout_s: flo
     if failed is not None:
         rank, code = failed
         how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
-        print(f"minigo train: rank {rank} of {ranks} {how}; the other ranks were stopped (see rank {rank}'s "
-              "messages above)", file=sys.stderr)
+        print(
+            f"minigo train: rank {rank} of {ranks} {how}; the other ranks were stopped (see rank {rank}'s "
+            "messages above)",
+            file=sys.stderr,
+        )
         return 1
     return STOPPED_EARLY if any(p.returncode == STOPPED_EARLY for p in procs) else 0
 
 
-# ---- command line ---------------------------------------------------------------------------------------------
+# ---- command line ------------------------------------------------------------------------------------------
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="minigo train", description="Data-parallel training of generation G over "
-                                "its window's shards, starting from the parent model.")
+    p = argparse.ArgumentParser(
+        prog="minigo train",
+        description="Data-parallel training of generation G over "
+        "its window's shards, starting from the parent model.",
+    )
     p.add_argument("--config", required=True, help="run config YAML")
     p.add_argument("--generation", type=int, required=True, help="generation G to train (>= 1)")
     p.add_argument("--window-dir", required=True, help="window of generation G (shards + manifest.json)")
     p.add_argument("--parent", required=True, help="model of generation G-1")
     p.add_argument("--out", required=True, help="model file of generation G to write")
-    p.add_argument("--ranks", type=int, default=None,
-                   help="start this many local ranks (default: one rank per srun task under Slurm, else "
-                        "train.ranks)")
-    p.add_argument("--work-dir", default=None,
-                   help="checkpoints, metrics and the rendezvous file (default {root}/train/genGGGG)")
-    p.add_argument("--stop-after", type=int, default=None,
-                   help="checkpoint and stop after this many steps without writing the model (rerun to resume)")
-    p.add_argument("--prefetch-threads", type=int, default=1,
-                   help="background threads preparing batches; 0 turns prefetch off")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
-                   help="seconds a rank waits for the others in a collective before failing")
+    p.add_argument(
+        "--ranks",
+        type=int,
+        default=None,
+        help="start this many local ranks (default: one rank per srun task under Slurm, else train.ranks)",
+    )
+    p.add_argument(
+        "--work-dir",
+        default=None,
+        help="checkpoints, metrics and the rendezvous file (default {root}/train/genGGGG)",
+    )
+    p.add_argument(
+        "--stop-after",
+        type=int,
+        default=None,
+        help="checkpoint and stop after this many steps without writing the model (rerun to resume)",
+    )
+    p.add_argument(
+        "--prefetch-threads",
+        type=int,
+        default=1,
+        help="background threads preparing batches; 0 turns prefetch off",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        help="seconds a rank waits for the others in a collective before failing",
+    )
     p.add_argument("--rank", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--world-size", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--rendezvous", default=None, help=argparse.SUPPRESS)
@@ -594,9 +697,17 @@ def cli_main(argv: list[str] | None = None) -> int:
         print("minigo train: --generation must be >= 1 (generation 0 is `minigo bootstrap`)", file=sys.stderr)
         return 2
     work_dir = args.work_dir or storage.train_dir(cfg.root, args.generation)
-    job = TrainJob(cfg=cfg, generation=args.generation, window_dir=args.window_dir, parent=args.parent,
-                   out=args.out, work_dir=work_dir, stop_after=args.stop_after,
-                   prefetch_threads=args.prefetch_threads, timeout_s=args.timeout)
+    job = TrainJob(
+        cfg=cfg,
+        generation=args.generation,
+        window_dir=args.window_dir,
+        parent=args.parent,
+        out=args.out,
+        work_dir=work_dir,
+        stop_after=args.stop_after,
+        prefetch_threads=args.prefetch_threads,
+        timeout_s=args.timeout,
+    )
     slurm = slurm_rank_env()
     if args.rank is not None:  # a child of a local launch
         job.rank, job.world_size, job.rendezvous = args.rank, args.world_size, args.rendezvous

@@ -2,15 +2,16 @@
 
 For generation g the window reads every finished game file of generations max(0, g-W) .. g-1, samples
 `window.sample_fraction` of each game's recorded positions (seeded by run seed, g and the game file), shuffles
-the examples uniformly across the whole window and writes exactly `train.ranks` shards whose sizes differ by at
-most one row, plus `manifest.json` (source games, positions per game, skipped files and why, rows, bytes and
-sha256 per shard, seed, timings). Shards and manifest are written atomically; the manifest comes last, so a
-window with a manifest is complete.
+the examples uniformly across the whole window and writes exactly `train.ranks` shards whose sizes differ by
+at most one row, plus `manifest.json` (source games, positions per game, skipped files and why, rows, bytes
+and sha256 per shard, seed, timings). Shards and manifest are written atomically; the manifest comes last, so
+a window with a manifest is complete.
 
 Bounded memory (a two-pass bucketed shuffle): pass 1 sends each sampled example to one of B bucket files on
-local scratch, chosen uniformly at random; pass 2 loads one bucket at a time, permutes it and appends it to the
-shards in order. A random bucket then a random order inside it is a uniform permutation of the whole window
-(the Rao-Sandelius shuffle), and memory is one bucket (about `BUCKET_ROWS` rows) whatever the window size.
+local scratch, chosen uniformly at random; pass 2 loads one bucket at a time, permutes it and appends it to
+the shards in order. A random bucket then a random order inside it is a uniform permutation of the whole
+window (the Rao-Sandelius shuffle), and memory is one bucket (about `BUCKET_ROWS` rows) whatever the window
+size.
 
 Game files are read by `window.read_threads` threads. A file that cannot be read (truncated, empty, foreign,
 wrong board size or features) is skipped and listed with the reason; if more than `window.max_bad_fraction`
@@ -88,8 +89,9 @@ class GameSample:
     skipped: str | None = None
 
 
-def sample_game(index: int, generation: int, url: str, cfg: config_mod.RunConfig, window_gen: int,
-                num_planes: int) -> GameSample:
+def sample_game(
+    index: int, generation: int, url: str, cfg: config_mod.RunConfig, window_gen: int, num_planes: int
+) -> GameSample:
     """Read one game file, sample its positions and encode them; a bad file comes back with `skipped` set."""
     from minigo_core import features, gamefile
 
@@ -103,10 +105,12 @@ def sample_game(index: int, generation: int, url: str, cfg: config_mod.RunConfig
     except Exception as exc:  # GameFileError and anything a damaged file provokes: skip and report
         return skip(_reason(exc))
     if record.board_size != cfg.board_size:
-        return skip(f"foreign game: {record.board_size}x{record.board_size}, this run plays "
-                    f"{cfg.board_size}x{cfg.board_size}")
-    # The recorded positions are those with a full search (what GameRecord.training_examples returns); only the
-    # sampled ones get feature planes, which saves most of the feature work at a 30% sample.
+        return skip(
+            f"foreign game: {record.board_size}x{record.board_size}, this run plays "
+            f"{cfg.board_size}x{cfg.board_size}"
+        )
+    # The recorded positions are those with a full search (what GameRecord.training_examples returns); only
+    # the sampled ones get feature planes, which saves most of the feature work at a 30% sample.
     recorded = np.flatnonzero(record.full_search)
     n = int(recorded.size)
     key = zlib.crc32(os.path.basename(url).encode())
@@ -134,7 +138,9 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def ordered_map(pool: ThreadPoolExecutor, fn: Callable[..., R], items: Iterable[tuple], ahead: int) -> Iterator[R]:
+def ordered_map(
+    pool: ThreadPoolExecutor, fn: Callable[..., R], items: Iterable[tuple], ahead: int
+) -> Iterator[R]:
     """`fn(*item)` for each item on the pool, results in order, at most `ahead` in flight (bounded memory)."""
     pending: deque[Future] = deque()
     for item in items:
@@ -162,7 +168,7 @@ class BucketSpill:
         counts = np.bincount(bucket_of_row, minlength=len(self.paths))
         starts = np.concatenate([[0], np.cumsum(counts)])
         for b in np.flatnonzero(counts):
-            self._pending[b].append(batch.take(pa.array(order[starts[b]:starts[b + 1]])))
+            self._pending[b].append(batch.take(pa.array(order[starts[b] : starts[b + 1]])))
             self.rows[b] += int(counts[b])
         self._pending_rows += batch.num_rows
         if self._pending_rows >= FLUSH_ROWS:
@@ -206,9 +212,16 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def build_window(cfg: config_mod.RunConfig, generation: int, out_dir: str, *, ranks: int | None = None,
-                 tmp_dir: str | None = None, log: Callable[[str], None] | None = None,
-                 bucket_rows: int = BUCKET_ROWS) -> dict:
+def build_window(
+    cfg: config_mod.RunConfig,
+    generation: int,
+    out_dir: str,
+    *,
+    ranks: int | None = None,
+    tmp_dir: str | None = None,
+    log: Callable[[str], None] | None = None,
+    bucket_rows: int = BUCKET_ROWS,
+) -> dict:
     """Build generation `generation`'s window in `out_dir`; returns the manifest (also written there)."""
     from minigo_core import features
 
@@ -219,14 +232,18 @@ def build_window(cfg: config_mod.RunConfig, generation: int, out_dir: str, *, ra
     files = game_files(cfg.root, gens)
     if not files:
         dirs = ", ".join(storage.games_dir(cfg.root, g) for g in gens)
-        raise WindowError(f"no game files for generation {generation}'s window in {dirs}; run self-play first")
+        raise WindowError(
+            f"no game files for generation {generation}'s window in {dirs}; run self-play first"
+        )
     num_planes = features.num_planes(cfg.features)
     board_size = cfg.board_size
     # Buckets from an upper bound on the rows (games end by 2*N*N moves), so no bucket outgrows BUCKET_ROWS.
     bound = len(files) * int(np.ceil(2 * board_size * board_size * cfg.window.sample_fraction) + 1)
     n_buckets = int(min(4096, max(1, -(-bound // bucket_rows))))
-    log(f"generation {generation}: {len(files)} game files from generations {gens[0]}..{gens[-1]}, "
-        f"{n_buckets} buckets, {n_shards} shards")
+    log(
+        f"generation {generation}: {len(files)} game files from generations {gens[0]}..{gens[-1]}, "
+        f"{n_buckets} buckets, {n_shards} shards"
+    )
     manifest_url = storage.join(out_dir, "manifest.json")
     fs, manifest_path = storage.fs_and_path(manifest_url)
     with contextlib.suppress(FileNotFoundError):
@@ -248,8 +265,15 @@ def build_window(cfg: config_mod.RunConfig, generation: int, out_dir: str, *, ra
                     skipped.append({"path": s.url, "reason": s.skipped})
                     log(f"skipped {s.url}: {s.skipped}")
                     continue
-                games.append({"index": s.index, "path": s.url, "generation": s.generation,
-                              "positions": s.positions, "sampled": int(s.sampled.size)})
+                games.append(
+                    {
+                        "index": s.index,
+                        "path": s.url,
+                        "generation": s.generation,
+                        "positions": s.positions,
+                        "sampled": int(s.sampled.size),
+                    }
+                )
                 if s.batch is not None:
                     spill.add(s.batch, bucket_rng.integers(0, n_buckets, size=s.batch.num_rows))
         spill.close()
@@ -259,7 +283,8 @@ def build_window(cfg: config_mod.RunConfig, generation: int, out_dir: str, *, ra
             more = f" and {len(skipped) - 20} more" if len(skipped) > 20 else ""
             raise WindowError(
                 f"{len(skipped)} of {len(files)} game files are bad, more than window.max_bad_fraction = "
-                f"{cfg.window.max_bad_fraction}: {listed}{more}; remove or regenerate them, or raise the limit"
+                f"{cfg.window.max_bad_fraction}: {listed}{more}; remove or regenerate them, or raise "
+                "the limit"
             )
         total = sum(spill.rows)
         if total < n_shards:
@@ -286,8 +311,14 @@ def build_window(cfg: config_mod.RunConfig, generation: int, out_dir: str, *, ra
                         if writer is not None:
                             written.append(_shard_entry(writer.close()))
                         rank += 1
-                        writer = shards.ShardWriter(storage.join(out_dir, shard_name(rank)), sizes[rank],
-                                                    num_planes, board_size, cfg.features, {**extra, "shard": rank})
+                        writer = shards.ShardWriter(
+                            storage.join(out_dir, shard_name(rank)),
+                            sizes[rank],
+                            num_planes,
+                            board_size,
+                            cfg.features,
+                            {**extra, "shard": rank},
+                        )
                     take = min(writer.remaining, table.num_rows - pos)
                     for batch in table.slice(pos, take).to_batches():
                         writer.write(batch)
@@ -320,13 +351,18 @@ def build_window(cfg: config_mod.RunConfig, generation: int, out_dir: str, *, ra
         "games": games,
         "skipped": skipped,
         "buckets": n_buckets,
-        "timings": {"read_s": round(read_s, 3), "shuffle_write_s": round(write_s, 3),
-                    "total_s": round(time.perf_counter() - t0, 3)},
+        "timings": {
+            "read_s": round(read_s, 3),
+            "shuffle_write_s": round(write_s, 3),
+            "total_s": round(time.perf_counter() - t0, 3),
+        },
         "peak_rss_mb": round(_peak_rss_mb(), 1),
     }
     storage.write_text(manifest_url, json.dumps(manifest, indent=1))
-    log(f"wrote {n_shards} shards, {total} examples ({total_bytes / total:.0f} bytes each) from "
-        f"{len(games)} games ({len(skipped)} skipped) in {manifest['timings']['total_s']:.1f} s")
+    log(
+        f"wrote {n_shards} shards, {total} examples ({total_bytes / total:.0f} bytes each) from "
+        f"{len(games)} games ({len(skipped)} skipped) in {manifest['timings']['total_s']:.1f} s"
+    )
     return manifest
 
 
@@ -357,13 +393,22 @@ def read_manifest(out_dir: str) -> dict:
 
 
 def cli_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="minigo window", description="Sample the last W generations' games "
-                                     "into N_train shuffled, compressed shards and a manifest.")
+    parser = argparse.ArgumentParser(
+        prog="minigo window",
+        description="Sample the last W generations' games "
+        "into N_train shuffled, compressed shards and a manifest.",
+    )
     parser.add_argument("--config", required=True, help="run config YAML")
-    parser.add_argument("--generation", type=int, required=True, help="generation g whose window to build (>= 1)")
-    parser.add_argument("--out-dir", default=None, help="where shards and manifest go (default {root}/window/genGGGG)")
+    parser.add_argument(
+        "--generation", type=int, required=True, help="generation g whose window to build (>= 1)"
+    )
+    parser.add_argument(
+        "--out-dir", default=None, help="where shards and manifest go (default {root}/window/genGGGG)"
+    )
     parser.add_argument("--ranks", type=int, default=None, help="number of shards (default train.ranks)")
-    parser.add_argument("--tmp-dir", default=None, help="local scratch for the shuffle buckets (default $TMPDIR)")
+    parser.add_argument(
+        "--tmp-dir", default=None, help="local scratch for the shuffle buckets (default $TMPDIR)"
+    )
     parser.add_argument("--dry-run", action="store_true", help="count the game files and print the plan only")
     args = parser.parse_args(argv)
     try:
@@ -381,8 +426,10 @@ def cli_main(argv: list[str] | None = None) -> int:
             gens = window_generations(args.generation, cfg.window.generations)
             files = game_files(cfg.root, gens)
             bound = len(files) * int(np.ceil(2 * cfg.board_size**2 * cfg.window.sample_fraction) + 1)
-            print(f"generation {args.generation}: {len(files)} game files in generations {gens}; at most "
-                  f"{bound} examples; {args.ranks or cfg.train.ranks} shards to {out_dir}")
+            print(
+                f"generation {args.generation}: {len(files)} game files in generations {gens}; at most "
+                f"{bound} examples; {args.ranks or cfg.train.ranks} shards to {out_dir}"
+            )
             return 0
         build_window(cfg, args.generation, out_dir, ranks=args.ranks, tmp_dir=args.tmp_dir, log=log)
     except WindowError as exc:

@@ -20,11 +20,20 @@ PER_RANK = 8
 
 def _cfg_dict(root: str, batch_per_rank: int) -> dict:
     return {
-        "root": root, "board_size": BOARD, "seed": 11,
+        "root": root,
+        "board_size": BOARD,
+        "seed": 11,
         "model": {"blocks": 1, "filters": 8, "fc_width": 16, "backend": "torch"},
         "window": {"generations": 3},
-        "train": {"ranks": 2, "batch_per_rank": batch_per_rank, "checkpoint_every": 3, "backend": "torch",
-                  "learning_rate": [[0, 0.05], [6, 0.01]], "threads_per_rank": 1, "prefetch_batches": 3},
+        "train": {
+            "ranks": 2,
+            "batch_per_rank": batch_per_rank,
+            "checkpoint_every": 3,
+            "backend": "torch",
+            "learning_rate": [[0, 0.05], [6, 0.01]],
+            "threads_per_rank": 1,
+            "prefetch_batches": 3,
+        },
     }
 
 
@@ -48,12 +57,28 @@ def setup(tmp_path_factory) -> dict:
     parent = storage.model_path(root, 2)
     net = model.random_model(model.ModelConfig.from_run(cfg), seed=5)
     model.save_model(parent, net, {"generation": 2, "global_step": 4})
-    return {"base": base, "root": root, "cfg": paths, "window": window_dir, "parent": parent, "manifest": manifest}
+    return {
+        "base": base,
+        "root": root,
+        "cfg": paths,
+        "window": window_dir,
+        "parent": parent,
+        "manifest": manifest,
+    }
 
 
 def _job(setup: dict, name: str, out: str, work: str, **kw) -> train.TrainJob:
-    return train.TrainJob(cfg=config.load_config(setup["cfg"][name]), generation=3, window_dir=setup["window"],
-                          parent=setup["parent"], out=out, work_dir=work, quiet=True, log_every=1, **kw)
+    return train.TrainJob(
+        cfg=config.load_config(setup["cfg"][name]),
+        generation=3,
+        window_dir=setup["window"],
+        parent=setup["parent"],
+        out=out,
+        work_dir=work,
+        quiet=True,
+        log_every=1,
+        **kw,
+    )
 
 
 def _weights(url: str) -> dict:
@@ -84,12 +109,16 @@ def test_one_rank_model_and_provenance(setup, one_rank):
     assert prov["steps"] == steps and prov["examples"] == steps * 2 * PER_RANK
     assert prov["global_step"] == 4 + steps  # carried on from the parent's global step
     assert prov["parent"] == setup["parent"] and prov["parent_sha256"] == model.model_digest(setup["parent"])
-    assert prov["window_manifest_sha256"] == storage.sha256_file(storage.join(setup["window"], "manifest.json"))
+    assert prov["window_manifest_sha256"] == storage.sha256_file(
+        storage.join(setup["window"], "manifest.json")
+    )
     assert np.isfinite(prov["final_losses"]["policy"]) and prov["wall_time_s"] > 0
     probs, values = net.predict(np.zeros((2, 17, BOARD, BOARD), dtype=np.uint8))
     assert probs.shape == (2, BOARD * BOARD + 1) and values.shape == (2,)
-    assert any((a != b).any() for a, b in zip(_weights(one_rank).values(), _weights(setup["parent"]).values(),
-                                              strict=True))
+    assert any(
+        (a != b).any()
+        for a, b in zip(_weights(one_rank).values(), _weights(setup["parent"]).values(), strict=True)
+    )
     lines = [json.loads(x) for x in open(setup["base"] / "work-one" / "metrics.jsonl")]
     steps_logged = [x for x in lines if x["event"] == "step"]
     assert [x["global_step"] for x in steps_logged] == list(range(5, 5 + steps))
@@ -102,8 +131,22 @@ def test_one_rank_model_and_provenance(setup, one_rank):
 def test_two_ranks_match_one_rank(setup, one_rank, capfd):
     out = str(setup["base"] / "two.pt")
     work = setup["base"] / "work-two"
-    argv = ["--config", setup["cfg"]["two"], "--generation", "3", "--window-dir", setup["window"],
-            "--parent", setup["parent"], "--out", out, "--ranks", "2", "--work-dir", str(work)]
+    argv = [
+        "--config",
+        setup["cfg"]["two"],
+        "--generation",
+        "3",
+        "--window-dir",
+        setup["window"],
+        "--parent",
+        setup["parent"],
+        "--out",
+        out,
+        "--ranks",
+        "2",
+        "--work-dir",
+        str(work),
+    ]
     assert train.cli_main(argv) == 0, capfd.readouterr().err
     _assert_same_weights(out, one_rank)
     assert model.load_model(out, backend="torch").provenance["ranks"] == 2
@@ -119,10 +162,13 @@ def test_resume_matches_uninterrupted(setup, one_rank):
     assert ckpt["step"] == 4
     prov = train.train(_job(setup, "one", out, work))
     assert prov["resumed_from_step"] == 4
+    assert prov["final_losses"] == model.load_model(one_rank, backend="torch").provenance["final_losses"]
     _assert_same_weights(out, one_rank)
     with open(one_rank, "rb") as a, open(out, "rb") as b:
         ref, got = torch.load(a, weights_only=True), torch.load(b, weights_only=True)
-    assert all(torch.equal(ref["state_dict"][k], got["state_dict"][k]) for k in ref["state_dict"])  # bit-exact
+    assert all(
+        torch.equal(ref["state_dict"][k], got["state_dict"][k]) for k in ref["state_dict"]
+    )  # bit-exact
 
 
 def test_checkpoint_of_other_inputs_is_ignored(setup, one_rank, tmp_path):
@@ -140,15 +186,22 @@ def test_rendezvous_path_is_unique_per_attempt(tmp_path):
     work = str(tmp_path)
     local = {train.rendezvous_path(work, env={}) for _ in range(5)}
     assert len(local) == 5 and all(os.path.basename(p).startswith("rdzv-") for p in local)
-    env = {"SLURM_JOB_ID": "812", "SLURM_STEP_ID": "3", "SLURM_PROCID": "1", "SLURM_NTASKS": "4",
-           "SLURM_LOCALID": "1"}
+    env = {
+        "SLURM_JOB_ID": "812",
+        "SLURM_STEP_ID": "3",
+        "SLURM_PROCID": "1",
+        "SLURM_NTASKS": "4",
+        "SLURM_LOCALID": "1",
+    }
     assert train.slurm_rank_env(env) == (1, 4, 1)
     same = train.rendezvous_path(work, env)
     assert same == train.rendezvous_path(work, {**env, "SLURM_PROCID": "0"})  # every task agrees
     assert same.endswith("rdzv-slurm-812-3-0")
     assert train.rendezvous_path(work, {**env, "SLURM_RESTART_COUNT": "1"}) != same  # a requeued attempt
     assert train.rendezvous_path(work, {**env, "SLURM_STEP_ID": "4"}) != same
-    assert train.slurm_rank_env({"SLURM_JOB_ID": "812", "SLURM_NTASKS": "4"}) is None  # sbatch shell, not srun
+    assert (
+        train.slurm_rank_env({"SLURM_JOB_ID": "812", "SLURM_NTASKS": "4"}) is None
+    )  # sbatch shell, not srun
 
 
 def test_dead_rank_fails_the_job_naming_it(setup, tmp_path, capfd):
@@ -158,9 +211,24 @@ def test_dead_rank_fails_the_job_naming_it(setup, tmp_path, capfd):
         fh.seek(200)
         fh.write(b"\x00" * 64)
     work = tmp_path / "work"
-    argv = ["--config", setup["cfg"]["two"], "--generation", "3", "--window-dir", broken, "--parent",
-            setup["parent"], "--out", str(tmp_path / "m.pt"), "--ranks", "2", "--work-dir", str(work),
-            "--timeout", "60"]
+    argv = [
+        "--config",
+        setup["cfg"]["two"],
+        "--generation",
+        "3",
+        "--window-dir",
+        broken,
+        "--parent",
+        setup["parent"],
+        "--out",
+        str(tmp_path / "m.pt"),
+        "--ranks",
+        "2",
+        "--work-dir",
+        str(work),
+        "--timeout",
+        "60",
+    ]
     t0 = time.monotonic()
     assert train.cli_main(argv) == 1
     assert time.monotonic() - t0 < 120

@@ -27,8 +27,15 @@ def _write_games(root: str, gens: list[int], per_gen: int, seed: int = 0) -> Non
 
 
 def _cfg(root: str, ranks: int = 3, **window_settings) -> config.RunConfig:
-    return config.from_dict({"root": root, "board_size": BOARD, "seed": 7,
-                             "window": {"generations": 2, **window_settings}, "train": {"ranks": ranks}})
+    return config.from_dict(
+        {
+            "root": root,
+            "board_size": BOARD,
+            "seed": 7,
+            "window": {"generations": 2, **window_settings},
+            "train": {"ranks": ranks},
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +46,10 @@ def games_root(tmp_path_factory) -> str:
 
 
 def _all_rows(out_dir: str, manifest: dict) -> list[shards.Examples]:
-    return [shards.load_shard(storage.join(out_dir, s["name"]), s["sha256"]).rows(0, s["rows"])
-            for s in manifest["shards"]]
+    return [
+        shards.load_shard(storage.join(out_dir, s["name"]), s["sha256"]).rows(0, s["rows"])
+        for s in manifest["shards"]
+    ]
 
 
 @pytest.mark.parametrize("bucket_rows", [window.BUCKET_ROWS, 20])
@@ -65,8 +74,10 @@ def test_every_sampled_position_lands_in_exactly_one_shard(games_root, tmp_path,
         assert per_game.get(game["index"], 0) == game["sampled"]
         assert 0 < game["sampled"] < game["positions"]
     # Shuffled across the whole window: the first shard already mixes both generations' games.
-    first_gens = {manifest["games"][[g["index"] for g in manifest["games"]].index(int(i))]["generation"]
-                  for i in rows[0].game}
+    first_gens = {
+        manifest["games"][[g["index"] for g in manifest["games"]].index(int(i))]["generation"]
+        for i in rows[0].game
+    }
     assert first_gens == {1, 2}
 
 
@@ -146,7 +157,7 @@ def test_cli_window(games_root, tmp_path, capsys):
     assert "15 game files" in capsys.readouterr().out
 
 
-# ---- shard format ---------------------------------------------------------------------------------------------
+# ---- shard format ------------------------------------------------------------------------------------------
 def _random_examples(n: int, planes: int = 17, board: int = BOARD, seed: int = 0):
     rng = np.random.default_rng(seed)
     x = (rng.random((n, planes, board, board)) < 0.3).astype(np.uint8)
@@ -172,7 +183,9 @@ def test_shard_roundtrip_across_record_batches(tmp_path):
     loaded = shards.load_shard(url, written.sha256)
     part = loaded.rows(shards.BATCH_ROWS - 5, shards.BATCH_ROWS * 2 + 3)  # spans three record batches
     np.testing.assert_array_equal(part.planes, x[shards.BATCH_ROWS - 5 : shards.BATCH_ROWS * 2 + 3])
-    np.testing.assert_allclose(part.pi, pi[shards.BATCH_ROWS - 5 : shards.BATCH_ROWS * 2 + 3], rtol=2e-3, atol=1e-6)
+    np.testing.assert_allclose(
+        part.pi, pi[shards.BATCH_ROWS - 5 : shards.BATCH_ROWS * 2 + 3], rtol=2e-3, atol=1e-6
+    )
     full = loaded.rows(0, n)
     np.testing.assert_array_equal(full.z, z)
     np.testing.assert_array_equal(full.move, np.arange(n))
@@ -217,7 +230,7 @@ def test_features_plane_count_matches_shard_width():
     assert shards.packed_width(features.num_planes("mlperf07"), 19) == 13 * 46
 
 
-# ---- prefetch --------------------------------------------------------------------------------------------------
+# ---- prefetch ----------------------------------------------------------------------------------------------
 def test_prefetch_yields_in_order_with_threads():
     def make(i: int) -> int:
         time.sleep(0.001 * ((i * 7) % 3))  # finish out of order

@@ -73,34 +73,39 @@ def build_run(root: str, config_file: Path, done: int, games: int, generations: 
     return run_config
 
 
-def dry_run(config_file: Path, quiet: bool) -> tuple[float, float, str]:
-    """Seconds and peak memory (MB) of `snakemake -n` for the run of `config_file`, and its job count."""
+def dry_run(config_file: Path, quiet: bool) -> tuple[float, float, float, str]:
+    """Wall and CPU seconds, peak memory (MB) and job count of `snakemake -n` for the run of `config_file`."""
     cmd = [
         sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--snakefile", str(REPO / "Snakefile"),
         "--directory", str(REPO), "--configfile", str(config_file),
     ]  # fmt: skip
     if quiet:
         cmd.append("--quiet")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     if proc.returncode != 0:
         raise RuntimeError(f"snakemake -n failed for {config_file}:\n{proc.stderr[-3000:]}")
     lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
-    jobs = next((line for line in lines if line.strip().startswith("total")), "total ?")
-    return seconds, max(peak, before) / 1024, jobs.strip()
+    jobs = next((line.split()[-1] for line in lines if line.strip().startswith("total")), "?")
+    return seconds, cpu, after.ru_maxrss / 1024, jobs
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m minigo_core.bench dag", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m minigo_core.bench dag", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--config", default=str(REPO / "config" / "paper.yaml"), help="run config (paper)")
     parser.add_argument("--games", type=int, default=8192, help="self-play games per generation (8192)")
     parser.add_argument("--at", type=int, default=100, help="the later generation to plan (100)")
     parser.add_argument("--repeat", type=int, default=2, help="dry runs per directory; the best is kept (2)")
     parser.add_argument("--quiet", action="store_true", help="pass --quiet to snakemake (no per-job listing)")
-    parser.add_argument("--workdir", default=None, help="where to build the run directories (a temporary dir)")
+    parser.add_argument(
+        "--workdir", default=None, help="where to build the run directories (a temporary dir)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the run directories")
     args = parser.parse_args(argv)
 
@@ -115,20 +120,28 @@ def main(argv: list[str]) -> int:
             args.at: build_run(late, config_file, args.at, args.games, generations),
         }
         files = sum(len(names) for _, _, names in os.walk(late))
-        print(f"built run directories in {time.perf_counter() - start:.1f} s under {base}: generation {args.at}'s "
-              f"has {files} files ({args.games} games x {args.at} finished generations)")
+        print(
+            f"built run directories in {time.perf_counter() - start:.1f} s under {base}: "
+            f"generation {args.at}'s has {files} files ({args.games} games x {args.at} finished generations)"
+        )
         results = {}
         for at, run_config in configs.items():
             label = f"generation {at}"
             runs = [dry_run(run_config, args.quiet) for _ in range(args.repeat)]
-            seconds = min(r[0] for r in runs)
-            results[at] = seconds
-            print(f"snakemake -n at {label:>15}: {seconds:6.2f} s (best of {args.repeat}), "
-                  f"peak RSS {max(r[1] for r in runs):6.0f} MB, jobs: {runs[0][2]}")
-        ratio = results[args.at] / results[1]
-        ok = ratio <= 1.2 and results[args.at] <= 20
-        print(f"ratio generation {args.at} / generation 1: {ratio:.2f} (target <= 1.2; "
-              f"generation {args.at} {results[args.at]:.1f} s, target <= 20 s): {'met' if ok else 'NOT met'}")
+            best = min(runs)
+            results[at] = best
+            print(
+                f"snakemake -n at {label:>15}: {best[0]:6.2f} s wall, {best[1]:6.2f} s CPU (best of "
+                f"{args.repeat}), peak RSS so far {best[2]:5.0f} MB, {best[3]} jobs planned"
+            )
+        wall, cpu = results[args.at][0] / results[1][0], results[args.at][1] / results[1][1]
+        ok = wall <= 1.2 and results[args.at][0] <= 20
+        load = os.getloadavg()[0]
+        print(
+            f"ratio generation {args.at} / generation 1: {wall:.2f} wall, {cpu:.2f} CPU (target <= 1.2); "
+            f"generation {args.at}: {results[args.at][0]:.1f} s wall (target <= 20 s): "
+            f"{'met' if ok else 'NOT met'} (load average {load:.1f} on {os.cpu_count()} cores)"
+        )
     finally:
         if not args.keep and args.workdir is None:
             shutil.rmtree(base, ignore_errors=True)

@@ -1,8 +1,8 @@
 """Window benchmarks: `python -m minigo_core.bench window [--games-per-gen 8192] ...`.
 
 (a) Table 1 in kind: the time for N_train readers to load their training data at the start of training, each
-    reading every raw game file of the window itself (read, parse, replay, features for its share of the sampled
-    positions) versus reading its own shard (one sequential read, decompress, unpack bits).
+    reading every raw game file of the window itself (read, parse, replay, features for its share of the
+    sampled positions) versus reading its own shard (one sequential read, decompress, unpack bits).
 (d) window build time, peak memory and bytes per example on disk, 9x9 and 19x19, at growing window sizes (peak
     memory should stay flat as the window grows).
 
@@ -46,8 +46,15 @@ def random_moves(board_size: int, rng: np.random.Generator, max_moves: int | Non
     return moves
 
 
-def synthetic_game(moves: list, board_size: int, rng: np.random.Generator, features: str = "agz",
-                   komi: float = 7.5, recorded_fraction: float = 0.75, readouts: int = 800) -> gamefile.GameRecord:
+def synthetic_game(
+    moves: list,
+    board_size: int,
+    rng: np.random.Generator,
+    features: str = "agz",
+    komi: float = 7.5,
+    recorded_fraction: float = 0.75,
+    readouts: int = 800,
+) -> gamefile.GameRecord:
     """A valid game record over `moves` with MCTS-like visit counts (a few moves get most of the readouts)."""
     n_moves = len(moves)
     recorded = np.flatnonzero(rng.random(n_moves) < recorded_fraction)
@@ -55,8 +62,9 @@ def synthetic_game(moves: list, board_size: int, rng: np.random.Generator, featu
     # 4..23 candidate moves per position (the played move among them), Dirichlet(0.3) shares of the readouts.
     k = rng.integers(4, 24, size=recorded.size)
     keys = rng.random((recorded.size, n2 + 1))
-    played = np.array([n2 if moves[i] is None else moves[i][0] * board_size + moves[i][1] for i in recorded],
-                      dtype=np.int64).reshape(-1)
+    played = np.array(
+        [n2 if moves[i] is None else moves[i][0] * board_size + moves[i][1] for i in recorded], dtype=np.int64
+    ).reshape(-1)
     keys[np.arange(recorded.size), played] = -1.0  # the played move is always a candidate
     rank = np.argsort(np.argsort(keys, axis=1), axis=1)
     shares = rng.gamma(0.3, size=keys.shape) * (rank < k[:, None])
@@ -86,9 +94,17 @@ def synthetic_game(moves: list, board_size: int, rng: np.random.Generator, featu
     )
 
 
-def make_window_games(root: str, board_size: int, generations: list[int], games_per_gen: int, seed: int = 0,
-                      pool: int = 24, recorded_fraction: float = 0.75, features: str = "agz",
-                      max_moves: int | None = None) -> float:
+def make_window_games(
+    root: str,
+    board_size: int,
+    generations: list[int],
+    games_per_gen: int,
+    seed: int = 0,
+    pool: int = 24,
+    recorded_fraction: float = 0.75,
+    features: str = "agz",
+    max_moves: int | None = None,
+) -> float:
     """Write synthetic game files under `{root}/games/genXXXX/`; returns seconds taken."""
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
@@ -96,8 +112,7 @@ def make_window_games(root: str, board_size: int, generations: list[int], games_
     for gen in generations:
         for i in range(games_per_gen):
             moves = pool_moves[int(rng.integers(pool))] if pool else random_moves(board_size, rng, max_moves)
-            record = synthetic_game(moves, board_size, rng, features,
-                                    recorded_fraction=recorded_fraction)
+            record = synthetic_game(moves, board_size, rng, features, recorded_fraction=recorded_fraction)
             # game_bytes + a plain write: the files are the same, without write_game's per-file fsync, which
             # would make 40960 files take an hour on this disk.
             path = storage.game_path(root, gen, i)
@@ -108,12 +123,19 @@ def make_window_games(root: str, board_size: int, generations: list[int], games_
 
 
 def _config(root: str, board_size: int, ranks: int, features: str) -> config_mod.RunConfig:
-    return config_mod.from_dict({"root": root, "board_size": board_size, "features": features,
-                                 "window": {"read_threads": 2}, "train": {"ranks": ranks}})
+    return config_mod.from_dict(
+        {
+            "root": root,
+            "board_size": board_size,
+            "features": features,
+            "window": {"read_threads": 2},
+            "train": {"ranks": ranks},
+        }
+    )
 
 
 def load_raw(cfg: config_mod.RunConfig, generation: int, rank: int, ranks: int) -> tuple[float, int]:
-    """One reader without shards: read every raw game file, sample, build its 1/ranks share of the examples."""
+    """One reader without shards: read every raw game file, sample, build its 1/ranks share of the rows."""
     from minigo_core import features, window
 
     t0 = time.perf_counter()
@@ -154,13 +176,20 @@ def _build_in_subprocess(config_path: str, generation: int, out_dir: str) -> dic
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m minigo_core.bench window", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m minigo_core.bench window",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--games-per-gen", type=int, default=8192, help="games per generation for (a) [8192]")
     p.add_argument("--board-size", type=int, default=19, help="board size for (a) [19]")
     p.add_argument("--ranks", type=int, default=4, help="N_train readers for (a) (each timed alone)")
-    p.add_argument("--raw-files", type=int, default=256,
-                   help="raw-reader timing: time this many files and scale to the window (0: all files)")
+    p.add_argument(
+        "--raw-files",
+        type=int,
+        default=256,
+        help="raw-reader timing: time this many files and scale to the window (0: all files)",
+    )
     p.add_argument("--sizes", default="40,160,640", help="games per generation for (d)'s growing windows")
     p.add_argument("--skip-a", action="store_true")
     p.add_argument("--skip-d", action="store_true")
@@ -183,8 +212,10 @@ def _bench_a(args: argparse.Namespace, scratch: str) -> None:
 
     root = os.path.join(scratch, "a")
     gens = [0, 1, 2, 3, 4]
-    print(f"(a) synthetic window: {len(gens)} generations x {args.games_per_gen} games, "
-          f"{args.board_size}x{args.board_size}")
+    print(
+        f"(a) synthetic window: {len(gens)} generations x {args.games_per_gen} games, "
+        f"{args.board_size}x{args.board_size}"
+    )
     gen_s = make_window_games(root, args.board_size, gens, args.games_per_gen, recorded_fraction=0.6)
     n_files = len(gens) * args.games_per_gen
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(root) for f in fs)
@@ -194,14 +225,18 @@ def _bench_a(args: argparse.Namespace, scratch: str) -> None:
     t0 = time.perf_counter()
     manifest = window.build_window(cfg, 5, out_dir)
     build_s = time.perf_counter() - t0
-    print(f"    window build (once, by one job): {build_s:.1f} s, {manifest['rows']} examples, "
-          f"{manifest['bytes_per_example']:.0f} bytes/example, peak RSS {manifest['peak_rss_mb']:.0f} MiB")
+    print(
+        f"    window build (once, by one job): {build_s:.1f} s, {manifest['rows']} examples, "
+        f"{manifest['bytes_per_example']:.0f} bytes/example, peak RSS {manifest['peak_rss_mb']:.0f} MiB"
+    )
     shard_times = []
     for r in range(args.ranks):
         t, rows = load_shard(storage.join(out_dir, window.shard_name(r)))
         shard_times.append(t)
-    print(f"    shard load per reader: mean {np.mean(shard_times):.3f} s, max {max(shard_times):.3f} s "
-          f"({rows} rows in the last)")
+    print(
+        f"    shard load per reader: mean {np.mean(shard_times):.3f} s, max {max(shard_times):.3f} s "
+        f"({rows} rows in the last)"
+    )
     # Raw readers: each reads every file; time it on a prefix of the files and scale (stated below).
     files = window.game_files(root, gens)
     limit = len(files) if args.raw_files <= 0 else min(args.raw_files, len(files))
@@ -222,8 +257,10 @@ def _bench_a(args: argparse.Namespace, scratch: str) -> None:
     raw_est, io_est = t_raw * scale, t_io * scale
     note = f" (measured on {limit} of {len(files)} files, scaled x{scale:.0f})" if scale > 1 else ""
     print(f"    raw load per reader: {raw_est:.1f} s{note}; of which read+parse only: {io_est:.1f} s")
-    print(f"    speed-up shard vs raw: {raw_est / np.mean(shard_times):.0f}x "
-          f"(vs read+parse only: {io_est / np.mean(shard_times):.0f}x); target >= 20x")
+    print(
+        f"    speed-up shard vs raw: {raw_est / np.mean(shard_times):.0f}x "
+        f"(vs read+parse only: {io_est / np.mean(shard_times):.0f}x); target >= 20x"
+    )
 
 
 def _bench_d(args: argparse.Namespace, scratch: str) -> None:
@@ -234,13 +271,23 @@ def _bench_d(args: argparse.Namespace, scratch: str) -> None:
             gen_s = make_window_games(root, board_size, [0, 1, 2, 3, 4], games, seed=games, features=feats)
             cfg_path = os.path.join(root, "config.yaml")
             with open(cfg_path, "w") as fh:
-                json.dump({"root": root, "board_size": board_size, "features": feats,
-                           "window": {"read_threads": 2}, "train": {"ranks": 2}}, fh)
+                json.dump(
+                    {
+                        "root": root,
+                        "board_size": board_size,
+                        "features": feats,
+                        "window": {"read_threads": 2},
+                        "train": {"ranks": 2},
+                    },
+                    fh,
+                )
             r = _build_in_subprocess(cfg_path, 5, os.path.join(root, "window"))
-            print(f"    {board_size}x{board_size} {feats:8s} {5 * games:6d} games {r['rows']:8d} examples: "
-                  f"build {r['timings']['total_s']:7.1f} s ({r['rows'] / r['timings']['total_s']:7.0f} ex/s), "
-                  f"peak RSS {r['peak_rss_mb']:6.0f} MiB, {r['bytes_per_example']:6.1f} bytes/example "
-                  f"(games generated in {gen_s:.0f} s)")
+            print(
+                f"    {board_size}x{board_size} {feats:8s} {5 * games:6d} games {r['rows']:8d} examples: "
+                f"build {r['timings']['total_s']:7.1f} s ({r['rows'] / r['timings']['total_s']:7.0f} ex/s), "
+                f"peak RSS {r['peak_rss_mb']:6.0f} MiB, {r['bytes_per_example']:6.1f} bytes/example "
+                f"(games generated in {gen_s:.0f} s)"
+            )
             shutil.rmtree(root, ignore_errors=True)
 
 

@@ -157,10 +157,12 @@ def summary_inputs(wildcards):
 
 
 def launcher(wildcards, resources):
-    """How the training ranks start: `srun -n N -c T` under Slurm (resource mpi), else nothing.
-
-    Locally `minigo train --ranks N` starts its N processes itself.
-    """
+    """How the training ranks start: `srun -n N -c T` under Slurm (resource mpi="srun"), else nothing."""
     if not resources.mpi:
         return ""
     return f"{shlex.quote(resources.mpi)} -n {int(resources.tasks)} -c {int(resources.cpus_per_task)}"
+
+
+def ranks_option(wildcards, resources):
+    """`--ranks N` when `minigo train` starts its ranks itself (no launcher); under srun each task is a rank."""
+    return "" if resources.mpi else f"--ranks {int(resources.tasks)}"

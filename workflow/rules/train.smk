@@ -37,6 +37,7 @@ rule train:
         window_dir=WINDOW,
         work_dir=TRAIN,
         launcher=launcher,
+        ranks=ranks_option,
     threads: RUN.train.ranks * RUN.train.threads_per_rank
     log:
         f"{LOGS}/train/gen{{generation}}.log",
@@ -48,4 +49,4 @@ rule train:
     shell:
         "{params.launcher} {MINIGO} train --config {input.config:q} --generation {wildcards.generation:q}"
         " --window-dir {params.window_dir:q} --parent {input.parent:q} --out {output.model:q}"
-        " --ranks {resources.tasks} --work-dir {params.work_dir:q} > {log:q} 2>&1"
+        " {params.ranks} --work-dir {params.work_dir:q} > {log:q} 2>&1"
