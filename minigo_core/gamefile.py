@@ -12,10 +12,10 @@ One row per recorded position (the moves that got a full search):
 
 The schema metadata key `minigo` holds a JSON document: format and version, board size, komi, feature set, the
 model (url, generation, sha256), the seeds, the result, the move count, the resignation settings and their
-false-positive record, the search settings, the software version, and `moves`: the whole game (unrecorded moves
-included) as SGF points, two letters per move (column then row from the top; `tt` is a pass). Features are
-rebuilt by replaying the moves (`training_examples`); no planes are stored. Wall-clock timings are kept out of
-the file (see `selfplay`'s `.timing.json` sidecar), so the same seed gives byte-identical files.
+false-positive record, the search settings, the software version, and `moves`: the whole game (unrecorded
+moves included) as SGF points, two letters per move (column then row from the top; `tt` is a pass).
+Features are rebuilt by replaying the moves (`training_examples`); no planes are stored. Wall-clock timings
+are kept out of the file (in `selfplay`'s `.timing.json` sidecar): the same seed gives byte-identical files.
 """
 
 from __future__ import annotations
@@ -38,8 +38,17 @@ _SGF_LETTERS = "abcdefghijklmnopqrs"
 _STREAM_START = b"\xff\xff\xff\xff"
 _STREAM_END = b"\xff\xff\xff\xff\x00\x00\x00\x00"
 COLUMNS = ("move_index", "visits", "value_target", "full_search", "root_value")
-REQUIRED_METADATA = ("format", "format_version", "board_size", "komi", "features", "num_moves", "num_positions",
-                     "result", "moves")
+REQUIRED_METADATA = (
+    "format",
+    "format_version",
+    "board_size",
+    "komi",
+    "features",
+    "num_moves",
+    "num_positions",
+    "result",
+    "moves",
+)
 
 
 class GameFileError(ValueError):
@@ -62,7 +71,9 @@ def decode_moves(text: str, board_size: int) -> list[coords.Move]:
             continue
         col, row = _SGF_LETTERS.find(point[0]), _SGF_LETTERS.find(point[1])
         if not (0 <= row < board_size and 0 <= col < board_size):
-            raise ValueError(f"move {i // 2 + 1} {point!r} is not a point on a {board_size}x{board_size} board")
+            raise ValueError(
+                f"move {i // 2 + 1} {point!r} is not a point on a {board_size}x{board_size} board"
+            )
         moves.append((row, col))
     return moves
 
@@ -107,9 +118,9 @@ class GameRecord:
             raise GameFileError(f"game file {self.source}: its move list does not replay ({exc})") from None
 
     def training_examples(self, feature_set: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(planes uint8 (n, P, N, N), pi float32 (n, N*N+1) summing to 1, z float32 (n,)) of the full searches.
+        """(planes uint8 (n, P, N, N), pi float32 (n, N*N+1) summing to 1, z float32 (n,)): full searches.
 
-        Features are rebuilt by replaying the moves; `feature_set` defaults to the one the game was played with.
+        Features are rebuilt by replaying the moves; `feature_set` defaults to the one the game used.
         """
         from minigo_core import features
 
@@ -193,8 +204,10 @@ def _read_bytes(url: str) -> bytes:
 def _metadata_of(schema: pa.Schema, url: str) -> dict:
     raw = (schema.metadata or {}).get(METADATA_KEY)
     if raw is None:
-        raise GameFileError(f"{url} is an Arrow file but not a MiniGo game file (no '{METADATA_KEY.decode()}' "
-                            "metadata); it was probably written by another program")
+        raise GameFileError(
+            f"{url} is an Arrow file but not a MiniGo game file (no '{METADATA_KEY.decode()}' "
+            "metadata); it was probably written by another program"
+        )
     try:
         metadata = json.loads(raw)
     except ValueError as exc:
@@ -215,12 +228,17 @@ def _metadata_of(schema: pa.Schema, url: str) -> dict:
 
 def _open_stream(data: bytes, url: str) -> pa.ipc.RecordBatchStreamReader:
     if not data:
-        raise GameFileError(f"game file {url} is empty (0 bytes); its self-play job did not finish, re-run it")
+        raise GameFileError(
+            f"game file {url} is empty (0 bytes); its self-play job did not finish, re-run it"
+        )
     if not data.startswith(_STREAM_START):
-        raise GameFileError(f"{url} is not a MiniGo game file (not an Arrow IPC stream; first bytes {data[:8]!r})")
+        raise GameFileError(
+            f"{url} is not a MiniGo game file (not an Arrow IPC stream; first bytes {data[:8]!r})"
+        )
     if not data.endswith(_STREAM_END):
         raise GameFileError(
-            f"game file {url} is truncated ({len(data)} bytes, no end-of-stream marker); re-run its self-play job"
+            f"game file {url} is truncated ({len(data)} bytes, no end-of-stream marker); "
+            "re-run its self-play job"
         )
     try:
         return pa.ipc.open_stream(data)
@@ -263,7 +281,9 @@ def _record_from_table(table: pa.Table, metadata: dict, url: str) -> GameRecord:
         )
     visits_col = table.column("visits").combine_chunks()
     if not pa.types.is_fixed_size_list(visits_col.type) or visits_col.type.list_size != n * n + 1:
-        raise GameFileError(f"game file {url}: column 'visits' is {visits_col.type}, expected {n * n + 1} counts")
+        raise GameFileError(
+            f"game file {url}: column 'visits' is {visits_col.type}, expected {n * n + 1} counts"
+        )
     visits = visits_col.flatten().to_numpy(zero_copy_only=False).astype(np.int64).reshape(rows, n * n + 1)
     move_index = table.column("move_index").to_numpy().astype(np.int64)
     if rows and (move_index.max() >= len(moves) or move_index.min() < 0):

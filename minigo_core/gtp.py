@@ -106,8 +106,8 @@ class GTPEngine:
             "showboard": self.cmd_showboard,
             "final_score": self.cmd_final_score,
             "loadsgf": self.cmd_loadsgf,
-            "time_settings": self.cmd_time,
-            "time_left": self.cmd_time,
+            "time_settings": self.cmd_time_settings,
+            "time_left": self.cmd_time_left,
         }
         if player is None:
             del self.commands["genmove"], self.commands["reg_genmove"]
@@ -315,10 +315,18 @@ class GTPEngine:
         self.position = positions[upto]
         return ""
 
-    def cmd_time(self, args: list[str]) -> str:
-        if not all(re.fullmatch(r"-?\d+", a) for a in args) or not args:
+    def cmd_time_settings(self, args: list[str]) -> str:
+        """`time_settings main_time byo_yomi_time byo_yomi_stones`: accepted; the search is by readouts."""
+        if len(args) != 3 or not all(a.isdigit() for a in args):
             raise GTPFailure("syntax error")
-        return ""  # the model searches a fixed number of readouts; clocks are noted, not used
+        return ""
+
+    def cmd_time_left(self, args: list[str]) -> str:
+        """`time_left colour time stones`: accepted; the search is by readouts."""
+        if len(args) != 3 or not all(a.isdigit() for a in args[1:]):
+            raise GTPFailure("syntax error")
+        parse_colour(args[0])
+        return ""
 
 
 # ------------------------------------------------------------------------------------------------ command
@@ -367,8 +375,16 @@ def cli_main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     # Only protocol may reach stdout: everything else the library prints goes to stderr.
-    stdout = sys.stdout.buffer
+    real_stdout = sys.stdout
+    stdout = real_stdout.buffer
     sys.stdout = sys.stderr
+    try:
+        return _serve(args, stdout)
+    finally:
+        sys.stdout = real_stdout
+
+
+def _serve(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     try:
         if args.model == "random":
             from minigo_core.players import RandomPlayer

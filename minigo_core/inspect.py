@@ -25,29 +25,48 @@ def top_moves(visits: np.ndarray, board_size: int, k: int = 5) -> list[tuple[str
     """The k most visited moves: (GTP vertex, visits, share of all visits)."""
     total = int(visits.sum())
     order = np.argsort(-visits, kind="stable")[:k]
-    return [(coords.to_gtp(coords.from_flat(int(i), board_size), board_size), int(visits[i]),
-             visits[i] / total if total else 0.0) for i in order if visits[i] > 0]
+    return [
+        (
+            coords.to_gtp(coords.from_flat(int(i), board_size), board_size),
+            int(visits[i]),
+            visits[i] / total if total else 0.0,
+        )
+        for i in order
+        if visits[i] > 0
+    ]
 
 
 def summary(record: GameRecord, url: str, size: int | None = None) -> str:
     m = record.metadata
     n = record.board_size
-    lines = [f"game file {url}" + (f" ({size} bytes, {size / max(1, record.num_positions):.0f} bytes per "
-                                   "recorded position)" if size is not None else "")]
-    lines.append(f"  board {n}x{n}, komi {m['komi']:g}, features {m['features']}, format {m['format']} "
-                 f"v{m['format_version']}, software {m.get('software_version', '?')}")
+    lines = [
+        f"game file {url}"
+        + (
+            f" ({size} bytes, {size / max(1, record.num_positions):.0f} bytes per recorded position)"
+            if size is not None
+            else ""
+        )
+    ]
+    lines.append(
+        f"  board {n}x{n}, komi {m['komi']:g}, features {m['features']}, format {m['format']} "
+        f"v{m['format_version']}, software {m.get('software_version', '?')}"
+    )
     model = m.get("model") or {}
     if model:
         sha = model.get("sha256") or "?"
         lines.append(f"  model {model.get('url')} (generation {model.get('generation')}, sha256 {sha[:16]})")
     seed = m.get("seed") or {}
     if seed:
-        lines.append(f"  seed: run {seed.get('run_seed')}, generation {seed.get('generation')}, "
-                     f"game {seed.get('game')}")
+        lines.append(
+            f"  seed: run {seed.get('run_seed')}, generation {seed.get('generation')}, "
+            f"game {seed.get('game')}"
+        )
     result = m["result"]
     how = "resignation" if result.get("resigned") else f"score {result.get('score')}"
-    lines.append(f"  result {result_string(m)} ({how}); {m['num_moves']} moves, {record.num_positions} positions "
-                 f"recorded")
+    lines.append(
+        f"  result {result_string(m)} ({how}); {m['num_moves']} moves, {record.num_positions} positions "
+        f"recorded"
+    )
     resign = m.get("resign")
     if resign:
         state = "enabled" if resign.get("enabled") else "disabled in this game"
@@ -57,21 +76,26 @@ def summary(record: GameRecord, url: str, size: int | None = None) -> str:
                 line += "; no player would have resigned"
             else:
                 verdict = "wrongly (it won)" if resign.get("false_positive") else "rightly (it lost)"
-                line += (f"; {resign.get('would_resign_color')} would have resigned at move "
-                         f"{resign.get('would_resign_move')}, {verdict}")
+                line += (
+                    f"; {resign.get('would_resign_color')} would have resigned at move "
+                    f"{resign.get('would_resign_move')}, {verdict}"
+                )
         lines.append(line)
     search = m.get("search")
     if search:
         lines.append(
             f"  search: {search.get('readouts')} readouts on {search.get('full_search_fraction')} of moves "
-            f"(recorded), {search.get('fast_readouts')} on the rest; batches of {search.get('parallel_readouts')}; "
+            f"(recorded), {search.get('fast_readouts')} on the rest; "
+            f"batches of {search.get('parallel_readouts')}; "
             f"noise alpha {search.get('dirichlet_alpha', 0):.3g} weight {search.get('dirichlet_weight')}; "
             f"softpick {search.get('softpick_moves')} moves; unvisited {search.get('init_unvisited')}"
         )
     if record.num_positions:
         values = record.root_value
-        lines.append(f"  root values (mover's view): first {values[0]:+.2f}, last {values[-1]:+.2f}, "
-                     f"min {values.min():+.2f}, max {values.max():+.2f}")
+        lines.append(
+            f"  root values (mover's view): first {values[0]:+.2f}, last {values[-1]:+.2f}, "
+            f"min {values.min():+.2f}, max {values.max():+.2f}"
+        )
     return "\n".join(lines)
 
 
@@ -89,8 +113,10 @@ def board_at(record: GameRecord, move: int, top: int = 5) -> str:
         rows = np.flatnonzero(record.move_index == move)
         if rows.size:
             i = int(rows[0])
-            lines.append(f"  full search, root value {record.root_value[i]:+.3f} (mover's view), "
-                         f"{int(record.visits[i].sum())} visits; value target {record.value_target[i]:+.0f}")
+            lines.append(
+                f"  full search, root value {record.root_value[i]:+.3f} (mover's view), "
+                f"{int(record.visits[i].sum())} visits; value target {record.value_target[i]:+.0f}"
+            )
             for vertex, visits, share in top_moves(record.visits[i], n, top):
                 lines.append(f"    {vertex:>5} {visits:6d} visits {share:6.1%}")
         else:
@@ -105,7 +131,9 @@ def sgf_comments(record: GameRecord, top: int = 5) -> list[str | None]:
     n = record.board_size
     for i, k in enumerate(record.move_index):
         tops = ", ".join(f"{v} {c} ({s:.0%})" for v, c, s in top_moves(record.visits[i], n, top))
-        comments[int(k)] = f"root value {record.root_value[i]:+.3f}; {int(record.visits[i].sum())} visits: {tops}"
+        comments[int(k)] = (
+            f"root value {record.root_value[i]:+.3f}; {int(record.visits[i].sum())} visits: {tops}"
+        )
     return comments
 
 
@@ -115,8 +143,14 @@ def game_sgf(record: GameRecord, top: int = 5) -> bytes:
 
     model = record.metadata.get("model") or {}
     name = f"minigo gen{model.get('generation')}" if model else "minigo"
-    return sgf.write_sgf(record.moves, record.board_size, record.komi, result_string(record.metadata),
-                         comments=sgf_comments(record, top), players=(name, name))
+    return sgf.write_sgf(
+        record.moves,
+        record.board_size,
+        record.komi,
+        result_string(record.metadata),
+        comments=sgf_comments(record, top),
+        players=(name, name),
+    )
 
 
 def inspect_directory(url: str) -> str:
@@ -132,7 +166,9 @@ def inspect_directory(url: str) -> str:
             lines.append(f"{name:<24} BAD: {exc}")
             continue
         size = fs.size(storage.fs_and_path(path)[1])
-        lines.append(f"{name:<24} {result_string(m):>8} {m['num_moves']:>6} {m['num_positions']:>9} {size:>7}")
+        lines.append(
+            f"{name:<24} {result_string(m):>8} {m['num_moves']:>6} {m['num_positions']:>9} {size:>7}"
+        )
     lines.append(f"{len(lines) - 1} game files, {bad} bad")
     return "\n".join(lines)
 
@@ -142,10 +178,12 @@ def inspect_model(url: str) -> str:
 
     net = model.load_model(url, backend="torch")
     params = sum(p.numel() for p in net.parameters())
-    lines = [f"model file {url} (sha256 {model.model_digest(url)[:16]})",
-             f"  config: {json.dumps(net.cfg.to_dict())}",
-             f"  parameters: {params}",
-             f"  provenance: {json.dumps(getattr(net, 'provenance', {}), sort_keys=True)}"]
+    lines = [
+        f"model file {url} (sha256 {model.model_digest(url)[:16]})",
+        f"  config: {json.dumps(net.cfg.to_dict())}",
+        f"  parameters: {params}",
+        f"  provenance: {json.dumps(getattr(net, 'provenance', {}), sort_keys=True)}",
+    ]
     return "\n".join(lines)
 
 
@@ -163,11 +201,15 @@ def _kind(url: str) -> str:
 
 
 def cli_main(argv: list[str] | None = None) -> int:
-    """`minigo inspect PATH [--move K] [--sgf OUT] [--top T]`: show a game file, game directory or model file."""
+    """`minigo inspect PATH [--move K] [--sgf OUT] [--top T]`: show a game file, directory or model file."""
     parser = argparse.ArgumentParser(prog="minigo inspect", description=cli_main.__doc__)
     parser.add_argument("path", help="game file (.arrow), directory of game files, or model file (.pt)")
-    parser.add_argument("--move", type=int, default=None,
-                        help="show the board before move K (0-based) with the search's top moves")
+    parser.add_argument(
+        "--move",
+        type=int,
+        default=None,
+        help="show the board before move K (0-based) with the search's top moves",
+    )
     parser.add_argument("--sgf", default=None, help="write the game as SGF to this file ('-' for stdout)")
     parser.add_argument("--top", type=int, default=5, help="top moves to show per search (default 5)")
     args = parser.parse_args(argv)

@@ -10,9 +10,10 @@ after root noise) and `original_prior` (the network's policy). A child is scored
 with illegal moves masked. Q of a visited child is W / N; an unvisited child starts at the parent's network
 value (`init_unvisited: parent`, Python MiniGo) or at a loss for the player to move (`loss`, C++ MiniGo).
 
-Leaves are collected `parallel_readouts` at a time with virtual loss and evaluated in one network batch under a
-random one of the 8 symmetries (the paper draws one per position; one per batch costs one transform, not B). Virtual losses are counted in a separate integer
-vector `child_virtual`, so undoing them is exact. After a move the chosen child's subtree becomes the new root.
+Leaves are collected `parallel_readouts` at a time with virtual loss and evaluated in one network batch under
+a random one of the 8 symmetries (the paper draws one per position; one per batch costs one transform).
+Virtual losses are counted in a separate integer vector `child_virtual`, so undoing them is exact. After a
+move the chosen child's subtree becomes the new root.
 
 The evaluator is any object with `predict(planes_uint8 (B, P, N, N)) -> (probs (B, N*N+1), values (B,))`,
 values from the view of the player to move (the model's `DualNet`).
@@ -23,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -46,7 +48,7 @@ class _RootStats:
     def __init__(self, N: float = 0.0, W: float = 0.0) -> None:
         self.child_N = np.array([N])
         self.child_W = np.array([W])
-        self.child_virtual = np.zeros(1, dtype=np.int64)
+        self.child_virtual = np.zeros(1)
 
 
 class MCTSNode:
@@ -70,6 +72,7 @@ class MCTSNode:
         "q_init",
         "child_Q_mover",
         "child_prior_over_N",
+        "terminal_value",
     )
 
     def __init__(self, position: Any, fmove: int | None = None, parent: MCTSNode | None = None) -> None:
@@ -85,6 +88,7 @@ class MCTSNode:
         self.children: dict[int, MCTSNode] = {}
         self.is_expanded = False
         self.losses_applied = 0
+        self.terminal_value: float | None = None  # game result (Black's view) once found to be terminal
 
     # ---- this node's own statistics (kept in the parent's vectors) ----
     @property
@@ -121,13 +125,11 @@ class MCTSNode:
         self.child_prior = prior
         self.child_N = np.zeros(size)
         self.child_W = np.zeros(size)
-        self.child_virtual = np.zeros(size, dtype=np.int64)
+        self.child_virtual = np.zeros(size)  # virtual losses in flight (whole numbers)
         # Q of unvisited children, from the mover's view: the value just computed here, or a loss.
         self.q_init = value_black * self.to_play if init_unvisited == "parent" else -1.0
         # Caches of the two per-child terms of the score, refreshed entry by entry as statistics change.
-        q = np.full(size, self.q_init)
-        q[self.illegal] = -np.inf
-        self.child_Q_mover = q
+        self.child_Q_mover = np.where(legal, self.q_init, -np.inf)
         self.child_prior_over_N = prior.copy()
         self.is_expanded = True
 
@@ -137,19 +139,19 @@ class MCTSNode:
         self.child_prior_over_N = prior / (1.0 + self.child_N + self.child_virtual)
 
     def refresh(self, i: int) -> None:
-        """Recompute the cached Q (mover's view, virtual losses counted as losses) and P / (1 + N) of child i."""
-        n_virtual = self.child_virtual[i]
-        n = self.child_N[i] + n_virtual
+        """Recompute child i's cached Q (mover's view, virtual losses count as losses) and P / (1 + N)."""
+        n_virtual = float(self.child_virtual[i])
+        n = float(self.child_N[i]) + n_virtual
         if n:
-            self.child_Q_mover[i] = (self.child_W[i] * self.to_play - n_virtual) / n
+            self.child_Q_mover[i] = (float(self.child_W[i]) * self.to_play - n_virtual) / n
         else:
             self.child_Q_mover[i] = self.q_init
-        self.child_prior_over_N[i] = self.child_prior[i] / (1.0 + n)
+        self.child_prior_over_N[i] = float(self.child_prior[i]) / (1.0 + n)
 
     def child_action_score(self, c_base: float, c_init: float) -> np.ndarray:
         """Q * to_play + U for every child (illegal moves -inf)."""
-        stats = self.parent
-        N = stats.child_N[self.index] + stats.child_virtual[self.index]
+        stats, i = self.parent, self.index
+        N = float(stats.child_N[i]) + float(stats.child_virtual[i])
         scale = 2.0 * (math.log((1.0 + N + c_base) / c_base) + c_init) * math.sqrt(max(1.0, N - 1.0))
         return self.child_Q_mover + scale * self.child_prior_over_N
 
@@ -163,7 +165,7 @@ class MCTSNode:
 
     def children_as_pi(self, squash: bool = False) -> np.ndarray:
         """Visit distribution over moves (MiniGo squashes by N^0.98 when picking in proportion)."""
-        probs = self.child_N ** SOFTPICK_EXPONENT if squash else self.child_N
+        probs = self.child_N**SOFTPICK_EXPONENT if squash else self.child_N
         total = probs.sum()
         return probs / total if total else probs
 
@@ -178,25 +180,23 @@ def _add_virtual_loss(leaf: MCTSNode, root: MCTSNode) -> None:
         node = parent
 
 
-def _revert_virtual_loss(leaf: MCTSNode, root: MCTSNode) -> None:
-    node = leaf
-    while node is not root:
-        parent = node.parent
-        parent.child_virtual[node.index] -= 1
-        node.losses_applied -= 1
-        node = parent  # refreshed by the backup that always follows
+def _backup(leaf: MCTSNode, value_black: float, root: MCTSNode, undo_virtual_loss: bool = False) -> None:
+    """Add one visit with `value_black` to every node from the leaf up to and including the root.
 
-
-def _backup(leaf: MCTSNode, value_black: float, root: MCTSNode) -> None:
-    """Add one visit with `value_black` to every node from the leaf up to and including the root."""
+    With `undo_virtual_loss`, also take back the virtual loss `_add_virtual_loss` put on the same path.
+    """
     node = leaf
     while True:
         parent = node.parent
-        parent.child_N[node.index] += 1
-        parent.child_W[node.index] += value_black
+        i = node.index
+        parent.child_N[i] += 1
+        parent.child_W[i] += value_black
         if node is root:
             return
-        parent.refresh(node.index)
+        if undo_virtual_loss:
+            parent.child_virtual[i] -= 1
+            node.losses_applied -= 1
+        parent.refresh(i)
         node = parent
 
 
@@ -217,6 +217,7 @@ class SearchResult:
 class SearchTimes:
     """Where a player's time went (seconds), for the self-play benchmark."""
 
+    clock: Callable[[], float] = time.perf_counter  # or time.process_time: CPU seconds, steadier when busy
     total_s: float = 0.0
     network_s: float = 0.0
     features_s: float = 0.0
@@ -229,8 +230,8 @@ class MCTSPlayer:
     """Plays moves by PUCT search; keeps the tree between moves and reuses the subtree of the move played.
 
     `settings` is the run's `SelfplaySettings` (readouts, fast_readouts, parallel_readouts, c_base, c_init,
-    dirichlet_weight, init_unvisited). `softpick_moves` and `dirichlet_alpha` default to the run config's rules
-    (`RunConfig.softpick_moves`, `RunConfig.dirichlet_alpha`) for this board size.
+    dirichlet_weight, init_unvisited). `softpick_moves` and `dirichlet_alpha` default to the run config's
+    rules (`RunConfig.softpick_moves`, `RunConfig.dirichlet_alpha`) for this board size.
     """
 
     def __init__(
@@ -304,20 +305,21 @@ class MCTSPlayer:
 
     def evaluate(self, positions: list) -> tuple[np.ndarray, np.ndarray]:
         """Network priors and values (mover's view) for positions, the batch under one random symmetry."""
-        t0 = time.perf_counter()
+        clock = self.times.clock
+        t0 = clock()
         planes = self._extract_batch(positions, self.feature_set)
         sym = 0
         if self.random_symmetry:
             sym = int(self.rng.integers(0, self._symmetries.NUM_SYMMETRIES))
             planes = self._symmetries.apply_planes(sym, planes)
-        t1 = time.perf_counter()
+        t1 = clock()
         probs, values = self.net.predict(planes)
-        t2 = time.perf_counter()
+        t2 = clock()
         probs = np.asarray(probs, dtype=np.float64)
         if sym:
             probs = self._symmetries.apply_policy(self._symmetries.invert(sym), probs, self.board_size)
         self.times.network_s += t2 - t1
-        self.times.features_s += (t1 - t0) + (time.perf_counter() - t2)
+        self.times.features_s += (t1 - t0) + (clock() - t2)
         self.times.batches += 1
         return probs, np.asarray(values, dtype=np.float64)
 
@@ -336,34 +338,37 @@ class MCTSPlayer:
         root.set_prior((1.0 - weight) * root.original_prior + weight * noise)
 
     def tree_search(self, root: MCTSNode, batch: int) -> int:
-        """Select `batch` leaves with virtual loss, evaluate them in one network call, back up. Returns readouts."""
+        """Select `batch` leaves with virtual loss, evaluate them in one network call, back up all of them."""
         leaves: list[MCTSNode] = []
         for _ in range(batch):
             leaf = self.select_leaf(root)
-            if self.is_terminal(leaf.position):
-                _backup(leaf, 1.0 if leaf.position.score() > 0 else -1.0, root)
+            if leaf.terminal_value is None and self.is_terminal(leaf.position):
+                leaf.terminal_value = 1.0 if leaf.position.score() > 0 else -1.0  # Black's view
+            if leaf.terminal_value is not None:
+                _backup(leaf, leaf.terminal_value, root)
                 continue
             _add_virtual_loss(leaf, root)
             leaves.append(leaf)
         if leaves:
             unique = list({id(leaf): leaf for leaf in leaves}.values())
             probs, values = self.evaluate([leaf.position for leaf in unique])
-            results = {id(leaf): (p, v * leaf.to_play) for leaf, p, v in zip(unique, probs, values)}
+            results = {
+                id(leaf): (p, v * leaf.to_play) for leaf, p, v in zip(unique, probs, values, strict=True)
+            }
             for leaf in leaves:
                 p, value_black = results[id(leaf)]
-                _revert_virtual_loss(leaf, root)
                 if not leaf.is_expanded:
                     leaf.expand(p, float(value_black), self.settings.init_unvisited)
-                _backup(leaf, float(value_black), root)
+                _backup(leaf, float(value_black), root, undo_virtual_loss=True)
         return batch
 
     def search(self, position: Any, *, full_search: bool = True, noise: bool | None = None) -> SearchResult:
         """Search `position` (readouts, or fast_readouts when not a full search) and pick a move.
 
         Noise defaults to on for full searches when `dirichlet_weight > 0` (KataGo: fast searches get none).
-        Before move `softpick_moves` the move is drawn in proportion to visits^0.98, after it the most visited.
+        Before move `softpick_moves` the move is drawn in proportion to visits^0.98, then the most visited.
         """
-        t0 = time.perf_counter()
+        t0 = self.times.clock()
         root = self.set_root(position)
         if self.is_terminal(position):
             raise ValueError(f"cannot search a finished game (move {position.n})")
@@ -381,7 +386,7 @@ class MCTSPlayer:
         fmove = self.pick_move(root)
         self.times.readouts += done
         self.times.searches += 1
-        self.times.total_s += time.perf_counter() - t0
+        self.times.total_s += self.times.clock() - t0
         return SearchResult(
             move=coords.from_flat(fmove, self.board_size),
             fmove=fmove,
@@ -417,14 +422,11 @@ def _move_of(recent_item: Any) -> coords.Move:
 
 
 def _same_position(a: Any, b: Any) -> bool:
-    return (
-        a is b
-        or (
-            a.n == b.n
-            and a.to_play == b.to_play
-            and np.array_equal(a.board, b.board)
-            and tuple(a.recent) == tuple(b.recent)
-        )
+    return a is b or (
+        a.n == b.n
+        and a.to_play == b.to_play
+        and np.array_equal(a.board, b.board)
+        and tuple(a.recent) == tuple(b.recent)
     )
 
 

@@ -21,6 +21,7 @@ import dataclasses
 import hashlib
 import io
 import sys
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,6 +133,7 @@ class DualNet(nn.Module):
         self.value_fc2 = nn.Linear(cfg.fc_width, 1)
         self._fused = None
         self._fused_key: tuple = ()
+        self._fused_tensors: list[torch.Tensor] = []
         self.backend = "torch"
         self.set_backend(backend)
 
@@ -140,6 +142,8 @@ class DualNet(nn.Module):
             raise ValueError(f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
         if backend == "dsp":
             from minigo_core import dsp  # noqa: F401  (fail early if the extension is not built)
+        else:  # oneDNN's fast CPU path: channels_last activations and weights (no weight reorder per call)
+            self.to(memory_format=torch.channels_last)
         self.backend = backend
         return self
 
@@ -147,8 +151,8 @@ class DualNet(nn.Module):
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         if x.dim() != 4 or x.shape[1:] != (self.cfg.planes, self.cfg.board_size, self.cfg.board_size):
             raise ValueError(
-                f"DualNet expects input (B, {self.cfg.planes}, {self.cfg.board_size}, {self.cfg.board_size}), "
-                f"got {tuple(x.shape)}"
+                f"DualNet expects input (B, {self.cfg.planes}, {self.cfg.board_size}, "
+                f"{self.cfg.board_size}), got {tuple(x.shape)}"
             )
         if self.backend == "dsp":
             if not self.training and not torch.is_grad_enabled():
@@ -200,12 +204,15 @@ class DualNet(nn.Module):
         """The BN-folded whole-network inference engine of the dsp backend, rebuilt when parameters change."""
         from minigo_core import dsp
 
-        key = tuple(t._version for t in self.state_dict(keep_vars=True).values()) + tuple(
-            id(t) for t in self.parameters()
-        )
-        if self._fused is None or key != self._fused_key:
-            self._fused = dsp.FusedNet(self)
-            self._fused_key = key
+        # cheap staleness check (a few microseconds): every in-place update (optimizer step, load_state_dict,
+        # BN running stats) bumps a tensor's version counter; a replaced tensor changes its data pointer
+        if self._fused is not None:
+            key = tuple((t._version, t.data_ptr()) for t in self._fused_tensors)
+            if key == self._fused_key:
+                return self._fused
+        self._fused_tensors = [*self.parameters(), *self.buffers()]
+        self._fused = dsp.FusedNet(self)
+        self._fused_key = tuple((t._version, t.data_ptr()) for t in self._fused_tensors)
         return self._fused
 
     @torch.no_grad()
@@ -227,7 +234,7 @@ class DualNet(nn.Module):
         return probs.numpy().astype(np.float32, copy=False), value.numpy().astype(np.float32, copy=False)
 
 
-# ---- model files ---------------------------------------------------------------------------------------------
+# ---- model files --------------------------------------------------------------------------------------
 def _plain(value: Any, where: str) -> Any:
     """Check that provenance holds only plain types (so the file loads with weights_only=True)."""
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -236,7 +243,9 @@ def _plain(value: Any, where: str) -> Any:
         return [_plain(v, where) for v in value]
     if isinstance(value, dict):
         return {str(k): _plain(v, where) for k, v in value.items()}
-    raise TypeError(f"{where}: {type(value).__name__} is not a plain type (None/bool/int/float/str/list/dict)")
+    raise TypeError(
+        f"{where}: {type(value).__name__} is not a plain type (None/bool/int/float/str/list/dict)"
+    )
 
 
 def model_bytes(net: DualNet, provenance: dict) -> bytes:
@@ -272,7 +281,9 @@ def _read(url: str) -> bytes:
         with fs.open(path, "rb") as handle:
             return handle.read()
     except FileNotFoundError:
-        raise ModelFileError(f"model file {url} does not exist; check the path or run `minigo bootstrap`") from None
+        raise ModelFileError(
+            f"model file {url} does not exist; check the path or run `minigo bootstrap`"
+        ) from None
     except OSError as exc:
         raise ModelFileError(f"cannot read model file {url}: {exc}") from exc
 
@@ -282,7 +293,9 @@ def load_model(url: str, backend: str = "dsp", threads: int = 1) -> DualNet:
     data = _read(url)
     redo = "re-create it (minigo bootstrap / minigo train) or point at another generation's model"
     try:
-        payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # a foreign pickle may warn about its protocol before failing
+            warnings.simplefilter("ignore")
+            payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises RuntimeError, pickle.UnpicklingError, zipfile errors, EOFError...
         raise ModelFileError(
             f"model file {url} is corrupt, truncated or not a MiniGo model ({len(data)} bytes; "
@@ -325,9 +338,9 @@ def random_model(cfg: ModelConfig, seed: int, backend: str = "torch") -> DualNet
     return net
 
 
-# ---- minigo bootstrap ------------------------------------------------------------------------------------------
+# ---- minigo bootstrap ----------------------------------------------------------------------------------
 def cli_main(argv: list[str] | None = None) -> int:
-    """`minigo bootstrap --config C --out MODEL [--seed S]`: generation 0, random weights from the run seed."""
+    """`minigo bootstrap --config C --out MODEL [--seed S]`: generation 0, random weights (run seed)."""
     from minigo_core import config as config_mod
 
     parser = argparse.ArgumentParser(prog="minigo bootstrap", description=cli_main.__doc__)
@@ -343,11 +356,19 @@ def cli_main(argv: list[str] | None = None) -> int:
     seed = run_cfg.seed if args.seed is None else args.seed
     cfg = ModelConfig.from_run(run_cfg)
     net = random_model(cfg, seed)
-    provenance = {"generation": 0, "parent": None, "data": [], "seed": int(seed), "kind": "random initialisation"}
+    provenance = {
+        "generation": 0,
+        "parent": None,
+        "data": [],
+        "seed": int(seed),
+        "kind": "random initialisation",
+    }
     save_model(args.out, net, provenance)
     n_params = sum(p.numel() for p in net.parameters())
-    print(f"wrote {args.out}: generation 0, {cfg.board_size}x{cfg.board_size}, {cfg.blocks} blocks x "
-          f"{cfg.filters} filters, {cfg.feature_set} features, {n_params} parameters, seed {seed}")
+    print(
+        f"wrote {args.out}: generation 0, {cfg.board_size}x{cfg.board_size}, {cfg.blocks} blocks x "
+        f"{cfg.filters} filters, {cfg.feature_set} features, {n_params} parameters, seed {seed}"
+    )
     return 0
 
 

@@ -177,11 +177,15 @@ class GTPPlayer(Player):
         self.argv = list(argv)
         try:
             self.client = GTPClient(self.argv, timeout=timeout)
+        except GTPError as exc:
+            raise PlayerError(f"GTP engine {shlex.join(self.argv)} failed to start: {exc}") from exc
+        try:
             self.engine_name = self.client.send("name")
             self.engine_version = self.client.send("version")
             self.commands = set(self.client.send("list_commands").split())
         except GTPError as exc:
-            raise PlayerError(f"GTP engine {shlex.join(self.argv)} failed to start: {exc}") from exc
+            self.client.close(kill=True)
+            raise PlayerError(f"GTP engine {shlex.join(self.argv)} does not answer GTP: {exc}") from exc
         self.board_size = 0
 
     def _send(self, command: str) -> str:

@@ -37,6 +37,7 @@ class Prefetcher(Generic[T]):
         self._closed = False
         self._workers: list[threading.Thread] = []
         self.wait_s = 0.0
+        self.first_wait_s = 0.0  # the wait for the first batch (start-up, before anything could run ahead)
         self.batches = 0
 
     def _work(self) -> None:
@@ -80,7 +81,10 @@ class Prefetcher(Generic[T]):
                             )
                         batch = self._ready.pop(i)
                     self._slots.release()
-                self.wait_s += time.perf_counter() - t0
+                waited = time.perf_counter() - t0
+                self.wait_s += waited
+                if self.batches == 0:
+                    self.first_wait_s = waited
                 self.batches += 1
                 yield batch
         finally:

@@ -456,6 +456,9 @@ def plot_elo(rows: Sequence[dict], title: str = "Elo per generation") -> bytes:
         ax.axhspan(r["elo_low95"], r["elo_high95"], color=colour, alpha=0.1)
         ax.annotate(r["player"], xy=(0.01, r["elo"]), xycoords=("axes fraction", "data"), color=colour,
                     fontsize=8, va="bottom")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("generation")
     ax.set_ylabel("Elo (generation 0 = 0)")
     ax.set_title(title)

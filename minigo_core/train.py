@@ -38,6 +38,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -157,6 +158,7 @@ class TrainJob:
     timeout_s: float = DEFAULT_TIMEOUT_S
     log_every: int = 10
     quiet: bool = False
+    record_wall_time: bool = True  # False: identical inputs give a byte-identical model file
     extra_provenance: dict = field(default_factory=dict)
 
 
@@ -314,7 +316,20 @@ def train(job: TrainJob) -> dict | None:
     """Run one rank of the training job. Returns the provenance written (rank 0), or None when stopped early.
 
     With `world_size == 1` no process group is made. Raises TrainError with what to do on bad inputs.
+    torch's global settings (threads, RNG, determinism) are restored afterwards, so it can run in-process.
     """
+    saved = (torch.get_num_threads(), torch.get_rng_state(), torch.are_deterministic_algorithms_enabled(),
+             torch.is_deterministic_algorithms_warn_only_enabled())  # fmt: skip
+    try:
+        return _train(job)
+    finally:
+        torch.set_num_threads(saved[0])
+        torch.set_rng_state(saved[1])
+        torch.use_deterministic_algorithms(saved[2], warn_only=saved[3])
+
+
+def _train(job: TrainJob) -> dict | None:
+    """The body of `train`: one rank, from the window manifest to the model file."""
     t_start = time.perf_counter()
     cfg, tcfg = job.cfg, job.cfg.train
     log = (
@@ -496,7 +511,7 @@ def train(job: TrainJob) -> dict | None:
     wall_s = time.perf_counter() - t_start
     ran = steps - start_step
     wait_s = feeder.wait_s
-    summary = torch.tensor([wait_s, compute_s, float(ran)], dtype=torch.float64)
+    summary = torch.tensor([wait_s, compute_s, float(ran), feeder.first_wait_s], dtype=torch.float64)
     if world > 1:
         gathered = [torch.zeros_like(summary) for _ in range(world)]
         dist.all_gather(gathered, summary)
@@ -519,8 +534,7 @@ def train(job: TrainJob) -> dict | None:
             "final_losses": {"policy": float(final[0]), "value": float(final[1])},
             "learning_rate_final": config_mod.learning_rate_at(tcfg.learning_rate, global_step0 + steps - 1),
             "seed": cfg.seed,
-            "wall_time_s": round(wall_s, 3),
-            "resumed_from_step": start_step,
+            **({"wall_time_s": round(wall_s, 3)} if job.record_wall_time else {}),
             **job.extra_provenance,
         }
         net.to("cpu")
@@ -538,9 +552,11 @@ def train(job: TrainJob) -> dict | None:
                 * global_batch
                 / max(sum(float(g[1] + g[0]) for g in gathered) / world, 1e-9),
                 "data_wait_s_per_rank": per_rank_wait,
+                "first_batch_wait_s_per_rank": [float(g[3]) for g in gathered],
                 "data_wait_fraction": sum(per_rank_wait)
                 / max(sum(float(g[0] + g[1]) for g in gathered), 1e-9),
                 "final_losses": provenance["final_losses"],
+                "resumed_from_step": start_step,
                 "model": job.out,
             },
         )
@@ -588,6 +604,10 @@ def launch_local(
     os.makedirs(os.path.dirname(path), exist_ok=True)
     procs: list[subprocess.Popen] = []
     failed: tuple[int, int] | None = None
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        # A scheduler stops jobs with SIGTERM: turn it into SystemExit so the cleanup below still runs.
+        previous = signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         for r in range(ranks):
             argv = [
@@ -604,7 +624,7 @@ def launch_local(
                 "--timeout",
                 str(timeout_s),
             ]
-            procs.append(subprocess.Popen(argv, preexec_fn=_die_with_parent))
+            procs.append(subprocess.Popen(argv))
         while True:
             codes = [p.poll() for p in procs]
             bad = [(r, c) for r, c in enumerate(codes) if c not in (None, 0, STOPPED_EARLY)]
@@ -627,6 +647,8 @@ def launch_local(
                 p.wait()
         with contextlib.suppress(FileNotFoundError):
             os.remove(path)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     if failed is not None:
         rank, code = failed
         how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
@@ -680,6 +702,12 @@ def _parser() -> argparse.ArgumentParser:
         default=DEFAULT_TIMEOUT_S,
         help="seconds a rank waits for the others in a collective before failing",
     )
+    p.add_argument(
+        "--no-wall-time",
+        action="store_true",
+        help="leave the wall time out of the model's provenance, so identical inputs give a byte-identical "
+        "model file (it stays in metrics.jsonl)",
+    )
     p.add_argument("--rank", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--world-size", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--rendezvous", default=None, help=argparse.SUPPRESS)
@@ -707,9 +735,11 @@ def cli_main(argv: list[str] | None = None) -> int:
         stop_after=args.stop_after,
         prefetch_threads=args.prefetch_threads,
         timeout_s=args.timeout,
+        record_wall_time=not args.no_wall_time,
     )
     slurm = slurm_rank_env()
     if args.rank is not None:  # a child of a local launch
+        _die_with_parent()
         job.rank, job.world_size, job.rendezvous = args.rank, args.world_size, args.rendezvous
         job.local_rank = args.rank
     elif args.ranks is None and slurm is not None:  # one task of an srun step

@@ -13,9 +13,10 @@ the shards in order. A random bucket then a random order inside it is a uniform 
 window (the Rao-Sandelius shuffle), and memory is one bucket (about `BUCKET_ROWS` rows) whatever the window
 size.
 
-Game files are read by `window.read_threads` threads. A file that cannot be read (truncated, empty, foreign,
-wrong board size or features) is skipped and listed with the reason; if more than `window.max_bad_fraction`
-of the files are bad the job fails naming them.
+Game files are read by `window.read_threads` parallel readers: processes by default (replaying a game to
+rebuild its planes is CPU work that Python threads cannot share), or threads (`--workers threads`). A file
+that cannot be read (truncated, empty, foreign, wrong board size or features) is skipped and listed with the
+reason; if more than `window.max_bad_fraction` of the files are bad the job fails naming them.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import multiprocessing
 import os
 import resource
 import sys
@@ -31,7 +33,7 @@ import time
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -45,6 +47,7 @@ from minigo_core import shards, storage
 MANIFEST_FORMAT = "minigo-window"
 MANIFEST_VERSION = 1
 BUCKET_ROWS = 1 << 15  # target rows per bucket: what pass 2 holds in memory at once
+MAX_BUCKETS = 1000  # open bucket files at once (stays under the usual 1024 file-descriptor limit)
 FLUSH_ROWS = 1 << 14  # rows buffered over all buckets in pass 1 before they go to the bucket files
 GAME_SUFFIX = ".arrow"
 
@@ -138,9 +141,7 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def ordered_map(
-    pool: ThreadPoolExecutor, fn: Callable[..., R], items: Iterable[tuple], ahead: int
-) -> Iterator[R]:
+def ordered_map(pool: Executor, fn: Callable[..., R], items: Iterable[tuple], ahead: int) -> Iterator[R]:
     """`fn(*item)` for each item on the pool, results in order, at most `ahead` in flight (bounded memory)."""
     pending: deque[Future] = deque()
     for item in items:
@@ -199,6 +200,16 @@ class BucketSpill:
         return table
 
 
+def _executor(kind: str, n: int) -> Executor:
+    """Readers: processes (replaying games and building planes is CPU work that threads cannot share) or
+    threads (enough when the filesystem, not the CPU, is the bottleneck)."""
+    if kind == "threads" or n == 1:
+        return ThreadPoolExecutor(max_workers=n, thread_name_prefix="window-read")
+    if kind == "processes":
+        return ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
+    raise ValueError(f"workers must be 'processes' or 'threads', got {kind!r}")
+
+
 def shard_sizes(rows: int, shards_n: int) -> list[int]:
     """Split `rows` into `shards_n` contiguous parts whose sizes differ by at most one."""
     return [(rows * (r + 1)) // shards_n - (rows * r) // shards_n for r in range(shards_n)]
@@ -221,6 +232,7 @@ def build_window(
     tmp_dir: str | None = None,
     log: Callable[[str], None] | None = None,
     bucket_rows: int = BUCKET_ROWS,
+    workers: str = "processes",
 ) -> dict:
     """Build generation `generation`'s window in `out_dir`; returns the manifest (also written there)."""
     from minigo_core import features
@@ -239,7 +251,7 @@ def build_window(
     board_size = cfg.board_size
     # Buckets from an upper bound on the rows (games end by 2*N*N moves), so no bucket outgrows BUCKET_ROWS.
     bound = len(files) * int(np.ceil(2 * board_size * board_size * cfg.window.sample_fraction) + 1)
-    n_buckets = int(min(4096, max(1, -(-bound // bucket_rows))))
+    n_buckets = int(min(MAX_BUCKETS, max(1, -(-bound // bucket_rows))))
     log(
         f"generation {generation}: {len(files)} game files from generations {gens[0]}..{gens[-1]}, "
         f"{n_buckets} buckets, {n_shards} shards"
@@ -259,7 +271,7 @@ def build_window(
         spill = BucketSpill(scratch, n_buckets, schema)
         threads = cfg.window.read_threads
         items = ((i, gen, url, cfg, generation, num_planes) for i, (gen, url) in enumerate(files))
-        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="window-read") as pool:
+        with _executor(workers, threads) as pool:
             for s in ordered_map(pool, sample_game, items, ahead=4 * threads):
                 if s.skipped is not None:
                     skipped.append({"path": s.url, "reason": s.skipped})
@@ -409,6 +421,12 @@ def cli_main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tmp-dir", default=None, help="local scratch for the shuffle buckets (default $TMPDIR)"
     )
+    parser.add_argument(
+        "--workers",
+        choices=["processes", "threads"],
+        default="processes",
+        help="window.read_threads readers as processes (CPU-bound replay, default) or threads",
+    )
     parser.add_argument("--dry-run", action="store_true", help="count the game files and print the plan only")
     args = parser.parse_args(argv)
     try:
@@ -431,7 +449,15 @@ def cli_main(argv: list[str] | None = None) -> int:
                 f"{bound} examples; {args.ranks or cfg.train.ranks} shards to {out_dir}"
             )
             return 0
-        build_window(cfg, args.generation, out_dir, ranks=args.ranks, tmp_dir=args.tmp_dir, log=log)
+        build_window(
+            cfg,
+            args.generation,
+            out_dir,
+            ranks=args.ranks,
+            tmp_dir=args.tmp_dir,
+            log=log,
+            workers=args.workers,
+        )
     except WindowError as exc:
         print(f"minigo window: {exc}", file=sys.stderr)
         return 1

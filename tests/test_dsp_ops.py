@@ -19,7 +19,9 @@ _C = dsp._C
 ISAS = [1, 0] if _C.cpu_has_avx2() else [0]
 
 
-@pytest.fixture(params=[(isa, cores) for isa in ISAS for cores in (1, 2)], ids=lambda p: f"isa{p[0]}-cores{p[1]}")
+@pytest.fixture(
+    params=[(isa, cores) for isa in ISAS for cores in (1, 2)], ids=lambda p: f"isa{p[0]}-cores{p[1]}"
+)
 def kernel_setup(request):
     isa, cores = request.param
     old_isa, old_cores = _C.get_isa(), dsp.get_num_threads()

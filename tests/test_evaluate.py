@@ -11,6 +11,7 @@ import json
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 from minigo_core import coords, features, go, sgf
 from minigo_core.evaluate import cli_main, decided, game_seeds, parse_score, play_game, play_match, run_match
@@ -41,7 +42,8 @@ def heuristic_games(board_size: int, komi: float, games: int, rng: np.random.Gen
             capture = legal & pos.atari_liberties(-pos.to_play).reshape(-1)
             safe = not_eye & ~pos.atari_liberties(pos.to_play).reshape(-1)
             pool = next((c for c in (capture, safe, not_eye) if c.any()), None)
-            move = None if pool is None else coords.from_flat(int(rng.choice(np.flatnonzero(pool))), board_size)
+            choice = None if pool is None else int(rng.choice(np.flatnonzero(pool)))
+            move = None if choice is None else coords.from_flat(choice, board_size)
             seen.append(pos)
             played.append(coords.to_flat(move, board_size))
             pos = pos.play_move(move)
@@ -52,28 +54,32 @@ def heuristic_games(board_size: int, komi: float, games: int, rng: np.random.Gen
     return np.concatenate(planes), np.array(moves), np.array(z, dtype=np.float32)
 
 
-@pytest.fixture(scope="module")
-def trained_model(tmp_path_factory) -> str:
-    """A 1-block, 16-filter 5x5 network after 300 Adam steps on ~12k heuristic positions (seeded)."""
+def train_tiny_model(path: str, seed: int = 2024, games: int = 300, steps: int = 300) -> None:
+    """A 1-block, 16-filter 5x5 network after `steps` Adam steps on heuristic positions (seeded), saved."""
     torch.set_num_threads(1)
-    rng = np.random.default_rng(2024)
-    x, m, z = heuristic_games(SMALL, KOMI, 300, rng)
+    rng = np.random.default_rng(seed)
+    x, m, z = heuristic_games(SMALL, KOMI, games, rng)
     x, m, z = torch.from_numpy(x).float(), torch.from_numpy(m), torch.from_numpy(z)
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
-        net = random_model(ModelConfig(SMALL, 1, 16, 16, "agz"), seed=0)
+        torch.manual_seed(seed)
+        net = random_model(ModelConfig(SMALL, 1, 16, 16, "agz"), seed=seed)
         net.train()
         opt = torch.optim.Adam(net.parameters(), lr=3e-3)
-        for _ in range(300):
+        for _ in range(steps):
             idx = torch.from_numpy(rng.integers(0, len(x), 128))
             logits, value = net(x[idx])
-            loss = torch.nn.functional.cross_entropy(logits, m[idx]) + torch.nn.functional.mse_loss(value, z[idx])
+            loss = F.cross_entropy(logits, m[idx]) + F.mse_loss(value, z[idx])
             opt.zero_grad()
             loss.backward()
             opt.step()
     net.eval()
-    path = str(tmp_path_factory.mktemp("models") / "trained5.pt")
     save_model(path, net, {"generation": 1, "kind": "test fixture: supervised on heuristic playouts"})
+
+
+@pytest.fixture(scope="module")
+def trained_model(tmp_path_factory) -> str:
+    path = str(tmp_path_factory.mktemp("models") / "trained5.pt")
+    train_tiny_model(path)
     return path
 
 
@@ -88,7 +94,7 @@ def model_player(path: str, name: str, readouts: int = 16, softpick: int = 2) ->
 def test_trained_model_beats_uniformly_random_player(trained_model):
     spec = resolve_spec(trained_model)
     results = run_match(spec, resolve_spec("random"), games=20, board_size=SMALL, komi=KOMI,
-                        search=SearchSettings(readouts=16, softpick_moves=2, resign_threshold=-1.0), seed=11,
+                        search=SearchSettings(readouts=32, softpick_moves=2, resign_threshold=-1.0), seed=11,
                         generation=1, early_stop=False, backend="torch")
     t = results["totals"]
     assert t["games"] == 20 and t["player_wins"] + t["opponent_wins"] + t["draws"] == 20
@@ -134,7 +140,7 @@ def test_early_stop_is_exact():
     assert decided(10, 10, 20) is None  # 10 wins then 10 losses would be exactly 50%: not decided
     assert decided(0, 10, 20) == "not_above"  # at most 10 of 20: cannot pass 50%
     assert decided(3, 10, 20) is None
-    records, stopped = play_match(RandomPlayer("r1"), ScriptedLoser(), 20, SMALL, KOMI, seed=1, early_stop=True)
+    records, stopped = play_match(RandomPlayer("r"), ScriptedLoser(), 20, SMALL, KOMI, 1, early_stop=True)
     assert stopped and len(records) == 11 and all(r["winner"] == "player" for r in records)
 
 
@@ -188,9 +194,10 @@ def test_evaluate_command_writes_results_and_sgf(trained_model, tmp_path, capsys
         assert [coords.to_gtp(m, SMALL) for m in moves] == game["moves"]
     # Re-running the match reproduces it (seeds come from the run seed, the generation and the names).
     again = tmp_path / "again.json"
-    assert cli_main(["--config", str(config), "--generation", "1", "--opponent", "random", "--out", str(again),
-                     "--no-early-stop"]) == 0
-    assert [g["moves"] for g in json.loads(again.read_text())["games"]] == [g["moves"] for g in results["games"]]
+    rerun = ["--config", str(config), "--generation", "1", "--opponent", "random", "--out", str(again)]
+    assert cli_main(rerun + ["--no-early-stop"]) == 0
+    replayed = json.loads(again.read_text())["games"]
+    assert [g["moves"] for g in replayed] == [g["moves"] for g in results["games"]]
     # Errors name what is wrong.
     assert cli_main(["--config", str(config), "--generation", "0", "--opponent", "previous", "--out",
                      str(tmp_path / "x.json")]) == 2

@@ -32,7 +32,8 @@ def make_record(board_size: int = 9, num_moves: int = 40, seed: int = 0, every: 
         if position.n % every == 0:
             visits = np.zeros(board_size * board_size + 1, dtype=np.int64)
             visits[rng.choice(legal, size=min(5, legal.size), replace=False)] = rng.integers(1, 30, size=5)[
-                : min(5, legal.size)]
+                : min(5, legal.size)
+            ]
             rows.append((position.n, visits, position.to_play))
         flat = int(rng.choice(legal)) if legal.size else board_size * board_size
         move = None if flat == board_size * board_size else divmod(flat, board_size)
@@ -41,9 +42,15 @@ def make_record(board_size: int = 9, num_moves: int = 40, seed: int = 0, every: 
         position = position.play_move(move)
         moves.append(move)
     winner = 1 if position.score() > 0 else -1
-    metadata = {"format": "minigo-game", "format_version": 1, "board_size": board_size, "komi": 7.5,
-                "features": "agz", "result": {"winner": winner, "score": position.score(), "resigned": False},
-                "model": {"url": "m.pt", "generation": 3, "sha256": "00"}}
+    metadata = {
+        "format": "minigo-game",
+        "format_version": 1,
+        "board_size": board_size,
+        "komi": 7.5,
+        "features": "agz",
+        "result": {"winner": winner, "score": position.score(), "resigned": False},
+        "model": {"url": "m.pt", "generation": 3, "sha256": "00"},
+    }
     return GameRecord(
         metadata=metadata,
         moves=moves,
@@ -160,8 +167,13 @@ def test_reader_rejects_bad_files_naming_them(tmp_path):
 
 def test_reader_error_messages_say_what_is_wrong(tmp_path):
     good = game_bytes(make_record())
-    cases = {"empty": "empty", "truncated-tail": "truncated", "text": "not a MiniGo game file",
-             "foreign-arrow": "not a MiniGo game file", "newer-version": "format version 99"}
+    cases = {
+        "empty": "empty",
+        "truncated-tail": "truncated",
+        "text": "not a MiniGo game file",
+        "foreign-arrow": "not a MiniGo game file",
+        "newer-version": "format version 99",
+    }
     bad = _bad_files(good)
     for name, phrase in cases.items():
         path = tmp_path / f"{name}.arrow"

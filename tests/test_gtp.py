@@ -52,7 +52,7 @@ def session(engine: GTPEngine, text: str) -> list[str]:
 
 
 def test_specification_example_session():
-    """The example session of GTP 2 section 2.11, with ids echoed and the blank-line terminator."""
+    """A session like the specification's examples: ids echoed, `=`/`?`, the blank-line terminator."""
     engine = GTPEngine(ScriptedPlayer(["C3"]), board_size=9)
     responses = session(engine, "1 boardsize 7\n2 clear_board\n3 play black D5\n4 genmove white\n"
                                 "5 play black C3\n6 play black E2\n7 final_score")
@@ -106,13 +106,16 @@ def test_malformed_and_illegal_input_gets_errors_and_the_engine_keeps_going():
         "15 loadsgf /nonexistent/file.sgf": "?15 cannot load file",
         "16 PLAY black D4": "?16 unknown command",  # command names are case sensitive
         "17 time_left black x 0": "?17 syntax error",
+        "18 time_left red 10 0": "?18 syntax error",
+        "19 time_settings 300 30": "?19 syntax error",
     }
     for command, expected in cases.items():
         assert engine.handle_line(command) == expected + "\n\n", command
     assert engine.position.n == 0
-    responses = session(engine, "18 play B d4\n19 play w D4\n20 play white pass")
-    assert responses == ["=18 \n\n", "?19 illegal move\n\n", "=20 \n\n"]
-    assert engine.handle_line("21 name") == "=21 MiniGo\n\n"
+    responses = session(engine, "20 play B d4\n21 play w D4\n22 play white pass\n23 time_settings 300 30 5\n"
+                                "24 time_left b 280 0")
+    assert responses == ["=20 \n\n", "?21 illegal move\n\n", "=22 \n\n", "=23 \n\n", "=24 \n\n"]
+    assert engine.handle_line("25 name") == "=25 MiniGo\n\n"
 
 
 def test_suicide_and_ko_are_illegal_moves():

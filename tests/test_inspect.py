@@ -1,4 +1,4 @@
-"""`minigo inspect`: summary, board at a move, SGF export that sgfmill reads back, model files, directories."""
+"""`minigo inspect`: summary, board at a move, SGF export read back by sgfmill, model files, directories."""
 
 from __future__ import annotations
 
@@ -17,14 +17,31 @@ def game_record() -> GameRecord:
     visits = np.zeros((2, 82), dtype=np.int64)
     visits[0, [coords.to_flat((2, 2), 9), coords.to_flat((4, 4), 9), 81]] = [40, 20, 4]
     visits[1, [coords.to_flat((2, 6), 9), coords.to_flat((6, 2), 9)]] = [50, 14]
-    metadata = {"format": "minigo-game", "format_version": 1, "board_size": 9, "komi": 7.5, "features": "agz",
-                "result": {"winner": -1, "score": -7.5, "resigned": False},
-                "model": {"url": "models/gen0002.pt", "generation": 2, "sha256": "abcdef"},
-                "resign": {"enabled": False, "threshold": -0.9, "would_resign_move": 3,
-                           "would_resign_color": "W", "false_positive": True}}
-    return GameRecord(metadata=metadata, moves=moves, move_index=np.array([0, 3]), visits=visits,
-                      value_target=np.array([-1.0, 1.0], dtype=np.float32), full_search=np.ones(2, dtype=bool),
-                      root_value=np.array([0.25, -0.5], dtype=np.float32))
+    metadata = {
+        "format": "minigo-game",
+        "format_version": 1,
+        "board_size": 9,
+        "komi": 7.5,
+        "features": "agz",
+        "result": {"winner": -1, "score": -7.5, "resigned": False},
+        "model": {"url": "models/gen0002.pt", "generation": 2, "sha256": "abcdef"},
+        "resign": {
+            "enabled": False,
+            "threshold": -0.9,
+            "would_resign_move": 3,
+            "would_resign_color": "W",
+            "false_positive": True,
+        },
+    }
+    return GameRecord(
+        metadata=metadata,
+        moves=moves,
+        move_index=np.array([0, 3]),
+        visits=visits,
+        value_target=np.array([-1.0, 1.0], dtype=np.float32),
+        full_search=np.ones(2, dtype=bool),
+        root_value=np.array([0.25, -0.5], dtype=np.float32),
+    )
 
 
 @pytest.fixture()

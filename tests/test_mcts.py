@@ -38,8 +38,14 @@ def settings(**kw) -> SelfplaySettings:
 
 
 def player(net=None, board_size: int = 5, seed: int = 0, **kw) -> MCTSPlayer:
-    return MCTSPlayer(net or StoneCountNet(), settings(**kw), board_size, 0.5, np.random.default_rng(seed),
-                      feature_set="agz")
+    return MCTSPlayer(
+        net or StoneCountNet(),
+        settings(**kw),
+        board_size,
+        0.5,
+        np.random.default_rng(seed),
+        feature_set="agz",
+    )
 
 
 def board(rows: list[str]) -> np.ndarray:
@@ -54,27 +60,32 @@ def tree_nodes(root: MCTSNode):
         stack.extend(node.children.values())
 
 
-CAPTURE = board([
-    "O X . . .",
-    "O X . . .",
-    ". . . . .",
-    ". . . . .",
-    ". . . . .",
-])
-SAVE = board([
-    "X O . . .",
-    "X O . . .",
-    ". O . . .",
-    "X X X . .",
-    ". . . . .",
-])
+CAPTURE = board(
+    [
+        "O X . . .",
+        "O X . . .",
+        ". . . . .",
+        ". . . . .",
+        ". . . . .",
+    ]
+)
+SAVE = board(
+    [
+        "X O . . .",
+        "X O . . .",
+        ". O . . .",
+        "X X X . .",
+        ". . . . .",
+    ]
+)
 
 
 def capturing_moves(position: go.Position) -> list[int]:
     legal = np.flatnonzero(position.all_legal_moves()[:-1])
     mover = 0 if position.to_play == go.BLACK else 1
-    return [int(m) for m in legal
-            if position.play_move(coords.from_flat(m, 5)).caps[mover] > position.caps[mover]]
+    return [
+        int(m) for m in legal if position.play_move(coords.from_flat(m, 5)).caps[mover] > position.caps[mover]
+    ]
 
 
 def saving_moves(position: go.Position, group: list[tuple[int, int]]) -> list[int]:
@@ -83,8 +94,10 @@ def saving_moves(position: go.Position, group: list[tuple[int, int]]) -> list[in
     for m in np.flatnonzero(position.all_legal_moves()):
         after = position.play_move(coords.from_flat(int(m), 5))
         replies = np.flatnonzero(after.all_legal_moves()[:-1])
-        if all(all(after.play_move(coords.from_flat(int(r), 5)).board[p] == go.BLACK for p in group)
-               for r in replies):
+        if all(
+            all(after.play_move(coords.from_flat(int(r), 5)).board[p] == go.BLACK for p in group)
+            for r in replies
+        ):
             saving.append(int(m))
     return saving
 
@@ -146,13 +159,15 @@ def test_virtual_loss_fully_undone_and_statistics_consistent():
 
 def test_illegal_moves_are_never_visited():
     # White to play: (0, 0) is suicide for White... and occupied points are illegal.
-    b = board([
-        ". X . . .",
-        "X . . . .",
-        ". . . . .",
-        ". . . O .",
-        ". . . . .",
-    ])
+    b = board(
+        [
+            ". X . . .",
+            "X . . . .",
+            ". . . . .",
+            ". . . O .",
+            ". . . . .",
+        ]
+    )
     position = go.Position.from_board(b, to_play=go.WHITE, komi=0.5)
     p = player(readouts=300)
     result = p.search(position)
@@ -241,8 +256,7 @@ class MoverStonePolicyNet:
 
     def predict(self, planes):
         b, _, n, _ = planes.shape
-        logits = np.concatenate([planes[:, 0].reshape(b, -1) * 3.0,
-                                 np.zeros((b, 1))], axis=1)
+        logits = np.concatenate([planes[:, 0].reshape(b, -1) * 3.0, np.zeros((b, 1))], axis=1)
         probs = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
         return probs.astype(np.float32), np.zeros(b, dtype=np.float32)
 
@@ -265,13 +279,15 @@ def test_finished_game_cannot_be_searched():
 
 def test_terminal_leaves_are_scored_not_evaluated():
     # After one pass, a second pass ends the game: the search scores that leaf with the real result.
-    b = board([
-        "X X X X X",
-        "X . X . X",
-        "X X X X X",
-        ". . . . .",
-        "O O O O O",
-    ])
+    b = board(
+        [
+            "X X X X X",
+            "X . X . X",
+            "X X X X X",
+            ". . . . .",
+            "O O O O O",
+        ]
+    )
     position = go.Position.from_board(b, to_play=go.WHITE, komi=0.5).play_move(None)
     p = player(readouts=64)
     p.search(position)

@@ -242,7 +242,9 @@ def test_bad_model_files_raise_model_file_error(tmp_path):
 
 def test_bootstrap_is_deterministic(tmp_path):
     cfg_path = tmp_path / "config.yaml"
-    cfg_path.write_text("board_size: 7\nseed: 5\nfeatures: agz\nmodel: {blocks: 1, filters: 8, backend: torch}\n")
+    cfg_path.write_text(
+        "board_size: 7\nseed: 5\nfeatures: agz\nmodel: {blocks: 1, filters: 8, backend: torch}\n"
+    )
     a, b, c = (str(tmp_path / n) for n in ("a.pt", "b.pt", "c.pt"))
     assert model.cli_main(["--config", str(cfg_path), "--out", a]) == 0
     assert model.cli_main(["--config", str(cfg_path), "--out", b]) == 0

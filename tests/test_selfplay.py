@@ -16,9 +16,14 @@ from minigo_core.selfplay import cli_main, game_rng, play_game
 def run_config(board_size: int = 9, **selfplay) -> config.RunConfig:
     sp = dict(readouts=16, fast_readouts=8, parallel_readouts=8, full_search_fraction=0.25)
     sp.update(selfplay)
-    return config.from_dict({"board_size": board_size, "seed": 5, "model": {"blocks": 1, "filters": 8,
-                                                                           "fc_width": 8, "backend": "torch"},
-                             "selfplay": sp})
+    return config.from_dict(
+        {
+            "board_size": board_size,
+            "seed": 5,
+            "model": {"blocks": 1, "filters": 8, "fc_width": 8, "backend": "torch"},
+            "selfplay": sp,
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +46,9 @@ class ConstantNet:
             probs[:, :-1] = (1 - self.pass_prior) / (n * n)
             probs[:, -1] = self.pass_prior
         probs /= probs.sum(1, keepdims=True)
-        to_play = np.where(planes[:, -1, 0, 0] == 1, 1.0, -1.0)  # agz: last plane all ones if Black is to move
+        to_play = np.where(
+            planes[:, -1, 0, 0] == 1, 1.0, -1.0
+        )  # agz: last plane all ones if Black is to move
         return probs, (self.value_black * to_play).astype(np.float32)
 
 
@@ -61,14 +68,17 @@ def test_game_record_is_consistent(tiny_net):
     md = record.metadata
     positions = go.replay(record.moves, 9, cfg.komi)  # every move legal
     assert md["num_moves"] == len(record.moves) <= 2 * 81
-    assert md["board_size"] == 9 and md["features"] == "agz" and md["seed"] == {"run_seed": 5, "generation": 0,
-                                                                                "game": 1}
+    assert (
+        md["board_size"] == 9
+        and md["features"] == "agz"
+        and md["seed"] == {"run_seed": 5, "generation": 0, "game": 1}
+    )
     final = positions[-1]
     if not md["result"]["resigned"]:
         assert final.is_game_over() or final.n == 162
         assert md["result"]["score"] == final.score()
         assert md["result"]["winner"] == np.sign(final.score())
-    # Recorded positions: full searches only, about a quarter of the moves, value target from the mover's view.
+    # Recorded positions: full searches only, about a quarter of the moves; value target: the mover's view.
     assert 0 < record.num_positions < len(record.moves)
     assert record.full_search.all()
     assert (np.diff(record.move_index) > 0).all()
@@ -112,14 +122,34 @@ def test_nineteen_by_nineteen_game():
 
 def test_cli_writes_game_file_and_timing_sidecar(tmp_path, tiny_net):
     cfg_path = tmp_path / "config.yaml"
-    cfg_path.write_text(json.dumps({"board_size": 9, "seed": 5, "root": str(tmp_path / "run"),
-                                    "model": {"blocks": 1, "filters": 8, "fc_width": 8},
-                                    "selfplay": {"readouts": 16, "fast_readouts": 8}}))
+    cfg_path.write_text(
+        json.dumps(
+            {
+                "board_size": 9,
+                "seed": 5,
+                "root": str(tmp_path / "run"),
+                "model": {"blocks": 1, "filters": 8, "fc_width": 8},
+                "selfplay": {"readouts": 16, "fast_readouts": 8},
+            }
+        )
+    )
     model_path = str(tmp_path / "gen0001.pt")
     model.save_model(model_path, tiny_net, {"generation": 1})
     out = str(tmp_path / "games" / "gen0001" / "game00004.arrow")
-    argv = ["--config", str(cfg_path), "--model", model_path, "--generation", "1", "--game", "4", "--out", out,
-            "--backend", "torch"]
+    argv = [
+        "--config",
+        str(cfg_path),
+        "--model",
+        model_path,
+        "--generation",
+        "1",
+        "--game",
+        "4",
+        "--out",
+        out,
+        "--backend",
+        "torch",
+    ]
     assert cli_main(argv) == 0
     record = read_game(out)
     assert record.metadata["model"]["sha256"] == model.model_digest(model_path)
@@ -137,7 +167,46 @@ def test_cli_rejects_mismatched_board_size(tmp_path, tiny_net, capsys):
     cfg_path.write_text(json.dumps({"board_size": 13}))
     model_path = str(tmp_path / "m.pt")
     model.save_model(model_path, tiny_net, {"generation": 0})
-    argv = ["--config", str(cfg_path), "--model", model_path, "--generation", "0", "--game", "0",
-            "--out", str(tmp_path / "g.arrow"), "--backend", "torch"]
+    argv = [
+        "--config",
+        str(cfg_path),
+        "--model",
+        model_path,
+        "--generation",
+        "0",
+        "--game",
+        "0",
+        "--out",
+        str(tmp_path / "g.arrow"),
+        "--backend",
+        "torch",
+    ]
     assert cli_main(argv) == 2
     assert "13" in capsys.readouterr().err
+
+
+def test_cli_count_plays_several_games_each_identical_to_a_single_game_job(tmp_path, tiny_net):
+    cfg_path = tmp_path / "config.yaml"
+    cfg_path.write_text(
+        json.dumps(
+            {
+                "board_size": 9,
+                "seed": 5,
+                "model": {"blocks": 1, "filters": 8, "fc_width": 8},
+                "selfplay": {"readouts": 8, "fast_readouts": 8},
+            }
+        )
+    )
+    model_path = str(tmp_path / "gen0002.pt")
+    model.save_model(model_path, tiny_net, {"generation": 2})
+    common = ["--config", str(cfg_path), "--model", model_path, "--generation", "2", "--backend", "torch"]
+    pattern = str(tmp_path / "many" / "game{game:05d}.arrow")
+    assert cli_main(common + ["--game", "3", "--count", "2", "--out", pattern]) == 0
+    single = str(tmp_path / "one" / "game00004.arrow")
+    assert cli_main(common + ["--game", "4", "--out", single]) == 0
+    assert open(single, "rb").read() == (tmp_path / "many" / "game00004.arrow").read_bytes()
+    assert read_game(str(tmp_path / "many" / "game00003.arrow")).metadata["seed"]["game"] == 3
+    second = json.loads((tmp_path / "many" / "game00004.timing.json").read_text())
+    assert second["job_game"] == 1 and second["startup_s"] is None
+    with pytest.raises(SystemExit):
+        cli_main(common + ["--game", "0", "--count", "2", "--out", single])

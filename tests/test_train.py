@@ -53,7 +53,7 @@ def setup(tmp_path_factory) -> dict:
             json.dump(_cfg_dict(root, batch), fh)
     cfg = config.load_config(paths["two"])
     window_dir = storage.window_dir(root, 3)
-    manifest = window.build_window(cfg, 3, window_dir)
+    manifest = window.build_window(cfg, 3, window_dir, workers="threads")
     parent = storage.model_path(root, 2)
     net = model.random_model(model.ModelConfig.from_run(cfg), seed=5)
     model.save_model(parent, net, {"generation": 2, "global_step": 4})
@@ -96,7 +96,7 @@ def _assert_same_weights(a: str, b: str) -> None:
 def one_rank(setup) -> str:
     """The reference: one rank over both shards with twice the per-rank batch (same global batch)."""
     out = str(setup["base"] / "one.pt")
-    prov = train.train(_job(setup, "one", out, str(setup["base"] / "work-one")))
+    prov = train.train(_job(setup, "one", out, str(setup["base"] / "work-one"), record_wall_time=False))
     assert prov is not None and prov["steps"] >= 5
     return out
 
@@ -112,7 +112,7 @@ def test_one_rank_model_and_provenance(setup, one_rank):
     assert prov["window_manifest_sha256"] == storage.sha256_file(
         storage.join(setup["window"], "manifest.json")
     )
-    assert np.isfinite(prov["final_losses"]["policy"]) and prov["wall_time_s"] > 0
+    assert np.isfinite(prov["final_losses"]["policy"]) and "wall_time_s" not in prov
     probs, values = net.predict(np.zeros((2, 17, BOARD, BOARD), dtype=np.uint8))
     assert probs.shape == (2, BOARD * BOARD + 1) and values.shape == (2,)
     assert any(
@@ -149,26 +149,28 @@ def test_two_ranks_match_one_rank(setup, one_rank, capfd):
     ]
     assert train.cli_main(argv) == 0, capfd.readouterr().err
     _assert_same_weights(out, one_rank)
-    assert model.load_model(out, backend="torch").provenance["ranks"] == 2
+    prov = model.load_model(out, backend="torch").provenance
+    assert prov["ranks"] == 2 and prov["wall_time_s"] > 0
     assert not [n for n in os.listdir(work) if n.startswith("rdzv-")]  # the rendezvous file is cleaned up
+
+
+def _last(work: str, event: str) -> dict:
+    with open(os.path.join(work, train.METRICS_NAME)) as fh:
+        return [r for r in map(json.loads, fh) if r["event"] == event][-1]
 
 
 def test_resume_matches_uninterrupted(setup, one_rank):
     out = str(setup["base"] / "resumed.pt")
     work = str(setup["base"] / "work-resume")
-    assert train.train(_job(setup, "one", out, work, stop_after=4)) is None
+    assert train.train(_job(setup, "one", out, work, stop_after=4, record_wall_time=False)) is None
     assert not os.path.exists(out)
     ckpt = torch.load(os.path.join(work, train.CHECKPOINT_NAME), weights_only=True)
     assert ckpt["step"] == 4
-    prov = train.train(_job(setup, "one", out, work))
-    assert prov["resumed_from_step"] == 4
-    assert prov["final_losses"] == model.load_model(one_rank, backend="torch").provenance["final_losses"]
+    train.train(_job(setup, "one", out, work, record_wall_time=False))
+    assert _last(work, "end")["resumed_from_step"] == 4
     _assert_same_weights(out, one_rank)
-    with open(one_rank, "rb") as a, open(out, "rb") as b:
-        ref, got = torch.load(a, weights_only=True), torch.load(b, weights_only=True)
-    assert all(
-        torch.equal(ref["state_dict"][k], got["state_dict"][k]) for k in ref["state_dict"]
-    )  # bit-exact
+    # Same inputs, same file: weights, optimiser path and provenance (final losses included) are identical.
+    assert open(out, "rb").read() == open(one_rank, "rb").read()
 
 
 def test_checkpoint_of_other_inputs_is_ignored(setup, one_rank, tmp_path):
@@ -179,7 +181,8 @@ def test_checkpoint_of_other_inputs_is_ignored(setup, one_rank, tmp_path):
     model.save_model(str(other), net, {"generation": 2, "global_step": 4})
     job = _job(setup, "one", str(tmp_path / "b.pt"), work)
     job.parent = str(other)
-    assert train.train(job)["resumed_from_step"] == 0
+    train.train(job)
+    assert _last(work, "end")["resumed_from_step"] == 0
 
 
 def test_rendezvous_path_is_unique_per_attempt(tmp_path):

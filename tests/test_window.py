@@ -56,7 +56,7 @@ def _all_rows(out_dir: str, manifest: dict) -> list[shards.Examples]:
 def test_every_sampled_position_lands_in_exactly_one_shard(games_root, tmp_path, bucket_rows):
     cfg = _cfg(games_root)
     out = str(tmp_path / "w")
-    manifest = window.build_window(cfg, 3, out, bucket_rows=bucket_rows)
+    manifest = window.build_window(cfg, 3, out, bucket_rows=bucket_rows, workers="threads")
     assert manifest["window_generations"] == [1, 2]  # W = 2 generations back from 3
     assert {g["generation"] for g in manifest["games"]} == {1, 2} and len(manifest["games"]) == 10
     assert (manifest["buckets"] > 1) == (bucket_rows == 20)
@@ -84,7 +84,7 @@ def test_every_sampled_position_lands_in_exactly_one_shard(games_root, tmp_path,
 def test_examples_match_their_source_game(games_root, tmp_path):
     cfg = _cfg(games_root, ranks=2)
     out = str(tmp_path / "w")
-    manifest = window.build_window(cfg, 3, out)
+    manifest = window.build_window(cfg, 3, out, workers="threads")
     ex = _all_rows(out, manifest)[1]
     by_index = {g["index"]: g["path"] for g in manifest["games"]}
     for r in range(0, len(ex), 7):
@@ -99,13 +99,19 @@ def test_examples_match_their_source_game(games_root, tmp_path):
 
 def test_window_is_deterministic_and_replaces_stale_shards(games_root, tmp_path):
     out = str(tmp_path / "w")
-    first = window.build_window(_cfg(games_root, ranks=4), 3, out)
-    second = window.build_window(_cfg(games_root, ranks=3), 3, out)
-    third = window.build_window(_cfg(games_root, ranks=3), 3, out)
+    first = window.build_window(_cfg(games_root, ranks=4), 3, out, workers="threads")
+    second = window.build_window(_cfg(games_root, ranks=3), 3, out, workers="threads")
+    third = window.build_window(_cfg(games_root, ranks=3), 3, out, workers="threads")
     assert [s["sha256"] for s in second["shards"]] == [s["sha256"] for s in third["shards"]]
     assert first["rows"] == second["rows"]
     names = sorted(n for n in os.listdir(out) if not n.startswith("."))
     assert names == ["manifest.json", "shard000.arrow", "shard001.arrow", "shard002.arrow"]
+
+
+def test_process_readers_give_the_same_window(games_root, tmp_path):
+    threads = window.build_window(_cfg(games_root, ranks=2), 3, str(tmp_path / "t"), workers="threads")
+    processes = window.build_window(_cfg(games_root, ranks=2), 3, str(tmp_path / "p"), workers="processes")
+    assert [s["sha256"] for s in threads["shards"]] == [s["sha256"] for s in processes["shards"]]
 
 
 def test_bad_files_are_skipped_and_listed(tmp_path):
@@ -125,7 +131,9 @@ def test_bad_files_are_skipped_and_listed(tmp_path):
     gamefile.write_game(storage.game_path(root, 0, 13), synthetic_game(random_moves(5, rng, 12), 5, rng))
     with open(os.path.join(storage.games_dir(root, 0), ".tmp-game00014.arrow.123.abc"), "wb") as fh:
         fh.write(b"half written")  # temporary names are never read
-    manifest = window.build_window(_cfg(root, ranks=2, max_bad_fraction=0.5), 1, str(tmp_path / "w"))
+    manifest = window.build_window(
+        _cfg(root, ranks=2, max_bad_fraction=0.5), 1, str(tmp_path / "w"), workers="threads"
+    )
     skipped = {s["path"]: s["reason"] for s in manifest["skipped"]}
     assert set(skipped) == set(bad) | {storage.game_path(root, 0, 13)}
     assert "truncated" in skipped[storage.game_path(root, 0, 10)]
@@ -134,14 +142,16 @@ def test_bad_files_are_skipped_and_listed(tmp_path):
     assert "5x5" in skipped[storage.game_path(root, 0, 13)]
     assert len(manifest["games"]) == 6
     with pytest.raises(window.WindowError, match="game00010.arrow") as err:
-        window.build_window(_cfg(root, ranks=2, max_bad_fraction=0.2), 1, str(tmp_path / "w2"))
+        window.build_window(
+            _cfg(root, ranks=2, max_bad_fraction=0.2), 1, str(tmp_path / "w2"), workers="threads"
+        )
     assert "4 of 10 game files are bad" in str(err.value)
     assert not os.path.exists(tmp_path / "w2" / "manifest.json")
 
 
 def test_no_games_is_a_clear_error(tmp_path):
     with pytest.raises(window.WindowError, match="no game files .*gen0000"):
-        window.build_window(_cfg(str(tmp_path)), 1, str(tmp_path / "w"))
+        window.build_window(_cfg(str(tmp_path)), 1, str(tmp_path / "w"), workers="threads")
     with pytest.raises(window.WindowError, match="windows start at generation 1"):
         window.window_generations(0, 5)
 
@@ -150,7 +160,8 @@ def test_cli_window(games_root, tmp_path, capsys):
     cfg_path = tmp_path / "c.yaml"
     cfg_path.write_text(json.dumps({"root": games_root, "board_size": BOARD, "train": {"ranks": 2}}))
     out = tmp_path / "w"
-    assert window.cli_main(["--config", str(cfg_path), "--generation", "3", "--out-dir", str(out)]) == 0
+    argv = ["--config", str(cfg_path), "--generation", "3", "--out-dir", str(out), "--workers", "threads"]
+    assert window.cli_main(argv) == 0
     manifest = window.read_manifest(str(out))
     assert manifest["window_generations"] == [0, 1, 2] and len(manifest["shards"]) == 2
     assert window.cli_main(["--config", str(cfg_path), "--generation", "3", "--dry-run"]) == 0

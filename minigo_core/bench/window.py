@@ -190,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         default=256,
         help="raw-reader timing: time this many files and scale to the window (0: all files)",
     )
-    p.add_argument("--sizes", default="40,160,640", help="games per generation for (d)'s growing windows")
+    p.add_argument("--sizes9", default="40,160,640", help="9x9 games per generation for (d) [40,160,640]")
+    p.add_argument("--sizes19", default="20,80,320", help="19x19 games per generation for (d) [20,80,320]")
     p.add_argument("--skip-a", action="store_true")
     p.add_argument("--skip-d", action="store_true")
     p.add_argument("--tmp", default=None, help="scratch directory (default a fresh temporary directory)")
@@ -216,7 +217,15 @@ def _bench_a(args: argparse.Namespace, scratch: str) -> None:
         f"(a) synthetic window: {len(gens)} generations x {args.games_per_gen} games, "
         f"{args.board_size}x{args.board_size}"
     )
-    gen_s = make_window_games(root, args.board_size, gens, args.games_per_gen, recorded_fraction=0.6)
+    gen_s = make_window_games(
+        root,
+        args.board_size,
+        gens,
+        args.games_per_gen,
+        recorded_fraction=0.8,
+        pool=200,
+        max_moves=int(0.7 * args.board_size**2),
+    )
     n_files = len(gens) * args.games_per_gen
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(root) for f in fs)
     print(f"    generated {n_files} game files ({size / 2**20:.0f} MiB) in {gen_s:.0f} s")
@@ -264,31 +273,35 @@ def _bench_a(args: argparse.Namespace, scratch: str) -> None:
 
 
 def _bench_d(args: argparse.Namespace, scratch: str) -> None:
-    print("(d) window build: time, peak memory (fresh process), bytes per example")
-    for board_size, feats in ((9, "agz"), (19, "mlperf07"), (19, "agz")):
-        for games in [int(x) for x in args.sizes.split(",")]:
-            root = os.path.join(scratch, f"d{board_size}{feats}-{games}")
-            gen_s = make_window_games(root, board_size, [0, 1, 2, 3, 4], games, seed=games, features=feats)
-            cfg_path = os.path.join(root, "config.yaml")
-            with open(cfg_path, "w") as fh:
-                json.dump(
-                    {
-                        "root": root,
-                        "board_size": board_size,
-                        "features": feats,
-                        "window": {"read_threads": 2},
-                        "train": {"ranks": 2},
-                    },
-                    fh,
-                )
-            r = _build_in_subprocess(cfg_path, 5, os.path.join(root, "window"))
-            print(
-                f"    {board_size}x{board_size} {feats:8s} {5 * games:6d} games {r['rows']:8d} examples: "
-                f"build {r['timings']['total_s']:7.1f} s ({r['rows'] / r['timings']['total_s']:7.0f} ex/s), "
-                f"peak RSS {r['peak_rss_mb']:6.0f} MiB, {r['bytes_per_example']:6.1f} bytes/example "
-                f"(games generated in {gen_s:.0f} s)"
-            )
-            shutil.rmtree(root, ignore_errors=True)
+    from minigo_core import features, shards
+
+    print("(d) window build: time, peak RSS of a fresh process, bytes per example on disk; 'packed' is the")
+    print("    size of the window's examples bit-packed, which an in-memory shuffle would hold at once")
+    runs = [(9, "agz", int(x)) for x in args.sizes9.split(",")]
+    runs += [(19, "mlperf07", int(x)) for x in args.sizes19.split(",")]
+    runs += [(19, "agz", int(args.sizes19.split(",")[0]))]
+    for board_size, feats, games in runs:
+        root = os.path.join(scratch, f"d{board_size}{feats}-{games}")
+        # Fresh random games for every file (no pool): repeated positions would flatter the compression.
+        # Random play, cut at 0.7 N^2 moves (about the length of real 19x19 self-play games).
+        max_moves = int(0.7 * board_size**2)
+        gens = [0, 1, 2, 3, 4]
+        gen_s = make_window_games(root, board_size, gens, games, seed=games, features=feats, pool=0,
+                                  max_moves=max_moves)  # fmt: skip
+        cfg_path = os.path.join(root, "config.yaml")
+        with open(cfg_path, "w") as fh:
+            json.dump({"root": root, "board_size": board_size, "features": feats,
+                       "window": {"read_threads": 2}, "train": {"ranks": 2}}, fh)  # fmt: skip
+        r = _build_in_subprocess(cfg_path, 5, os.path.join(root, "window"))
+        packed_mib = r["rows"] * shards.packed_width(features.num_planes(feats), board_size) / 2**20
+        print(
+            f"    {board_size}x{board_size} {feats:8s} {5 * games:6d} games {r['rows']:8d} examples "
+            f"(packed {packed_mib:6.1f} MiB): build {r['timings']['total_s']:6.1f} s "
+            f"({r['rows'] / r['timings']['total_s']:5.0f} ex/s), peak RSS {r['peak_rss_mb']:5.0f} MiB, "
+            f"{r['bytes_per_example']:6.1f} bytes/example  [games generated in {gen_s:.0f} s]"
+        )
+        sys.stdout.flush()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

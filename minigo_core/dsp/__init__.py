@@ -79,7 +79,7 @@ def measure_peak_gflops(seconds: float = 0.5) -> float:
 set_num_threads(default_num_threads())
 
 
-# ---- autograd wrappers -------------------------------------------------------------------------------------------
+# ---- autograd wrappers --------------------------------------------------------------------------------
 class ConvFunction(torch.autograd.Function):
     """y (B,H,W,K) = conv(x (B,H,W,C), w (K,C,R,R)); R = 3 (pad 1) or 1."""
 
@@ -142,7 +142,7 @@ def bn_relu(
 def torch_bn_relu(
     x: torch.Tensor, bn: nn.BatchNorm2d, training: bool, residual: torch.Tensor | None = None
 ) -> torch.Tensor:
-    """PyTorch's batch_norm + relu on NHWC `x` (viewed as channels_last NCHW); the alternative BN+ReLU path."""
+    """PyTorch's batch_norm + relu on NHWC `x` (viewed as channels_last NCHW): the other BN+ReLU path."""
     xc = x.permute(0, 3, 1, 2)
     y = F.batch_norm(xc, bn.running_mean, bn.running_var, bn.weight, bn.bias, training, bn.momentum, bn.eps)
     if residual is not None:
@@ -150,7 +150,7 @@ def torch_bn_relu(
     return F.relu(y).permute(0, 2, 3, 1)
 
 
-# ---- fused inference ---------------------------------------------------------------------------------------------
+# ---- fused inference ----------------------------------------------------------------------------------
 def _fold(conv_bn) -> tuple[torch.Tensor, torch.Tensor]:
     """BN folded into the conv: w' = w * gamma/sqrt(var+eps), b' = beta - mean * gamma/sqrt(var+eps)."""
     bn = conv_bn.bn
@@ -174,7 +174,13 @@ class FusedNet:
             layers += [net.conv1_policy, net.conv1_value]
             folded = [_fold(m) for m in layers]
             # policy_fc reads the (2, N, N) head output in NCHW order; the engine keeps NHWC (N, N, 2)
-            pw = net.policy_fc.weight.detach().float().view(hw + 1, 2, hw).permute(2, 1, 0).reshape(2 * hw, hw + 1)
+            pw = (
+                net.policy_fc.weight.detach()
+                .float()
+                .view(hw + 1, 2, hw)
+                .permute(2, 1, 0)
+                .reshape(2 * hw, hw + 1)
+            )
             self._engine = _C.FusedNet(
                 n,
                 cfg.planes,

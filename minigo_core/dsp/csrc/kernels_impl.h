@@ -116,15 +116,28 @@ static void conv_forward_range_avx2(const float* x, int H, int W, int C, const f
   const int Kpad = round_up8(K), nvec = Kpad / 8, pad = R / 2, HW = H * W, ntaps = R * R;
   std::vector<float> zero_row(C, 0.f);
   const float* rows[9 * PT];
+  int tdy[9], tdx[9];
+  for (int t = 0; t < ntaps; ++t) {
+    tdy[t] = t / R - pad;
+    tdx[t] = t % R - pad;
+  }
+  int64_t b = q0 / HW;  // coordinates of pixel q, advanced incrementally (no divisions per pixel)
+  int h = static_cast<int>(q0 % HW) / W, w = static_cast<int>(q0 % HW) % W;
   for (int64_t q = q0; q < q1; q += PT) {
     const int P = static_cast<int>(std::min<int64_t>(PT, q1 - q));
     for (int p = 0; p < P; ++p) {
-      const int64_t qq = q + p, b = qq / HW;
-      const int h = static_cast<int>(qq % HW) / W, w = static_cast<int>(qq % HW) % W;
+      const float* img = x + b * HW * C;
       for (int t = 0; t < ntaps; ++t) {
-        const int hh = h + t / R - pad, ww = w + t % R - pad;
+        const int hh = h + tdy[t], ww = w + tdx[t];
         rows[t * P + p] = (hh < 0 || hh >= H || ww < 0 || ww >= W) ? zero_row.data()
-                                                                    : x + ((b * H + hh) * W + ww) * C;
+                                                                    : img + (static_cast<int64_t>(hh) * W + ww) * C;
+      }
+      if (++w == W) {
+        w = 0;
+        if (++h == H) {
+          h = 0;
+          ++b;
+        }
       }
     }
     for (int v0 = 0; v0 < nvec; v0 += 2) {
@@ -269,14 +282,29 @@ static void wgrad_images_isa(const T* A, int Ca, int Rr, const T* Bm, int Bs, in
 }
 
 // ---- BN + ReLU row-range loops (vectorised over the channels of NHWC rows) --------------------------------------
+// Sums are accumulated in T over blocks of rows (vectorises fully), then added into double totals.
+constexpr int64_t kBnBlock = 64;
+
 template <typename T>
 static void bn_stats_range(const T* x, int64_t m0, int64_t m1, int C, double* sum, double* sumsq) {
-  for (int64_t m = m0; m < m1; ++m) {
-    const T* xr = x + m * C;
+  std::vector<T> s(C), ss(C);
+  for (int64_t mb = m0; mb < m1; mb += kBnBlock) {
+    std::fill(s.begin(), s.end(), T(0));
+    std::fill(ss.begin(), ss.end(), T(0));
+    const int64_t me = std::min(m1, mb + kBnBlock);
+    T* __restrict__ sp = s.data();
+    T* __restrict__ ssp = ss.data();
+    for (int64_t m = mb; m < me; ++m) {
+      const T* __restrict__ xr = x + m * C;
+      for (int c = 0; c < C; ++c) {
+        const T v = xr[c];
+        sp[c] += v;
+        ssp[c] += v * v;
+      }
+    }
     for (int c = 0; c < C; ++c) {
-      const double v = xr[c];
-      sum[c] += v;
-      sumsq[c] += v * v;
+      sum[c] += sp[c];
+      sumsq[c] += ssp[c];
     }
   }
 }
@@ -285,10 +313,10 @@ template <typename T>
 static void bn_apply_range(const T* x, const T* res, int64_t m0, int64_t m1, int C, const T* scale,
                            const T* shift, T* y) {
   for (int64_t m = m0; m < m1; ++m) {
-    const T* xr = x + m * C;
-    T* yr = y + m * C;
+    const T* __restrict__ xr = x + m * C;
+    T* __restrict__ yr = y + m * C;
     if (res) {
-      const T* rr = res + m * C;
+      const T* __restrict__ rr = res + m * C;
       for (int c = 0; c < C; ++c) {
         const T v = xr[c] * scale[c] + shift[c] + rr[c];
         yr[c] = v > T(0) ? v : T(0);
@@ -306,12 +334,26 @@ static void bn_apply_range(const T* x, const T* res, int64_t m0, int64_t m1, int
 template <typename T>
 static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int C, const T* mean,
                                double* sg, double* sgx) {
-  for (int64_t m = m0; m < m1; ++m) {
-    const T *d = dy + m * C, *yr = y + m * C, *xr = x + m * C;
+  std::vector<T> s(C), sx(C);
+  for (int64_t mb = m0; mb < m1; mb += kBnBlock) {
+    std::fill(s.begin(), s.end(), T(0));
+    std::fill(sx.begin(), sx.end(), T(0));
+    const int64_t me = std::min(m1, mb + kBnBlock);
+    T* __restrict__ sp = s.data();
+    T* __restrict__ sxp = sx.data();
+    for (int64_t m = mb; m < me; ++m) {
+      const T* __restrict__ d = dy + m * C;
+      const T* __restrict__ yr = y + m * C;
+      const T* __restrict__ xr = x + m * C;
+      for (int c = 0; c < C; ++c) {
+        const T g = yr[c] > T(0) ? d[c] : T(0);
+        sp[c] += g;
+        sxp[c] += g * (xr[c] - mean[c]);
+      }
+    }
     for (int c = 0; c < C; ++c) {
-      const T g = yr[c] > T(0) ? d[c] : T(0);
-      sg[c] += g;
-      sgx[c] += static_cast<double>(g) * static_cast<double>(xr[c] - mean[c]);
+      sg[c] += sp[c];
+      sgx[c] += sxp[c];
     }
   }
 }
@@ -321,13 +363,17 @@ template <typename T>
 static void bn_bwd_apply_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int C, const T* mean,
                                const T* ca, const T* cb, const T* cc, T* dx, T* dres) {
   for (int64_t m = m0; m < m1; ++m) {
-    const T *d = dy + m * C, *yr = y + m * C, *xr = x + m * C;
-    T* o = dx + m * C;
-    T* r = dres ? dres + m * C : nullptr;
+    const T* __restrict__ d = dy + m * C;
+    const T* __restrict__ yr = y + m * C;
+    const T* __restrict__ xr = x + m * C;
+    T* __restrict__ o = dx + m * C;
     for (int c = 0; c < C; ++c) {
       const T g = yr[c] > T(0) ? d[c] : T(0);
       o[c] = ca[c] * g + cb[c] * (xr[c] - mean[c]) + cc[c];
-      if (r) r[c] = g;
+    }
+    if (dres) {
+      T* __restrict__ r = dres + m * C;
+      for (int c = 0; c < C; ++c) r[c] = yr[c] > T(0) ? d[c] : T(0);
     }
   }
 }

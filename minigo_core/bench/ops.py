@@ -1,0 +1,334 @@
+"""Network operators, torch vs the DSP emulation: `python -m minigo_core.bench ops [--preset paper|selfplay]`.
+
+Prints, like the paper's Table 4, one row per operator (conv3_initial, conv3_residual, conv1_policy,
+conv1_value, bn_relu), forward and backward: milliseconds with PyTorch's CPU operators (oneDNN,
+channels_last) and with the DSP-emulation kernels, the speedup, and each conv's GFLOP/s as a percentage of
+this machine's FP32 peak (an FMA loop in the extension, measured in the same run, times the cores used).
+Then a whole training step (forward + loss + backward + SGD) and inference at batch 1 and 8 (`predict`: the
+fused one-call path on dsp).
+
+torch and dsp are timed interleaved (one torch run, one dsp run, repeated) and medians reported, so a busy
+shared machine slows both alike. Both use the same number of threads (`--threads`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+PRESETS = {
+    # the paper's network and batch: 19x19, 6 blocks x 64 filters, mlperf07 features, batch 96
+    "paper": dict(board_size=19, blocks=6, filters=64, fc_width=64, features="mlperf07", batch=96),
+    # the self-play shape: 9x9, 6 blocks x 32 filters
+    "selfplay": dict(board_size=9, blocks=6, filters=32, fc_width=64, features="agz", batch=96),
+}
+
+
+CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
+_clock = time.perf_counter
+
+
+def interleaved(fns: dict[str, Callable[[], object]], repeats: int, warmup: int = 1) -> dict[str, float]:
+    """Median seconds of each function, timed round-robin so machine noise hits all of them alike."""
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = _clock()
+            fn()
+            times[name].append(_clock() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _nchw(x: torch.Tensor) -> torch.Tensor:
+    return x.permute(0, 3, 1, 2)  # NHWC storage viewed as channels_last NCHW
+
+
+def bench_conv(
+    name: str, b: int, n: int, c: int, k: int, r: int, input_grad: bool, repeats: int
+) -> list[dict]:
+    from minigo_core import dsp
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(b, n, n, c, generator=g)
+    w = torch.randn(k, c, r, r, generator=g) * 0.1
+    w_cl = w.contiguous(memory_format=torch.channels_last)
+    dy = torch.randn(b, n, n, k, generator=g)
+    flops = 2.0 * b * n * n * c * k * r * r
+
+    def torch_fwd():
+        return F.conv2d(_nchw(x), w_cl, padding=r // 2)
+
+    def dsp_fwd():
+        return dsp._C.conv_forward(x, w)
+
+    xg = x.clone().requires_grad_(input_grad)
+    wg = w_cl.clone().requires_grad_(True)
+    yt = F.conv2d(_nchw(xg), wg, padding=r // 2)
+    inputs_t = (xg, wg) if input_grad else (wg,)
+
+    def torch_bwd():
+        return torch.autograd.grad(yt, inputs_t, _nchw(dy), retain_graph=True)
+
+    def dsp_bwd():
+        return dsp._C.conv_backward(dy, x, w, input_grad, True)
+
+    fwd = interleaved({"torch": torch_fwd, "dsp": dsp_fwd}, repeats)
+    bwd = interleaved({"torch": torch_bwd, "dsp": dsp_bwd}, repeats)
+    bwd_flops = flops * (2 if input_grad else 1)
+    return [
+        _row(name, "forward", fwd, flops, (b, n, c, k, r)),
+        _row(name, "backward", bwd, bwd_flops, (b, n, c, k, r)),
+    ]
+
+
+def _row(op: str, direction: str, t: dict[str, float], flops: float | None, shape: tuple) -> dict:
+    row = {
+        "op": op,
+        "direction": direction,
+        "shape": shape,
+        "torch_ms": t["torch"] * 1e3,
+        "dsp_ms": t["dsp"] * 1e3,
+        "speedup": t["torch"] / t["dsp"],
+    }
+    if flops:
+        row["flops"] = flops
+        row["torch_gflops"] = flops / t["torch"] / 1e9
+        row["dsp_gflops"] = flops / t["dsp"] / 1e9
+    return row
+
+
+def bench_bn_relu(b: int, n: int, c: int, repeats: int) -> tuple[list[dict], dict]:
+    """Fused dsp bn_relu vs torch batch_norm + relu (training mode), forward and backward."""
+    from minigo_core import dsp
+
+    g = torch.Generator().manual_seed(1)
+    bn = torch.nn.BatchNorm2d(c, momentum=0.05)
+    x = torch.randn(b, n, n, c, generator=g).requires_grad_(True)
+    dy = torch.randn(b, n, n, c, generator=g)
+    y_torch = dsp.torch_bn_relu(x, bn, True)
+    y_dsp = dsp.BnReluFunction.apply(
+        x, bn.weight, bn.bias, None, bn.running_mean, bn.running_var, True, 0.05, 1e-5
+    )
+    params = (x, bn.weight, bn.bias)
+
+    def torch_fwd():
+        return dsp.torch_bn_relu(x.detach(), bn, True)
+
+    def dsp_fwd():
+        return dsp._C.bn_relu_forward(
+            x.detach(),
+            bn.weight.detach(),
+            bn.bias.detach(),
+            bn.running_mean,
+            bn.running_var,
+            None,
+            True,
+            0.05,
+            1e-5,
+        )
+
+    def torch_bwd():
+        return torch.autograd.grad(y_torch, params, dy, retain_graph=True)
+
+    def dsp_bwd():
+        return torch.autograd.grad(y_dsp, params, dy, retain_graph=True)
+
+    fwd = interleaved({"torch": torch_fwd, "dsp": dsp_fwd}, repeats)
+    bwd = interleaved({"torch": torch_bwd, "dsp": dsp_bwd}, repeats)
+    rows = [
+        _row("bn_relu", "forward", fwd, None, (b, n, c)),
+        _row("bn_relu", "backward", bwd, None, (b, n, c)),
+    ]
+    total_dsp, total_torch = fwd["dsp"] + bwd["dsp"], fwd["torch"] + bwd["torch"]
+    choice = {
+        "faster": "dsp" if total_dsp <= total_torch else "torch",
+        "dsp_ms": total_dsp * 1e3,
+        "torch_ms": total_torch * 1e3,
+        "backend_uses": dsp.BN_RELU_IMPL,
+    }
+    return rows, choice
+
+
+def _nets(args: argparse.Namespace):
+    from minigo_core.model import DualNet, ModelConfig, random_model
+
+    cfg = ModelConfig(args.board_size, args.blocks, args.filters, args.fc_width, args.features)
+    net_t = random_model(cfg, 0, backend="torch")
+    net_d = DualNet(cfg, backend="dsp")
+    net_d.load_state_dict(net_t.state_dict())
+    return cfg, net_t, net_d
+
+
+def bench_training_step(args: argparse.Namespace, repeats: int) -> dict:
+    cfg, net_t, net_d = _nets(args)
+    g = torch.Generator().manual_seed(2)
+    b, n = args.batch, cfg.board_size
+    x = torch.randint(0, 2, (b, cfg.planes, n, n), generator=g).float()
+    pi = torch.softmax(torch.randn(b, n * n + 1, generator=g), 1)
+    z = torch.sign(torch.randn(b, generator=g))
+    steps = {}
+    for name, net in (("torch", net_t), ("dsp", net_d)):
+        net.train()
+        opt = torch.optim.SGD(net.parameters(), lr=1e-3, momentum=0.9, weight_decay=1e-4)
+
+        def step(net=net, opt=opt):
+            logits, value = net(x)
+            loss = -(pi * F.log_softmax(logits, 1)).sum(1).mean() + F.mse_loss(value, z)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+
+        steps[name] = step
+    t = interleaved(steps, repeats)
+    return _row("training_step", f"batch {b}", t, None, (b, n, cfg.blocks, cfg.filters))
+
+
+def bench_inference(args: argparse.Namespace, batch: int, repeats: int) -> dict:
+    cfg, net_t, net_d = _nets(args)
+    net_t.eval()
+    net_d.eval()
+    rng = np.random.default_rng(3)
+    planes = rng.integers(0, 2, (batch, cfg.planes, cfg.board_size, cfg.board_size), dtype=np.uint8)
+    t = interleaved(
+        {"torch": lambda: net_t.predict(planes), "dsp": lambda: net_d.predict(planes)}, repeats, 3
+    )
+    return _row("inference", f"batch {batch}", t, None, (batch, cfg.board_size, cfg.blocks, cfg.filters))
+
+
+def run(args: argparse.Namespace) -> dict:
+    global _clock
+    from minigo_core import dsp
+
+    if args.clock == "auto":
+        args.clock = "cpu" if args.threads == 1 else "wall"
+    _clock = CLOCKS[args.clock]
+    torch.set_num_threads(args.threads)
+    dsp.set_num_threads(args.threads)
+    peak_core = dsp.measure_peak_gflops(0.5)
+    peak = peak_core * args.threads
+    b, n, f = args.batch, args.board_size, args.filters
+    from minigo_core.model import ModelConfig
+
+    planes = ModelConfig(n, args.blocks, f, args.fc_width, args.features).planes
+    r = args.repeats
+    rows = []
+    rows += bench_conv("conv3_initial", b, n, planes, f, 3, False, r)
+    rows += bench_conv("conv3_residual", b, n, f, f, 3, True, r)
+    rows += bench_conv("conv1_policy", b, n, f, 2, 1, True, r)
+    rows += bench_conv("conv1_value", b, n, f, 1, 1, True, r)
+    bn_rows, bn_choice = bench_bn_relu(b, n, f, r)
+    rows += bn_rows
+    for row in rows:
+        if "flops" in row:
+            row["torch_pct_peak"] = 100 * row["torch_gflops"] / peak
+            row["dsp_pct_peak"] = 100 * row["dsp_gflops"] / peak
+    whole = [bench_training_step(args, max(3, r // 2))]
+    whole += [bench_inference(args, batch, max(10, 4 * r)) for batch in args.infer_batches]
+    return {
+        "shape": {
+            k: getattr(args, k) for k in ("board_size", "blocks", "filters", "fc_width", "features", "batch")
+        },
+        "threads": args.threads,
+        "clock": args.clock,
+        "isa": "avx2+fma" if dsp._C.get_isa() == 1 else "portable",
+        "peak_gflops_per_core": peak_core,
+        "peak_gflops": peak,
+        "operators": rows,
+        "bn_relu_choice": bn_choice,
+        "whole_network": whole,
+    }
+
+
+def print_report(res: dict) -> None:
+    s = res["shape"]
+    print(
+        f"network {s['board_size']}x{s['board_size']}, {s['blocks']} blocks x {s['filters']} filters, "
+        f"{s['features']}, batch {s['batch']}; threads {res['threads']}; dsp kernels: {res['isa']}"
+    )
+    print(
+        f"FP32 peak (FMA loop, thread CPU time): {res['peak_gflops_per_core']:.1f} GFLOP/s per core, "
+        f"{res['peak_gflops']:.1f} for {res['threads']} thread(s)"
+    )
+    clock = (
+        "process CPU time: time-sharing with other jobs not counted" if res["clock"] == "cpu" else "wall time"
+    )
+    print(f"times: medians of interleaved runs, {clock}\n")
+    head = f"{'operator':<16}{'pass':<10}{'torch ms':>10}{'dsp ms':>10}{'speedup':>9}"
+    head += f"{'torch %pk':>11}{'dsp %pk':>9}"
+    print(head)
+    print("-" * len(head))
+    for row in res["operators"]:
+        tp = f"{row['torch_pct_peak']:.0f}%" if "torch_pct_peak" in row else "-"
+        dp = f"{row['dsp_pct_peak']:.0f}%" if "dsp_pct_peak" in row else "-"
+        print(
+            f"{row['op']:<16}{row['direction']:<10}{row['torch_ms']:>10.2f}{row['dsp_ms']:>10.2f}"
+            f"{row['speedup']:>8.2f}x{tp:>11}{dp:>9}"
+        )
+    c = res["bn_relu_choice"]
+    print(
+        f"\nbn_relu fwd+bwd: dsp fused {c['dsp_ms']:.2f} ms, torch batch_norm+relu {c['torch_ms']:.2f} ms -> "
+        f"{c['faster']} is faster here; the dsp backend uses: {c['backend_uses']}\n"
+    )
+    for row in res["whole_network"]:
+        print(
+            f"{row['op']:<16}{row['direction']:<10}{row['torch_ms']:>10.2f}{row['dsp_ms']:>10.2f}"
+            f"{row['speedup']:>8.2f}x"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m minigo_core.bench ops",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        default="paper",
+        help="network shape: paper (19x19, 6x64, mlperf07, batch 96; default) or selfplay (9x9, 6x32)",
+    )
+    parser.add_argument("--board-size", type=int)
+    parser.add_argument("--blocks", type=int)
+    parser.add_argument("--filters", type=int)
+    parser.add_argument("--fc-width", type=int)
+    parser.add_argument("--features", choices=["agz", "mlperf07"])
+    parser.add_argument("--batch", type=int, help="batch for the operators and the training step")
+    parser.add_argument(
+        "--infer-batches", type=int, nargs="+", default=[1, 8], help="inference batches (1 8)"
+    )
+    parser.add_argument("--threads", type=int, default=1, help="threads for torch and DSP cores for dsp (1)")
+    parser.add_argument("--repeats", type=int, default=7, help="timed runs per operator (median; default 7)")
+    parser.add_argument(
+        "--clock",
+        choices=["auto", "cpu", "wall"],
+        default="auto",
+        help="cpu: process CPU time (robust on a shared machine); auto: cpu for 1 thread, else wall",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    args = parser.parse_args(argv)
+    for key, value in PRESETS[args.preset].items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    res = run(args)
+    if args.json:
+        json.dump(res, sys.stdout, indent=1)
+        print()
+    else:
+        print_report(res)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

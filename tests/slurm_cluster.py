@@ -1,0 +1,315 @@
+"""A real single-node Slurm for the Slurm-profile tests: munged, slurmctld and `slurmd -N localhost`.
+
+    cluster = SlurmCluster.start()        # ~5-10 s; raises SlurmUnavailable with the reason if it cannot
+    subprocess.run([...], env=cluster.env)  # SLURM_CONF points at this cluster's slurm.conf
+    cluster.stop()                        # cancels its jobs, then stops exactly the daemons it started
+
+Everything lives in one private directory (config, state, spool, logs, the munge socket), and the daemons use
+free ports, so the cluster touches nothing system-wide and is invisible to processes that do not get `env`:
+in particular Snakemake runs of the other tests never see a slurm.conf, so the Slurm executor plugin's probes
+fail at once instead of waiting for a controller. Daemon pids are recorded in `pids.json` in that directory;
+`stop()` signals only those pids.
+
+Slurm facts this relies on (Slurm 22.05 from Debian 12): munged runs as the munge user with the system key;
+no slurmdbd, so `accounting_storage/none` and the Snakemake plugin must use `squeue` for job status
+(MinJobAge is set well above the status interval); `proctrack/linuxproc` and `task/none` need no cgroups.
+
+Run by hand: `python tests/slurm_cluster.py start|stop DIR`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MUNGE_KEY = Path("/etc/munge/munge.key")
+# The jobs' own `srun` calls cannot be pointed elsewhere: the Snakemake Slurm jobstep plugin drops every
+# SLURM_* variable (SLURM_CONF included) before it runs a job. So the test cluster's slurm.conf goes to the
+# default path for as long as the cluster runs, marked as ours; stop() removes it again (and start() removes
+# a stale one of ours whose daemons are gone). A slurm.conf that is not ours means a real Slurm: left alone.
+SLURM_CONF = Path("/etc/slurm/slurm.conf")
+MARKER = "# written by tests/slurm_cluster.py for a temporary test cluster; state in "
+DAEMONS = ("munged", "slurmctld", "slurmd")
+
+
+class SlurmUnavailable(RuntimeError):
+    """Slurm or munge is not installed, or this process may not start the daemons (the reason is given)."""
+
+
+def _which(name: str) -> str | None:
+    return shutil.which(name) or next(
+        (str(p) for p in (Path("/usr/sbin") / name, Path("/usr/bin") / name) if p.exists()), None
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _node_line() -> str:
+    """`NodeName=localhost CPUs=... RealMemory=...` from `slurmd -C`, memory less 1 GiB for the system."""
+    out = subprocess.run([_which("slurmd") or "slurmd", "-C"], capture_output=True, text=True, timeout=30).stdout
+    first = out.splitlines()[0].split() if out.strip() else []
+    fields = dict(f.split("=", 1) for f in first if "=" in f)
+    cpus = fields.get("CPUs", str(os.cpu_count() or 1))
+    memory = max(512, int(fields.get("RealMemory", "2048")) - 1024)
+    return f"NodeName=localhost CPUs={cpus} RealMemory={memory} State=UNKNOWN"
+
+
+def check_available() -> None:
+    """Raise SlurmUnavailable unless the binaries, the munge key and root rights are present."""
+    missing = [name for name in (*DAEMONS, "sbatch", "squeue", "sinfo", "scancel", "srun") if not _which(name)]
+    if missing:
+        raise SlurmUnavailable(f"not installed: {', '.join(missing)} (make system-deps installs slurm-wlm munge)")
+    if not MUNGE_KEY.exists():
+        raise SlurmUnavailable(f"{MUNGE_KEY} is missing (the munge package creates it)")
+    if os.geteuid() != 0:
+        raise SlurmUnavailable("starting slurmctld/slurmd needs root (this test cluster runs them as root)")
+    try:
+        pwd.getpwnam("munge")
+    except KeyError:
+        raise SlurmUnavailable("there is no 'munge' user (the munge package creates it)") from None
+
+
+@dataclass
+class SlurmCluster:
+    directory: Path
+    env: dict[str, str]
+    processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+
+    @property
+    def conf(self) -> Path:
+        return SLURM_CONF
+
+    @classmethod
+    def start(cls, directory: str | Path | None = None, timeout: float = 60.0) -> SlurmCluster:
+        check_available()
+        base = Path(directory or tempfile.mkdtemp(prefix="mgslurm-"))  # short: the munge socket path is limited
+        base.mkdir(parents=True, exist_ok=True)
+        os.chmod(base, 0o755)
+        munge_dir = base / "munge"
+        munge_dir.mkdir(exist_ok=True)
+        munge = pwd.getpwnam("munge")
+        os.chown(munge_dir, munge.pw_uid, munge.pw_gid)
+        os.chmod(munge_dir, 0o755)  # munged wants its socket directory searchable by all
+        socket_path = munge_dir / "munge.socket"
+        for sub in ("state", "spool"):
+            (base / sub).mkdir(exist_ok=True)
+        conf = "\n".join(
+            [
+                "ClusterName=minigotest",
+                "SlurmctldHost=localhost",
+                f"SlurmctldPort={_free_port()}",
+                f"SlurmdPort={_free_port()}",
+                "SlurmUser=root",
+                "SlurmdUser=root",
+                "AuthType=auth/munge",
+                "CredType=cred/munge",
+                f"AuthInfo=socket={socket_path}",
+                f"StateSaveLocation={base / 'state'}",
+                f"SlurmdSpoolDir={base / 'spool'}",
+                f"SlurmctldPidFile={base / 'slurmctld.pid'}",
+                f"SlurmdPidFile={base / 'slurmd.pid'}",
+                f"SlurmctldLogFile={base / 'slurmctld.log'}",
+                f"SlurmdLogFile={base / 'slurmd.log'}",
+                "ProctrackType=proctrack/linuxproc",
+                "TaskPlugin=task/none",
+                "SelectType=select/cons_tres",
+                "SelectTypeParameters=CR_CPU_Memory",
+                "AccountingStorageType=accounting_storage/none",
+                "JobAcctGatherType=jobacct_gather/none",
+                "JobCompType=jobcomp/none",
+                "MpiDefault=none",
+                "SchedulerType=sched/backfill",
+                "ReturnToService=2",
+                "MinJobAge=300",  # finished jobs stay visible to squeue for 5 min (the status command)
+                "SlurmctldTimeout=30",
+                "SlurmdTimeout=30",
+                "InactiveLimit=0",
+                "KillWait=5",
+                _node_line(),
+                "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
+                "",
+            ]
+        )
+        _claim_default_conf(base)
+        (base / "slurm.conf").write_text(conf)
+        SLURM_CONF.parent.mkdir(parents=True, exist_ok=True)
+        SLURM_CONF.write_text(f"{MARKER}{base}\n{conf}")
+        env = {**os.environ, "SLURM_CONF": str(SLURM_CONF)}
+        for key in [k for k in env if k.startswith("SLURM_") and k != "SLURM_CONF"]:
+            env.pop(key)
+        cluster = cls(base, env)
+        try:
+            cluster._spawn(
+                "munged",
+                [
+                    _which("munged"), "--foreground",
+                    f"--socket={socket_path}", f"--key-file={MUNGE_KEY}",
+                    f"--pid-file={munge_dir / 'munged.pid'}", f"--log-file={munge_dir / 'munged.log'}",
+                    f"--seed-file={munge_dir / 'munged.seed'}",
+                ],
+                user=munge,
+            )  # fmt: skip
+            cluster._wait(lambda: socket_path.exists(), timeout, "munged to create its socket")
+            cluster._spawn("slurmctld", [_which("slurmctld"), "-D", "-c", "-i", "-f", str(cluster.conf)])
+            cluster._wait(lambda: cluster._ok(["scontrol", "ping"], "UP"), timeout, "slurmctld to answer")
+            cluster._spawn("slurmd", [_which("slurmd"), "-D", "-N", "localhost", "-f", str(cluster.conf)])
+            cluster._wait(cluster._node_idle, timeout, "node localhost to become idle")
+        except BaseException:
+            cluster.stop()
+            raise
+        return cluster
+
+    # --------------------------------------------------------------------------------------------- helpers
+    def _spawn(self, name: str, argv: list[str], user: pwd.struct_passwd | None = None) -> None:
+        log = open(self.directory / f"{name}.out", "ab")  # noqa: SIM115 (closed with the process)
+        ids = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []} if user else {}
+        proc = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True, **ids
+        )
+        log.close()
+        self.processes[name] = proc
+        self._record()
+
+    def _record(self) -> None:
+        pids = {name: p.pid for name, p in self.processes.items()}
+        (self.directory / "pids.json").write_text(json.dumps(pids))
+
+    def _ok(self, argv: list[str], needle: str = "") -> bool:
+        try:
+            out = subprocess.run(argv, capture_output=True, text=True, env=self.env, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return out.returncode == 0 and needle in out.stdout
+
+    def _node_idle(self) -> bool:
+        try:
+            out = subprocess.run(
+                ["sinfo", "-h", "-N", "-o", "%T"], capture_output=True, text=True, env=self.env, timeout=10
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return out.stdout.strip() in ("idle", "mixed", "allocated")
+
+    def _wait(self, ready, timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for name, proc in self.processes.items():
+                if proc.poll() is not None:
+                    raise SlurmUnavailable(f"{name} exited with {proc.returncode} while waiting for {what}; "
+                                           f"see {self.log_tail()}")  # fmt: skip
+            if ready():
+                return
+            time.sleep(0.2)
+        raise SlurmUnavailable(f"timed out after {timeout:.0f} s waiting for {what}; see {self.log_tail()}")
+
+    def log_tail(self, lines: int = 15) -> str:
+        """The last lines of the daemons' logs (for error messages)."""
+        parts = []
+        for path in sorted(self.directory.glob("*.log")) + sorted(self.directory.glob("*.out")):
+            text = path.read_text(errors="replace").splitlines()[-lines:]
+            parts.append(f"--- {path}\n" + "\n".join(text))
+        return "\n".join(parts)
+
+    def stop(self) -> None:
+        """Cancel this cluster's jobs, then stop the daemons it started (by their recorded pids only)."""
+        if "slurmctld" in self.processes and self.processes["slurmctld"].poll() is None:
+            subprocess.run(["scancel", "--full", "--user", pwd.getpwuid(os.getuid()).pw_name],
+                           capture_output=True, env=self.env, timeout=30)  # fmt: skip
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                out = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, env=self.env,
+                                     timeout=10)  # fmt: skip
+                if out.returncode != 0 or not out.stdout.strip():
+                    break
+                time.sleep(0.5)
+        for name in ("slurmd", "slurmctld", "munged"):
+            proc = self.processes.get(name)
+            if proc is None or proc.poll() is not None:
+                continue
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+        self.processes.clear()
+        self._record()
+        _release_default_conf(self.directory)
+
+
+def _owner_of_default_conf() -> Path | None:
+    """The state directory of the test cluster that wrote /etc/slurm/slurm.conf (None if it is not ours)."""
+    try:
+        first = SLURM_CONF.read_text().splitlines()[0]
+    except (OSError, IndexError):
+        return None
+    return Path(first[len(MARKER) :].strip()) if first.startswith(MARKER) else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _claim_default_conf(base: Path) -> None:
+    if not SLURM_CONF.exists():
+        return
+    owner = _owner_of_default_conf()
+    if owner is None:
+        raise SlurmUnavailable(f"{SLURM_CONF} exists and was not written by this test: a real Slurm; left alone")
+    pids_file = owner / "pids.json"
+    pids = json.loads(pids_file.read_text()) if pids_file.exists() else {}
+    if any(_alive(pid) for pid in pids.values()):
+        raise SlurmUnavailable(f"another test cluster is running (state in {owner}); stop it first")
+    SLURM_CONF.unlink()
+
+
+def _release_default_conf(base: Path) -> None:
+    if _owner_of_default_conf() == base:
+        SLURM_CONF.unlink()
+
+
+def stop_recorded(directory: str | Path) -> None:
+    """Stop the daemons recorded in DIR/pids.json by an earlier `start` (for use from a shell)."""
+    path = Path(directory) / "pids.json"
+    pids = json.loads(path.read_text()) if path.exists() else {}
+    for name in ("slurmd", "slurmctld", "munged"):
+        pid = pids.get(name)
+        if pid:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    path.write_text("{}")
+    _release_default_conf(Path(directory))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("start", "stop"):
+        print("usage: python tests/slurm_cluster.py start|stop DIR", file=sys.stderr)
+        sys.exit(2)
+    if sys.argv[1] == "start":
+        c = SlurmCluster.start(sys.argv[2])
+        pids = {n: p.pid for n, p in c.processes.items()}
+        print(f"export SLURM_CONF={c.conf}   # daemons {pids}; stop with: python tests/slurm_cluster.py stop DIR")
+        os._exit(0)  # leave the daemons running
+    stop_recorded(sys.argv[2])
