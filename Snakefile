@@ -12,6 +12,9 @@
 configfile: "config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/generation0.smk"
 include: "workflow/rules/selfplay.smk"
@@ -23,6 +26,8 @@ include: "workflow/rules/summary.smk"
 localrules:
     all,
     run_config,
+    ratings,
+    plots,
 
 
 wildcard_constraints:

@@ -115,10 +115,11 @@ def play_game(black: Player, white: Player, board_size: int, komi: float, seeds:
         score = position.score()
         winner = 1 if score > 0 else -1 if score < 0 else 0
         result = result_string(score)
-        for p in (black, white) if black is not white else (black,):
+        same_name = black.name == white.name
+        for p, colour in ((black, "black"), (white, "white")) if black is not white else ((black, "black"),):
             text = p.final_score()
             if text is not None:
-                engine_scores[p.name] = text
+                engine_scores[f"{p.name} ({colour})" if same_name else p.name] = text
         if engine_scores:
             values = [parse_score(t) for t in engine_scores.values()]
             agree = all(v is not None and np.sign(v) == np.sign(score) for v in values)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -148,6 +149,9 @@ def _table(record: GameRecord) -> pa.Table:
     counts_type = pa.uint16() if not visits.size or visits.max() <= np.iinfo(np.uint16).max else pa.uint32()
     counts = pa.array(visits.reshape(-1).astype(counts_type.to_pandas_dtype()), counts_type)
     metadata = dict(record.metadata)
+    missing = [k for k in ("board_size", "komi", "features", "result") if k not in metadata]
+    if missing:
+        raise ValueError(f"game record metadata lacks {missing}; a reader could not use the file")
     metadata["moves"] = encode_moves(record.moves, n)
     metadata["num_moves"] = len(record.moves)
     metadata["num_positions"] = int(visits.shape[0])
@@ -223,7 +227,35 @@ def _metadata_of(schema: pa.Schema, url: str) -> dict:
     missing = [k for k in REQUIRED_METADATA if k not in metadata]
     if missing:
         raise GameFileError(f"game file {url} lacks metadata keys {missing}")
+    problem = _metadata_problem(metadata)
+    if problem:
+        raise GameFileError(f"game file {url} has bad metadata: {problem}")
     return metadata
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _metadata_problem(m: dict) -> str | None:
+    """What is wrong with the metadata's types and ranges, or None."""
+    if not _is_int(m["board_size"]) or not 2 <= m["board_size"] <= len(_SGF_LETTERS):
+        return f"board_size {m['board_size']!r} is not an integer from 2 to {len(_SGF_LETTERS)}"
+    if not isinstance(m["komi"], (int, float)) or isinstance(m["komi"], bool) or not math.isfinite(m["komi"]):
+        return f"komi {m['komi']!r} is not a number"
+    if not isinstance(m["features"], str) or not isinstance(m["moves"], str):
+        return "features and moves must be strings"
+    for key in ("num_moves", "num_positions"):
+        if not _is_int(m[key]) or m[key] < 0:
+            return f"{key} {m[key]!r} is not a count"
+    result = m["result"]
+    if (
+        not isinstance(result, dict)
+        or result.get("winner") not in (-1, 0, 1)
+        or isinstance(result["winner"], bool)
+    ):
+        return f"result {result!r} has no winner -1, 0 or 1"
+    return None
 
 
 def _open_stream(data: bytes, url: str) -> pa.ipc.RecordBatchStreamReader:
@@ -265,14 +297,44 @@ def read_game(url: str) -> GameRecord:
 
 
 def _record_from_table(table: pa.Table, metadata: dict, url: str) -> GameRecord:
-    missing = [c for c in COLUMNS if c not in table.column_names]
-    if missing:
-        raise GameFileError(f"game file {url} lacks columns {missing}")
     try:
-        n = int(metadata["board_size"])
-        moves = decode_moves(metadata["moves"], n)
-    except (TypeError, ValueError) as exc:
-        raise GameFileError(f"game file {url} has a bad board size or move list ({exc})") from None
+        return _decode_table(table, metadata, url)
+    except GameFileError:
+        raise
+    except (pa.ArrowException, ValueError, TypeError, IndexError, KeyError, OverflowError) as exc:
+        raise GameFileError(f"game file {url} is corrupt ({type(exc).__name__}: {exc})") from None
+
+
+def _decode_table(table: pa.Table, metadata: dict, url: str) -> GameRecord:
+    n = metadata["board_size"]
+    num_moves = n * n + 1
+    expected = {
+        "move_index": pa.uint16(),
+        "value_target": pa.int8(),
+        "full_search": pa.bool_(),
+        "root_value": pa.float32(),
+    }
+    for name in COLUMNS:
+        if name not in table.column_names:
+            raise GameFileError(f"game file {url} lacks column '{name}'")
+        column_type = table.schema.field(name).type
+        if name == "visits":
+            ok = (
+                pa.types.is_fixed_size_list(column_type)
+                and column_type.list_size == num_moves
+                and column_type.value_type in (pa.uint16(), pa.uint32())
+            )
+        else:
+            ok = column_type == expected[name]
+        if not ok:
+            raise GameFileError(
+                f"game file {url}: column '{name}' has type {column_type}, not what this "
+                f"format writes for a {n}x{n} board"
+            )
+        if table.column(name).null_count:
+            raise GameFileError(f"game file {url}: column '{name}' has missing values")
+    table.validate(full=True)
+    moves = decode_moves(metadata["moves"], n)
     rows = table.num_rows
     if rows != metadata["num_positions"] or len(moves) != metadata["num_moves"]:
         raise GameFileError(
@@ -280,24 +342,26 @@ def _record_from_table(table: pa.Table, metadata: dict, url: str) -> GameRecord:
             f"{metadata['num_positions']} positions and {metadata['num_moves']} moves"
         )
     visits_col = table.column("visits").combine_chunks()
-    if not pa.types.is_fixed_size_list(visits_col.type) or visits_col.type.list_size != n * n + 1:
-        raise GameFileError(
-            f"game file {url}: column 'visits' is {visits_col.type}, expected {n * n + 1} counts"
-        )
-    visits = visits_col.flatten().to_numpy(zero_copy_only=False).astype(np.int64).reshape(rows, n * n + 1)
+    visits = visits_col.flatten().to_numpy(zero_copy_only=False).astype(np.int64).reshape(rows, num_moves)
     move_index = table.column("move_index").to_numpy().astype(np.int64)
-    if rows and (move_index.max() >= len(moves) or move_index.min() < 0):
+    value_target = table.column("value_target").to_numpy().astype(np.float32)
+    root_value = table.column("root_value").to_numpy().astype(np.float32)
+    if rows and move_index.max() >= len(moves):
         raise GameFileError(f"game file {url}: a move_index is outside the game's {len(moves)} moves")
     if rows and (visits.sum(axis=1) <= 0).any():
         raise GameFileError(f"game file {url}: a recorded position has no visits")
+    if not np.isin(value_target, (-1.0, 0.0, 1.0)).all() or not np.isfinite(root_value).all():
+        raise GameFileError(
+            f"game file {url}: a value target is not -1, 0 or 1, or a root value is not finite"
+        )
     return GameRecord(
         metadata=metadata,
         moves=moves,
         move_index=move_index,
         visits=visits,
-        value_target=table.column("value_target").to_numpy().astype(np.float32),
+        value_target=value_target,
         full_search=table.column("full_search").to_numpy(zero_copy_only=False).astype(bool),
-        root_value=table.column("root_value").to_numpy().astype(np.float32),
+        root_value=root_value,
         source=str(url),
     )
 

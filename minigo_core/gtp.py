@@ -204,6 +204,8 @@ class GTPEngine:
             raise GTPFailure("syntax error")
         self.komi = komi
         self._rebuild_with_komi()
+        if self.player is not None:  # drop any search tree built with the old komi
+            self.player.new_game(self.board_size, self.komi, self.game_seed)
         return ""
 
     def _rebuild_with_komi(self) -> None:

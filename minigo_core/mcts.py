@@ -86,7 +86,8 @@ class MCTSNode:
             self.index = fmove
         self.to_play = position.to_play
         self.children: dict[int, MCTSNode] = {}
-        self.is_expanded = False
+        self.is_expanded = False  # the network has evaluated this node (its vectors may still be unbuilt)
+        self.child_N: np.ndarray | None = None
         self.losses_applied = 0
         self.terminal_value: float | None = None  # game result (Black's view) once found to be terminal
 
@@ -111,7 +112,19 @@ class MCTSNode:
         return self.Q * self.to_play
 
     def expand(self, probs: np.ndarray, value_black: float, init_unvisited: str) -> None:
-        """Set the priors (illegal moves zeroed, renormalised) and the vectors of child statistics."""
+        """Take the network's output for this node; the child vectors are built on the first walk through it.
+
+        Most leaves of a search are never walked through again (their siblings' subtrees are dropped after the
+        move), so the legality mask and the vectors are made only for the nodes that need them.
+        """
+        # Q of unvisited children, from the mover's view: the value just computed here, or a loss.
+        self.q_init = value_black * self.to_play if init_unvisited == "parent" else -1.0
+        self.original_prior = probs
+        self.is_expanded = True
+
+    def _build_vectors(self) -> None:
+        """Priors with illegal moves zeroed and renormalised (MiniGo), and the vectors of child statistics."""
+        probs = self.original_prior
         size = probs.shape[0]
         legal = self.position.all_legal_moves()
         self.illegal = ~legal
@@ -126,12 +139,15 @@ class MCTSNode:
         self.child_N = np.zeros(size)
         self.child_W = np.zeros(size)
         self.child_virtual = np.zeros(size)  # virtual losses in flight (whole numbers)
-        # Q of unvisited children, from the mover's view: the value just computed here, or a loss.
-        self.q_init = value_black * self.to_play if init_unvisited == "parent" else -1.0
         # Caches of the two per-child terms of the score, refreshed entry by entry as statistics change.
         self.child_Q_mover = np.where(legal, self.q_init, -np.inf)
         self.child_prior_over_N = prior.copy()
-        self.is_expanded = True
+
+    def ensure_vectors(self) -> MCTSNode:
+        """Build the child vectors of an expanded node if they are not built yet; returns the node."""
+        if self.child_N is None:
+            self._build_vectors()
+        return self
 
     def set_prior(self, prior: np.ndarray) -> None:
         """Replace P(s, a) (root noise) and refresh the U term for every child."""
@@ -150,6 +166,8 @@ class MCTSNode:
 
     def child_action_score(self, c_base: float, c_init: float) -> np.ndarray:
         """Q * to_play + U for every child (illegal moves -inf)."""
+        if self.child_N is None:
+            self._build_vectors()
         stats, i = self.parent, self.index
         N = float(stats.child_N[i]) + float(stats.child_virtual[i])
         scale = 2.0 * (math.log((1.0 + N + c_base) / c_base) + c_init) * math.sqrt(max(1.0, N - 1.0))
@@ -274,20 +292,27 @@ class MCTSPlayer:
 
     # ---- the tree ----
     def set_root(self, position: Any) -> MCTSNode:
-        """Make `position` the root, reusing the current tree when it is the root or one of its children."""
+        """Make `position` the root, reusing the subtree that leads to it when the tree holds it.
+
+        Reuse works across several moves (in a match the opponent's move comes in between), as long as the
+        moves played since the old root were explored; otherwise the search starts a fresh tree.
+        """
         root = self.root
         if root is not None:
-            if _same_position(root.position, position):
-                return root
-            last = position.recent[-1] if position.recent else None
-            if position.n == root.position.n + 1 and root.is_expanded:
-                fmove = coords.to_flat(_move_of(last), self.board_size)
-                node = root.children.get(fmove)
-                if node is not None and _same_position(node.position, position):
+            played = tuple(position.recent)
+            depth = position.n - root.position.n
+            if 0 <= depth <= len(played) and played[: len(played) - depth] == tuple(root.position.recent):
+                node: MCTSNode | None = root
+                for move in played[len(played) - depth :]:
+                    node = node.children.get(coords.to_flat(_move_of(move), self.board_size))
+                    if node is None:
+                        break
+                if node is root and _same_position(root.position, position):
+                    return root
+                if node is not None and node is not root and _same_position(node.position, position):
                     node.parent = _RootStats(node.N, node.W)
                     node.index = 0
-                    root.children.clear()  # let the rest of the old tree go
-                    self.root = node
+                    self.root = node  # the rest of the old tree is dropped with the old root
                     return node
         self.root = MCTSNode(position)
         return self.root
@@ -328,6 +353,8 @@ class MCTSPlayer:
             probs, values = self.evaluate([root.position])
             root.expand(probs[0], float(values[0]) * root.to_play, self.settings.init_unvisited)
             _backup(root, float(values[0]) * root.to_play, root)
+        if root.is_expanded:
+            root.ensure_vectors()
 
     def add_root_noise(self, root: MCTSNode) -> None:
         """Mix Dirichlet(alpha) noise over the legal moves into the root priors (weight from config)."""

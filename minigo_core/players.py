@@ -30,6 +30,7 @@ import numpy as np
 from minigo_core import coords, go, storage
 
 RESIGN = "resign"
+STARTUP_TIMEOUT = 60.0  # seconds an outside engine gets to answer its first command
 SPEC_HELP = "gen0, previous, genN, gnugo:LEVEL, random, gtp:<command line>, or a model file"
 
 
@@ -180,7 +181,7 @@ class GTPPlayer(Player):
         except GTPError as exc:
             raise PlayerError(f"GTP engine {shlex.join(self.argv)} failed to start: {exc}") from exc
         try:
-            self.engine_name = self.client.send("name")
+            self.engine_name = self.client.send("name", timeout=min(timeout, STARTUP_TIMEOUT))
             self.engine_version = self.client.send("version")
             self.commands = set(self.client.send("list_commands").split())
         except GTPError as exc:

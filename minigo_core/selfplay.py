@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from minigo_core import __version__, coords, storage
+from minigo_core import __version__, coords, gamefile, storage
 from minigo_core.config import RunConfig
 from minigo_core.gamefile import GameRecord, result_string, timing_path, write_game
 
@@ -126,8 +126,8 @@ def play_game(
     num_moves_total = n * n + 1
     visits = np.stack([r[1] for r in rows]) if rows else np.zeros((0, num_moves_total), dtype=np.int64)
     metadata = {
-        "format": "minigo-game",
-        "format_version": 1,
+        "format": gamefile.FORMAT,
+        "format_version": gamefile.FORMAT_VERSION,
         "software_version": __version__,
         "board_size": n,
         "komi": run_cfg.komi,

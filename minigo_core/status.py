@@ -65,10 +65,8 @@ def selfplay_generations(cfg: RunConfig) -> range:
     return range(0, cfg.generations)
 
 
-def evaluation_specs(cfg: RunConfig, generation: int) -> list[str]:
-    """The opponents of `generation` (config order, the target added, duplicates removed); none for gen 0."""
-    if generation < 1:
-        return []
+def opponent_specs(cfg: RunConfig) -> list[str]:
+    """Every configured opponent spec (`evaluate.opponents`, then `evaluate.target`), duplicates removed."""
     specs: list[str] = []
     for spec in (*cfg.evaluate.opponents, cfg.evaluate.target):
         if spec.startswith("gen") and spec[3:].isdigit() and int(spec[3:]) > cfg.generations:
@@ -79,6 +77,35 @@ def evaluation_specs(cfg: RunConfig, generation: int) -> list[str]:
         if spec not in specs:
             specs.append(spec)
     return specs if cfg.evaluate.games > 0 else []
+
+
+def _opponent_key(spec: str, generation: int) -> str:
+    other = opponent_generation(spec, generation)
+    return spec if other is None else f"gen{other}"
+
+
+def evaluation_specs(cfg: RunConfig, generation: int) -> list[str]:
+    """The matches of `generation`: one per distinct opponent (at generation 1 `previous` is `gen0`: one
+    match, named after the spec listed first); none for generation 0 and none against itself."""
+    if generation < 1:
+        return []
+    seen = {f"gen{generation}"}
+    specs = []
+    for spec in opponent_specs(cfg):
+        key = _opponent_key(spec, generation)
+        if key not in seen:
+            seen.add(key)
+            specs.append(spec)
+    return specs
+
+
+def evaluation_file(cfg: RunConfig, generation: int, spec: str) -> str | None:
+    """The results file holding `generation` against `spec` (shared by specs naming the same opponent)."""
+    key = _opponent_key(spec, generation)
+    for played in evaluation_specs(cfg, generation):
+        if _opponent_key(played, generation) == key:
+            return eval_path(cfg.root, generation, played)
+    return None
 
 
 def opponent_generation(spec: str, generation: int) -> int | None:
@@ -102,7 +129,7 @@ def generation_outputs(cfg: RunConfig, generation: int) -> list[str]:
 
 def jobs_per_generation(cfg: RunConfig) -> int:
     """Jobs one generation adds to the DAG: self-play games, games-complete, window, train, evaluations."""
-    return cfg.selfplay.games + 3 + len(evaluation_specs(cfg, 1))
+    return cfg.selfplay.games + 3 + len(opponent_specs(cfg))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -350,8 +377,9 @@ def collect(cfg: RunConfig) -> list[GenerationStatus]:
             row.value_loss = _number(step, "value_loss")
             steps = _number(step, "global_step")
             row.train_steps = int(steps) if steps is not None else None
-            for spec in evaluation_specs(cfg, g):
-                rate = win_rate(eval_path(root, g, spec))
+            for spec in opponent_specs(cfg):
+                path = evaluation_file(cfg, g, spec)
+                rate = win_rate(path) if path else None
                 if rate is not None:
                     row.win_rates[spec] = rate
         row.elo = elo.get(g)
@@ -375,7 +403,7 @@ def _duration(seconds: float | None) -> str:
 def format_table(cfg: RunConfig, rows: list[GenerationStatus]) -> str:
     """The `minigo status` table: one line per generation."""
     start = rows[0].model_time if rows and rows[0].model_time is not None else None
-    specs = evaluation_specs(cfg, 1)
+    specs = opponent_specs(cfg)
     head = ["gen", "games", "window", "loss", "model"] + [f"vs {s}" for s in specs]
     head += ["elo", "train", "selfplay", "elapsed"]
     lines = [

@@ -43,14 +43,18 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 
 from minigo_core import config as config_mod
-from minigo_core import model as model_mod
 from minigo_core import prefetch, shards, storage, symmetries
+
+if TYPE_CHECKING:
+    import torch
+
+# torch (and the model module, which imports it) is imported inside the functions that run a rank, so that the
+# launcher of `--ranks N` starts its ranks at once instead of first paying for torch's import itself.
 
 CHECKPOINT_FORMAT = "minigo-train-checkpoint"
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -198,6 +202,8 @@ class BatchMaker:
         self.seed, self.generation, self.device = seed, generation, device
 
     def __call__(self, step: int) -> list[MicroBatch]:
+        import torch
+
         out = []
         for shard, j in zip(self.loaded, self.shard_ids, strict=True):
             ex = shard.rows(step * self.chunk, (step + 1) * self.chunk)
@@ -225,6 +231,8 @@ def _param_groups(net: torch.nn.Module, l2: float) -> list[dict]:
 @contextlib.contextmanager
 def _buffers_kept(net: torch.nn.Module, keep: bool):
     """With keep=True, undo any change the block makes to the batch-norm running statistics."""
+    import torch
+
     if not keep:
         yield
         return
@@ -238,10 +246,56 @@ def _buffers_kept(net: torch.nn.Module, keep: bool):
 
 
 def _losses(net: torch.nn.Module, mb: MicroBatch) -> tuple[torch.Tensor, torch.Tensor]:
+    import torch.nn.functional as F
+
     logits, value = net(mb.x)
     policy_loss = -(mb.pi * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
     value_loss = F.mse_loss(value, mb.z)
     return policy_loss, value_loss
+
+
+def sgd_step(
+    net: torch.nn.Module,
+    opt: torch.optim.Optimizer,
+    micro: list[MicroBatch],
+    lr: float,
+    value_weight: float,
+    world: int,
+    device: torch.device,
+) -> tuple[float, float]:
+    """One synchronous SGD step over this rank's micro-batches; returns the global (policy, value) losses.
+
+    Each micro-batch's loss is scaled by 1 / (micro-batches x ranks) so that the gradients summed here and
+    by the all-reduce are the mean over the global batch. Only the first micro-batch updates the batch-norm
+    running statistics (as DDP keeps rank 0's).
+    """
+    import torch
+
+    for group in opt.param_groups:
+        group["lr"] = lr
+    opt.zero_grad(set_to_none=False)
+    scale = 1.0 / (len(micro) * world)
+    stats = torch.zeros(2, dtype=torch.float32, device=device)
+    for k, mb in enumerate(micro):
+        with _buffers_kept(net, keep=k > 0):
+            policy_loss, value_loss = _losses(
+                net, MicroBatch(mb.x.to(device), mb.pi.to(device), mb.z.to(device))
+            )
+            ((policy_loss + value_weight * value_loss) * scale).backward()
+        stats += torch.stack([policy_loss.detach(), value_loss.detach()]) * scale
+    if world > 1:
+        import torch.distributed as dist
+
+        params = list(net.parameters())
+        flat = torch.cat([p.grad.reshape(-1) for p in params] + [stats])
+        dist.all_reduce(flat)  # the sum over ranks: one flat buffer, one ring all-reduce
+        offset = 0
+        for p in params:
+            p.grad.copy_(flat[offset : offset + p.numel()].view_as(p.grad))
+            offset += p.numel()
+        stats = flat[offset:]
+    opt.step()
+    return float(stats[0]), float(stats[1])
 
 
 def _checkpoint_identity(job: TrainJob, window: Window, parent_digest: str, chunk: int) -> dict:
@@ -259,6 +313,8 @@ def _checkpoint_identity(job: TrainJob, window: Window, parent_digest: str, chun
 def _save_checkpoint(
     url: str, identity: dict, net: torch.nn.Module, opt: torch.optim.Optimizer, step: int, recent: list
 ) -> None:
+    import torch
+
     payload = {
         "format": CHECKPOINT_FORMAT,
         "identity_json": json.dumps(identity, sort_keys=True),
@@ -274,6 +330,8 @@ def _save_checkpoint(
 
 
 def _load_checkpoint(url: str, identity: dict, log) -> dict | None:
+    import torch
+
     if not storage.exists(url):
         return None
     try:
@@ -318,6 +376,8 @@ def train(job: TrainJob) -> dict | None:
     With `world_size == 1` no process group is made. Raises TrainError with what to do on bad inputs.
     torch's global settings (threads, RNG, determinism) are restored afterwards, so it can run in-process.
     """
+    import torch
+
     saved = (torch.get_num_threads(), torch.get_rng_state(), torch.are_deterministic_algorithms_enabled(),
              torch.is_deterministic_algorithms_warn_only_enabled())  # fmt: skip
     try:
@@ -330,6 +390,10 @@ def train(job: TrainJob) -> dict | None:
 
 def _train(job: TrainJob) -> dict | None:
     """The body of `train`: one rank, from the window manifest to the model file."""
+    import torch
+
+    from minigo_core import model as model_mod
+
     t_start = time.perf_counter()
     cfg, tcfg = job.cfg, job.cfg.train
     log = (
@@ -407,7 +471,6 @@ def _train(job: TrainJob) -> dict | None:
 
     if world > 1:
         _init_process_group(job, device)
-    import torch.distributed as dist
 
     t_load = time.perf_counter()
     my_shards = list(range(job.rank, n_shards, world))
@@ -417,9 +480,7 @@ def _train(job: TrainJob) -> dict | None:
     feeder = prefetch.Prefetcher(
         maker, start_step, steps, capacity=tcfg.prefetch_batches, threads=job.prefetch_threads
     )
-    params = [p for p in net.parameters()]
     decayed = opt.param_groups[0]["params"]
-    scale = 1.0 / (per_rank * world)
     global_batch = tcfg.batch_per_rank * world
     if job.rank == 0:
         log(
@@ -445,32 +506,12 @@ def _train(job: TrainJob) -> dict | None:
     recent: list[tuple[float, float]] = [tuple(x) for x in ckpt["recent_losses"]] if ckpt is not None else []
     t_interval, wait_interval, steps_interval = time.perf_counter(), 0.0, 0
     compute_s = 0.0
-    step = start_step
     for step, micro in enumerate(feeder, start=start_step):
         t_step = time.perf_counter()
         lr = config_mod.learning_rate_at(tcfg.learning_rate, global_step0 + step)
-        for group in opt.param_groups:
-            group["lr"] = lr
-        opt.zero_grad(set_to_none=False)
-        stats = torch.zeros(2, dtype=torch.float32)
-        for k, mb in enumerate(micro):
-            mb = MicroBatch(mb.x.to(device), mb.pi.to(device), mb.z.to(device)) if cuda else mb
-            with _buffers_kept(net, keep=k > 0):
-                policy_loss, value_loss = _losses(net, mb)
-                ((policy_loss + tcfg.value_weight * value_loss) * scale).backward()
-            stats += torch.stack([policy_loss.detach(), value_loss.detach()]).cpu() * scale
-        if world > 1:
-            flat = torch.cat([p.grad.reshape(-1) for p in params] + [stats.to(device)])
-            dist.all_reduce(flat)
-            offset = 0
-            for p in params:
-                n = p.numel()
-                p.grad.copy_(flat[offset : offset + n].view_as(p.grad))
-                offset += n
-            stats = flat[offset:].cpu()
-        opt.step()
+        policy_loss, value_loss = sgd_step(net, opt, micro, lr, tcfg.value_weight, world, device)
         compute_s += time.perf_counter() - t_step
-        recent.append((float(stats[0]), float(stats[1])))
+        recent.append((policy_loss, value_loss))
         recent = recent[-20:]
         steps_interval += 1
         done = step + 1
@@ -485,10 +526,10 @@ def _train(job: TrainJob) -> dict | None:
                     "step": done,
                     "global_step": global_step0 + done,
                     "lr": lr,
-                    "policy_loss": float(stats[0]),
-                    "value_loss": float(stats[1]),
+                    "policy_loss": policy_loss,
+                    "value_loss": value_loss,
                     "l2_loss": l2_loss,
-                    "loss": float(stats[0]) + tcfg.value_weight * float(stats[1]) + l2_loss,
+                    "loss": policy_loss + tcfg.value_weight * value_loss + l2_loss,
                     "examples_per_s": steps_interval * global_batch / max(now - t_interval, 1e-9),
                     "step_ms": 1000 * (now - t_interval) / steps_interval,
                     "data_wait_ms": 1000 * (wait_total - wait_interval) / steps_interval,
@@ -512,11 +553,13 @@ def _train(job: TrainJob) -> dict | None:
     ran = steps - start_step
     wait_s = feeder.wait_s
     summary = torch.tensor([wait_s, compute_s, float(ran), feeder.first_wait_s], dtype=torch.float64)
-    if world > 1:
-        gathered = [torch.zeros_like(summary) for _ in range(world)]
-        dist.all_gather(gathered, summary)
-    else:
-        gathered = [summary]
+    gathered = [summary]
+    if world > 1:  # every rank's data wait and compute time, for the metrics
+        import torch.distributed as dist
+
+        gathered = [torch.zeros_like(summary, device=device) for _ in range(world)]
+        dist.all_gather(gathered, summary.to(device))
+        gathered = [g.cpu() for g in gathered]
     result = None
     if job.rank == 0:
         final = np.mean(np.array(recent), axis=0) if recent else np.array([float("nan")] * 2)
@@ -754,6 +797,8 @@ def cli_main(argv: list[str] | None = None) -> int:
             base = list(argv if argv is not None else sys.argv[1:])
             base = _strip_option(base, "--ranks")
             return launch_local(base + ["--work-dir", work_dir], ranks, work_dir, args.timeout)
+    from minigo_core import model as model_mod
+
     try:
         result = train(job)
     except (TrainError, shards.ShardError, model_mod.ModelFileError) as exc:

@@ -483,8 +483,11 @@ def test_gtp_engine_survives_10000_garbage_lines(artifacts, tmp_path):
     internal = [r for r in responses if "internal error" in r]
     assert not internal, f"{len(internal)} garbage lines hit an internal error, e.g. {internal[:3]!r}"
 
-    answers = {int(m.group(2)): (m.group(1), m.group(3)) for m in
-               (re.match(r"^([=?])(\d+) ?(.*)$", r, re.S) for r in responses[-len(final):]) if m}
+    answers = {
+        int(m.group(2)): (m.group(1), m.group(3))
+        for m in (re.match(r"^([=?])(\d+) ?(.*)$", r, re.S) for r in responses[-len(final) :])
+        if m
+    }
     assert answers[1001] == ("=", ""), answers.get(1001)
     assert answers[1002] == ("=", "2"), answers.get(1002)
     assert answers[1003] == ("=", ""), answers.get(1003)

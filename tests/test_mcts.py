@@ -143,6 +143,9 @@ def test_virtual_loss_fully_undone_and_statistics_consistent():
         assert node.losses_applied == 0
         if not node.is_expanded:
             continue
+        if node.child_N is None:  # evaluated once, never walked through: its vectors were never needed
+            assert not node.children and node.N >= 1
+            continue
         expanded += 1
         assert not node.child_virtual.any()
         # Every visit of an expanded node expanded it once or went on to a child.
@@ -238,6 +241,15 @@ def test_subtree_is_reused_after_a_move():
     result2 = p.search(following)
     assert p.root is child
     assert result2.visits.sum() == visits_before - 1 + 200
+    # Two moves later (an opponent's move in between, as in a match): the grandchild's subtree is reused.
+    reply = max(p.root.children.values(), key=lambda node: node.N)
+    grandchild = max(reply.children.values(), key=lambda node: node.N)
+    later = following.play_move(coords.from_flat(reply.fmove, 5)).play_move(
+        coords.from_flat(grandchild.fmove, 5)
+    )
+    visits_before = grandchild.N
+    p.search(later)
+    assert p.root is grandchild and p.root.N == visits_before + 200
     # An unrelated position starts a fresh tree.
     other = go.Position(5, 0.5).play_move((4, 4))
     p.search(other)

@@ -145,8 +145,10 @@ def test_fused_inference_equals_unfused_and_torch(batch):
     net_t.eval()
     net_d.eval()
     x = _batch(CFG, batch, seed=batch)
-    for cores in (1, 2):
+    isas = [1, 0] if dsp._C.cpu_has_avx2() else [0]
+    for cores, isa in [(c, i) for c in (1, 2) for i in isas]:
         dsp.set_num_threads(cores)
+        dsp._C.set_isa(isa)
         with torch.no_grad():
             fused = net_d(x)  # eval + no_grad: the one-call fused path
         unfused = net_d._forward_dsp(x)  # layer by layer, BN not folded
@@ -157,6 +159,7 @@ def test_fused_inference_equals_unfused_and_torch(batch):
         for got, want in zip(fused, ref, strict=True):
             torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
     dsp.set_num_threads(1)
+    dsp._C.set_isa(isas[0])
 
 
 @needs_dsp

@@ -97,8 +97,7 @@ def test_planted_malicious_model_is_refused_and_never_runs(tmp_path):
         assert not marker.exists(), f"loading {name} ran the planted code"
 
 
-@pytest.mark.parametrize("command", ["selfplay", "gtp", "inspect"])
-def test_malicious_model_refused_by_every_command(tmp_path, command):
+def test_malicious_model_refused_by_every_command(tmp_path):
     """The commands that read models refuse the planted file: exit non-zero, one clear line, no code run."""
     marker = tmp_path / "PWNED"
     evil = tmp_path / "gen0000.pt"
@@ -107,25 +106,33 @@ def test_malicious_model_refused_by_every_command(tmp_path, command):
     config["root"] = str(tmp_path / "run")
     cfg_path = tmp_path / "config.yaml"
     cfg_path.write_text(yaml.safe_dump(config))
-    argv = {
+    game = tmp_path / "game00000.arrow"
+    commands = {
         "selfplay": ["selfplay", "--config", str(cfg_path), "--model", str(evil), "--generation", "0",
-                     "--game", "0", "--out", str(tmp_path / "game00000.arrow")],
+                     "--game", "0", "--out", str(game)],
         "gtp": ["gtp", "--model", str(evil)],
         "inspect": ["inspect", str(evil)],
-    }[command]  # fmt: skip
-    proc = subprocess.run(
-        [PYTHON, "-m", "minigo_core.cli", *argv],
-        input=b"protocol_version\nquit\n",
-        capture_output=True,
-        timeout=120,
-        cwd=REPO,
-    )
-    err = proc.stderr.decode(errors="replace")
-    assert proc.returncode != 0, f"minigo {command} accepted a malicious model file: {err[-2000:]}"
-    assert not marker.exists(), f"minigo {command} ran code planted in a model file"
-    assert str(evil) in err, f"minigo {command}: the error does not name the file:\n{err[-2000:]}"
-    assert "Traceback" not in err, f"minigo {command}: a traceback instead of a clear message:\n{err[-3000:]}"
-    assert not (tmp_path / "game00000.arrow").exists()
+        "evaluate": ["evaluate", "--config", str(cfg_path), "--player", str(evil), "--opponent", "random",
+                     "--games", "1", "--out", str(tmp_path / "eval.json")],
+    }  # fmt: skip
+    procs = {
+        name: subprocess.Popen([PYTHON, "-m", "minigo_core.cli", *argv], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+        for name, argv in commands.items()
+    }  # fmt: skip
+    problems = []
+    for name, proc in procs.items():
+        _, err_bytes = proc.communicate(b"protocol_version\nquit\n", timeout=180)
+        err = err_bytes.decode(errors="replace")
+        if proc.returncode == 0:
+            problems.append(f"minigo {name} accepted a malicious model file (exit 0): {err[-1000:]}")
+        elif str(evil) not in err:
+            problems.append(f"minigo {name}: the error does not name the file:\n{err[-1500:]}")
+        elif "Traceback" in err:
+            problems.append(f"minigo {name}: a traceback instead of a clear message:\n{err[-1500:]}")
+    assert not marker.exists(), "a command ran code planted in a model file"
+    assert not game.exists() and not (tmp_path / "eval.json").exists()
+    assert not problems, "\n".join(problems)
 
 
 def _save_payload(path: Path, payload) -> Path:

@@ -1,4 +1,4 @@
-"""Training benchmarks: `python -m minigo_core.bench train [--backend torch] [--steps 40]`.
+"""Training benchmarks: `python -m minigo_core.bench train [--backend dsp|torch] [--steps 40]`.
 
 (b) Table 3 in kind: data wait per training step with prefetch off (each batch read, decompressed, unpacked
     and augmented on demand) and on (a background thread keeps `train.prefetch_batches` ready batches), as ms
@@ -100,7 +100,7 @@ def _run(
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m minigo_core.bench train", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    p.add_argument("--backend", default="torch", choices=["torch", "dsp"], help="training backend [torch]")
+    p.add_argument("--backend", default="dsp", choices=["torch", "dsp"], help="training backend [dsp]")
     p.add_argument("--steps", type=int, default=40, help="training steps per run (19x19 runs a quarter) [40]")
     p.add_argument(
         "--setups", default="9x9,19x19", help="which of 9x9 (4x32, batch 32), 19x19 (6x64, batch 96)"

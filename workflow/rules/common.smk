@@ -61,7 +61,7 @@ else:
 
 
 def opponent_slugs():
-    specs = status.evaluation_specs(RUN, 1)
+    specs = status.opponent_specs(RUN)
     return "|".join(status.opponent_slug(s) for s in specs) or "(?!)"
 
 
@@ -95,7 +95,7 @@ def all_targets():
     for g in PLAN.planned:
         targets += status.generation_outputs(RUN, g)
     last = min(PLAN.last, RUN.generations)
-    if not PLAN.explicit and last >= 1 and status.evaluation_specs(RUN, 1):
+    if not PLAN.explicit and last >= 1 and status.opponent_specs(RUN):
         targets += summary_outputs()
     return targets
 

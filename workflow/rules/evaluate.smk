@@ -7,13 +7,7 @@ rule evaluate:
         model=MODEL,
         opponent=opponent_model,
     output:
-        result=report(
-            EVAL,
-            caption="../report/evaluate.rst",
-            category="Evaluation",
-            subcategory="Matches",
-            labels={"generation": "{generation}", "opponent": "{opponent}"},
-        ),
+        result=EVAL,
     wildcard_constraints:
         generation=EVALUATED,
         opponent=opponent_slugs(),

@@ -10,7 +10,10 @@
 #include <cstring>
 #include <ctime>
 #include <mutex>
+#include <new>
 #include <thread>
+
+#include <pthread.h>
 #include <type_traits>
 #include <vector>
 
@@ -135,13 +138,22 @@ class Pool {
 };
 
 std::mutex g_pool_m;
-std::unique_ptr<Pool> g_pool;
+std::unique_ptr<Pool> g_pool;  // created on first use, with g_cores cores
+int g_cores = 1;
 
 Pool& pool() {
   std::lock_guard<std::mutex> lock(g_pool_m);
-  if (!g_pool) g_pool = std::make_unique<Pool>(1);
+  if (!g_pool) g_pool = std::make_unique<Pool>(g_cores);
   return *g_pool;
 }
+
+// A forked child (multiprocessing, DataLoader workers) has none of the parent's worker threads: forget the
+// parent's pool without joining it and build a fresh one on first use.
+void forget_pool_after_fork() {
+  new (&g_pool_m) std::mutex();
+  (void)g_pool.release();
+}
+const int g_atfork = pthread_atfork(nullptr, nullptr, forget_pool_after_fork);
 
 // [begin, end) of core i's share when n items are split evenly across `cores`
 inline std::pair<int64_t, int64_t> share(int64_t n, int cores, int i) {
@@ -152,37 +164,45 @@ inline std::pair<int64_t, int64_t> share(int64_t n, int cores, int i) {
 void set_num_threads(int n) {
   n = std::max(1, std::min(n, 1024));
   std::lock_guard<std::mutex> lock(g_pool_m);
-  if (g_pool && g_pool->size() == n) return;
-  g_pool.reset();
-  g_pool = std::make_unique<Pool>(n);
+  g_cores = n;
+  if (g_pool && g_pool->size() != n) g_pool.reset();
 }
 
-int num_threads() { return pool().size(); }
+int num_threads() {
+  std::lock_guard<std::mutex> lock(g_pool_m);
+  return g_cores;
+}
 
 void parallel(const std::function<void(int)>& fn) { pool().run(fn); }
 
 // ================================================================================================================
 // Weight packing
+// index of (tap t, input channel c, output channel k) in the blocked layout of a conv with Cin inputs
+static inline size_t packed_index(int t, int c, int k, int taps, int Cin, int Kpad) {
+  const int k0 = k / kKBlock * kKBlock, width = kblock_width(k0, Kpad);
+  return static_cast<size_t>(kblock_offset(k0, taps, Cin)) + (static_cast<size_t>(t) * Cin + c) * width + (k - k0);
+}
+
 template <typename T>
 std::vector<T> pack_weights(const T* w, int K, int C, int R, bool flip, const T* scale) {
   const int taps = R * R;
-  if (!flip) {  // (taps, C, Kpad)
+  if (!flip) {  // conv C -> K
     const int Kpad = round_up8(K);
     std::vector<T> out(static_cast<size_t>(taps) * C * Kpad, T(0));
     for (int k = 0; k < K; ++k)
       for (int c = 0; c < C; ++c)
         for (int t = 0; t < taps; ++t)
-          out[(static_cast<size_t>(t) * C + c) * Kpad + k] =
+          out[packed_index(t, c, k, taps, C, Kpad)] =
               w[(static_cast<size_t>(k) * C + c) * taps + t] * (scale ? scale[k] : T(1));
     return out;
   }
-  // input-gradient kernel: (taps, K, Cpad), tap t reads the weight of tap taps-1-t
+  // input-gradient kernel, a conv K -> C: tap t reads the weight of tap taps-1-t, transposed
   const int Cpad = round_up8(C);
   std::vector<T> out(static_cast<size_t>(taps) * K * Cpad, T(0));
   for (int k = 0; k < K; ++k)
     for (int c = 0; c < C; ++c)
       for (int t = 0; t < taps; ++t)
-        out[(static_cast<size_t>(t) * K + k) * Cpad + c] = w[(static_cast<size_t>(k) * C + c) * taps + taps - 1 - t];
+        out[packed_index(t, k, c, taps, K, Cpad)] = w[(static_cast<size_t>(k) * C + c) * taps + taps - 1 - t];
   return out;
 }
 

@@ -1,9 +1,11 @@
 // DSP-emulation kernels: declarations shared by kernels.cpp (no torch headers) and ops.cpp (torch bindings).
 //
 // Layout: activations are NHWC (B, H, W, C) row-major; a "pixel" q = (b * H + h) * W + w indexes a row of C
-// channels. Convolution weights are packed as (taps, C, Kpad) with Kpad = K rounded up to 8 (zeros in the
-// padding), so the K output channels of one (tap, c) sit side by side in SIMD registers: one input value is
-// broadcast and multiplied with K weights (the paper's mapping of conv onto DSP vector units).
+// channels. Convolution weights are packed in blocks of kKBlock output channels: (Kpad / 16 blocks, taps, C,
+// 16) with Kpad = K rounded up to 8 (zeros in the padding; the last block is 8 wide when Kpad % 16 == 8), so
+// the output channels of one (tap, c) sit side by side in SIMD registers: one input value is broadcast and
+// multiplied with 16 weights (the paper's mapping of conv onto DSP vector units), and one block's weights are
+// contiguous in memory.
 #pragma once
 
 #include <cstddef>
@@ -26,9 +28,14 @@ void set_isa(int isa);
 int get_isa();
 
 inline int round_up8(int k) { return (k + 7) / 8 * 8; }
+constexpr int kKBlock = 16;  // output channels per register tile (2 AVX2 vectors)
+// width of the output-channel block starting at k0, and where it starts in the packed weights
+inline int kblock_width(int k0, int Kpad) { return Kpad - k0 < kKBlock ? Kpad - k0 : kKBlock; }
+inline int64_t kblock_offset(int k0, int taps, int C) { return static_cast<int64_t>(k0) * taps * C; }
 
-// Packs torch-layout weights (K, C, R, R) into (R*R, C, Kpad); flip=true packs the input-gradient kernel:
-// the spatially flipped, transposed weights (R*R, K, Cpad) (a conv from K channels to C channels).
+// Packs torch-layout weights (K, C, R, R) into the blocked layout above (multiplied by scale[k] if given);
+// flip=true packs the input-gradient kernel: the spatially flipped, transposed weights (a conv from K channels
+// to C channels).
 template <typename T>
 std::vector<T> pack_weights(const T* w, int K, int C, int R, bool flip, const T* scale = nullptr);
 
@@ -66,7 +73,7 @@ double measure_peak_gflops(double seconds);
 // ---- fused whole-network inference (BN folded into the convolutions) ------------------------------------------
 struct FusedConv {
   int C, K, R;
-  std::vector<float> w;     // packed (R*R, C, Kpad), BN scale folded in
+  std::vector<float> w;     // packed (blocked layout), BN scale folded in
   std::vector<float> bias;  // Kpad: BN shift
 };
 

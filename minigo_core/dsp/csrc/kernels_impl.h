@@ -18,15 +18,20 @@ static void conv_forward_range_portable(const T* x, int H, int W, int C, const T
     const int64_t b = q / HW;
     const int h = static_cast<int>(q % HW) / W, w = static_cast<int>(q % HW) % W;
     for (int k = 0; k < Kpad; ++k) acc[k] = bias ? bias[k] : T(0);
-    for (int t = 0; t < R * R; ++t) {
-      const int hh = h + t / R - pad, ww = w + t % R - pad;
-      if (hh < 0 || hh >= H || ww < 0 || ww >= W) continue;  // zero padding: adds exact zeros in AVX path
-      const T* xr = x + ((b * H + hh) * W + ww) * C;
-      const T* wt = wp + static_cast<int64_t>(t) * C * Kpad;
-      for (int c = 0; c < C; ++c) {
-        const T a = xr[c];
-        const T* wr = wt + static_cast<int64_t>(c) * Kpad;
-        for (int k = 0; k < Kpad; ++k) acc[k] += a * wr[k];
+    for (int k0 = 0; k0 < Kpad; k0 += kKBlock) {
+      const int KB = kblock_width(k0, Kpad);
+      const T* wblk = wp + kblock_offset(k0, R * R, C);
+      T* a_out = acc.data() + k0;
+      for (int t = 0; t < R * R; ++t) {
+        const int hh = h + t / R - pad, ww = w + t % R - pad;
+        if (hh < 0 || hh >= H || ww < 0 || ww >= W) continue;  // zero padding: adds exact zeros in AVX path
+        const T* xr = x + ((b * H + hh) * W + ww) * C;
+        const T* wt = wblk + static_cast<int64_t>(t) * C * KB;
+        for (int c = 0; c < C; ++c) {
+          const T a = xr[c];
+          const T* wr = wt + static_cast<int64_t>(c) * KB;
+          for (int k = 0; k < KB; ++k) a_out[k] += a * wr[k];
+        }
       }
     }
     T* o = out + q * K;
@@ -48,7 +53,7 @@ static inline __m256i lane_mask(int n) {  // first n lanes on
 
 template <int P, int V>
 static inline __attribute__((always_inline)) void fwd_tile(const float* const* rows, int ntaps, int C,
-                                                           const float* wblk, int Kpad, const float* bias,
+                                                           const float* wblk, int KB, const float* bias,
                                                            const float* residual, bool relu, float* out,
                                                            int K, int kvalid) {
   __m256 acc[P][V];
@@ -62,12 +67,12 @@ static inline __attribute__((always_inline)) void fwd_tile(const float* const* r
     const float* x[P];
 #pragma GCC unroll 16
     for (int p = 0; p < P; ++p) x[p] = rows[t * P + p];
-    const float* wt = wblk + static_cast<int64_t>(t) * C * Kpad;
+    const float* wt = wblk + static_cast<int64_t>(t) * C * KB;
     for (int c = 0; c < C; ++c) {
       __m256 wv[V];
 #pragma GCC unroll 16
       for (int v = 0; v < V; ++v) wv[v] = _mm256_loadu_ps(wt + 8 * v);
-      wt += Kpad;
+      wt += KB;
 #pragma GCC unroll 16
       for (int p = 0; p < P; ++p) {
         const __m256 a = _mm256_broadcast_ss(x[p] + c);
@@ -100,13 +105,13 @@ static inline __attribute__((always_inline)) void fwd_tile(const float* const* r
 }
 
 template <int P>
-static inline void fwd_tile_v(int V, const float* const* rows, int ntaps, int C, const float* wblk, int Kpad,
+static inline void fwd_tile_v(int V, const float* const* rows, int ntaps, int C, const float* wblk, int KB,
                               const float* bias, const float* residual, bool relu, float* out, int K,
                               int kvalid) {
   if (V == 2)
-    fwd_tile<P, 2>(rows, ntaps, C, wblk, Kpad, bias, residual, relu, out, K, kvalid);
+    fwd_tile<P, 2>(rows, ntaps, C, wblk, KB, bias, residual, relu, out, K, kvalid);
   else
-    fwd_tile<P, 1>(rows, ntaps, C, wblk, Kpad, bias, residual, relu, out, K, kvalid);
+    fwd_tile<P, 1>(rows, ntaps, C, wblk, KB, bias, residual, relu, out, K, kvalid);
 }
 
 static void conv_forward_range_avx2(const float* x, int H, int W, int C, const float* wp, int K, int R,
@@ -142,18 +147,19 @@ static void conv_forward_range_avx2(const float* x, int H, int W, int C, const f
     }
     for (int v0 = 0; v0 < nvec; v0 += 2) {
       const int V = std::min(2, nvec - v0), k0 = 8 * v0;
-      const float* wblk = wp + k0;
+      const float* wblk = wp + kblock_offset(k0, ntaps, C);
+      const int KB = 8 * V;
       const float* bb = bias ? bias + k0 : nullptr;
       const float* rr = residual ? residual + q * K + k0 : nullptr;
       float* oo = out + q * K + k0;
       const int kvalid = K - k0;
       switch (P) {
-        case 6: fwd_tile_v<6>(V, rows, ntaps, C, wblk, Kpad, bb, rr, relu, oo, K, kvalid); break;
-        case 5: fwd_tile_v<5>(V, rows, ntaps, C, wblk, Kpad, bb, rr, relu, oo, K, kvalid); break;
-        case 4: fwd_tile_v<4>(V, rows, ntaps, C, wblk, Kpad, bb, rr, relu, oo, K, kvalid); break;
-        case 3: fwd_tile_v<3>(V, rows, ntaps, C, wblk, Kpad, bb, rr, relu, oo, K, kvalid); break;
-        case 2: fwd_tile_v<2>(V, rows, ntaps, C, wblk, Kpad, bb, rr, relu, oo, K, kvalid); break;
-        default: fwd_tile_v<1>(V, rows, ntaps, C, wblk, Kpad, bb, rr, relu, oo, K, kvalid); break;
+        case 6: fwd_tile_v<6>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
+        case 5: fwd_tile_v<5>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
+        case 4: fwd_tile_v<4>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
+        case 3: fwd_tile_v<3>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
+        case 2: fwd_tile_v<2>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
+        default: fwd_tile_v<1>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
       }
     }
   }

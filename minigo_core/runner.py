@@ -1,0 +1,180 @@
+"""`minigo run --profile P --config C`: run the Snakemake workflow to the end, with progress, then the results.
+
+What `make run` calls. Each Snakemake invocation plans a bounded number of generations (config key
+`plan_max_jobs`, see `minigo_core.status.plan`); this command invokes Snakemake again until every generation
+is done, so one command runs a whole run on a laptop or, with `--profile profiles/slurm`, from a login node.
+Snakemake's full output goes to `{root}/logs/snakemake/*.log`; the terminal shows the plan, the progress
+lines and any error. At the end it prints where the results are, the Elo table and `minigo status`.
+
+    minigo run --profile profiles/local --config config.yaml [--report] [-- extra snakemake options]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from minigo_core import status, storage
+from minigo_core.config import ConfigError, RunConfig, from_dict
+
+REPO = Path(__file__).resolve().parents[1]
+WORKFLOW_KEYS = ("first_generation", "last_generation", "plan_max_jobs")
+PROGRESS = re.compile(r"^(\d+) of (\d+) steps \((\d+%)\) done")
+SHOWN = re.compile(r"^(minigo: |Error in rule|Exiting because|WorkflowError|MissingInput|LockException|"
+                   r"    message:|    log: |Logfile |IncompleteFilesException|.*Directory cannot be locked)")  # fmt: skip
+
+
+def _update(base: dict, extra: dict) -> dict:
+    """Snakemake's config merge: nested mappings are merged, everything else is replaced."""
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = _update(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def effective_config(config_file: str, workdir: Path = REPO) -> tuple[RunConfig, dict]:
+    """The run config Snakemake will see: the Snakefile's `config.yaml`, then `config_file` merged over it."""
+    data: dict = {}
+    default = workdir / "config.yaml"
+    for path in (default, Path(config_file)):
+        if path.exists() and (path.resolve() != default.resolve() or not data):
+            loaded = yaml.safe_load(path.read_text()) or {}
+            if not isinstance(loaded, dict):
+                raise ConfigError(f"config file {path} must hold a mapping of keys")
+            data = _update(data, loaded)
+    if not Path(config_file).exists():
+        raise ConfigError(f"config file {config_file} not found")
+    workflow = {k: data.pop(k) for k in WORKFLOW_KEYS if k in data}
+    cfg = from_dict(data)
+    root = cfg.root if os.path.isabs(cfg.root) else str(workdir / cfg.root)
+    return from_dict({**data, "root": root}), workflow
+
+
+def snakemake_command(profile: str, config_file: str, extra: list[str]) -> list[str]:
+    return [sys.executable, "-m", "snakemake", "--profile", profile, "--configfile", config_file, *extra]
+
+
+def run_snakemake(cmd: list[str], log_path: Path, echo=print) -> int:
+    """Run one Snakemake invocation; full output to `log_path`, progress and errors to the terminal."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log:
+        log.write("$ " + " ".join(cmd) + "\n")
+        proc = subprocess.Popen(
+            cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        )
+        assert proc.stdout is not None
+        try:
+            for line in proc.stdout:
+                log.write(line)
+                text = line.rstrip()
+                match = PROGRESS.match(text)
+                if match:
+                    echo(f"  [{time.strftime('%H:%M:%S')}] {match.group(1)} of {match.group(2)} jobs ({match.group(3)})")
+                elif SHOWN.match(text):
+                    echo("  " + text)
+        except KeyboardInterrupt:
+            proc.wait()
+            raise
+        return proc.wait()
+
+
+def print_results(cfg: RunConfig, echo=print) -> None:
+    """Where the results are, the Elo table and the status table."""
+    root = cfg.root
+    summary = storage.join(root, status.SUMMARY_DIR)
+    echo("")
+    echo(f"results of the run in {root}:")
+    echo(f"  models         {storage.join(root, 'models')}/genGGGG.pt")
+    echo(f"  self-play      {storage.join(root, 'games')}/genGGGG/gameIIIII.arrow (+ complete.json per generation)")
+    echo(f"  evaluations    {storage.join(root, 'eval')}/genGGGG/vs_OPPONENT.json")
+    echo(f"  summary        {summary}/ (elo.csv, time_to_target.json, *.png, status.txt)")
+    report = Path(summary) / "report.html"
+    if report.exists():
+        echo(f"  report         {report}")
+    echo(f"  logs           {storage.join(root, 'logs')}/")
+    elo_file = Path(summary) / "elo.json"
+    if elo_file.exists():
+        from minigo_core.ratings import format_table
+
+        data = json.loads(elo_file.read_text())
+        echo("")
+        echo(f"ratings (Elo, anchor {data.get('anchor', 'gen0000')} = 0):")
+        echo(format_table(data.get("players", [])))
+    ttt_file = Path(summary) / "time_to_target.json"
+    if ttt_file.exists():
+        ttt = json.loads(ttt_file.read_text())
+        if ttt.get("reached"):
+            echo(f"time to target ({cfg.evaluate.target}): {ttt['seconds']:.0f} s, generation {ttt['generation']}")
+        else:
+            echo(f"time to target ({cfg.evaluate.target}): not reached")
+    echo("")
+    echo(status.format_table(cfg, status.collect(cfg)))
+
+
+def cli_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="minigo run",
+        description="Run the Snakemake workflow until every generation is done, then print the results.",
+        epilog="Options after `--` go to snakemake unchanged (e.g. -- --cores 2).",
+    )
+    parser.add_argument("--profile", default="profiles/local", help="Snakemake profile (profiles/local)")
+    parser.add_argument("--config", default="config.yaml", help="run config (config.yaml)")
+    parser.add_argument("--no-report", action="store_true", help="skip the HTML report at the end")
+    parser.add_argument(
+        "--max-invocations", type=int, default=100000, help="stop after this many Snakemake invocations"
+    )
+    args, extra = parser.parse_known_args(argv)
+    extra = [a for a in extra if a != "--"]
+    try:
+        cfg, workflow = effective_config(args.config)
+    except ConfigError as exc:
+        print(f"minigo run: {exc}", file=sys.stderr)
+        return 2
+    cmd = snakemake_command(args.profile, args.config, extra)
+    logs = Path(storage.join(cfg.root, "logs", "snakemake"))
+    print(f"minigo run: {cfg.generations} generations of {cfg.selfplay.games} games, {cfg.board_size}x"
+          f"{cfg.board_size}, profile {args.profile}, run root {cfg.root}")  # fmt: skip
+    start = time.time()
+    previous = None
+    for invocation in range(1, args.max_invocations + 1):
+        plan = status.plan(cfg, max_jobs=workflow.get("plan_max_jobs", 10000))
+        if plan.finished:
+            break
+        if plan == previous:
+            print(f"minigo run: no progress in the last Snakemake invocation ({plan.describe()}); "
+                  f"see the logs in {logs}", file=sys.stderr)  # fmt: skip
+            return 1
+        previous = plan
+        print(f"[{time.strftime('%H:%M:%S')}] invocation {invocation}: {plan.describe()}")
+        log_path = logs / f"{time.strftime('%Y%m%d-%H%M%S')}-{invocation}.log"
+        try:
+            code = run_snakemake(cmd, log_path)
+        except KeyboardInterrupt:
+            print(f"\nminigo run: interrupted; rerun the same command to continue (log: {log_path})")
+            return 130
+        if code != 0:
+            print(f"minigo run: snakemake failed (exit {code}); full log: {log_path}", file=sys.stderr)
+            if "Directory cannot be locked" in log_path.read_text(errors="replace"):
+                print("  another Snakemake runs in this directory, or one was killed: if none runs, "
+                      f"`snakemake --profile {args.profile} --configfile {args.config} --unlock`", file=sys.stderr)  # fmt: skip
+            return code
+        if plan.complete_run:
+            break
+    print(f"minigo run: done in {time.time() - start:.0f} s")
+    if not args.no_report:
+        report = Path(storage.join(cfg.root, status.SUMMARY_DIR, "report.html"))
+        code = subprocess.run(
+            [*cmd, "--report", str(report)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        ).returncode
+        if code != 0:
+            print(f"minigo run: the HTML report failed (exit {code}); run {' '.join(cmd)} --report report.html")
+    print_results(cfg)
+    return 0

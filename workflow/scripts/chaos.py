@@ -1,0 +1,503 @@
+"""Chaos run: kill -9 random jobs of a running workflow, rerun until done, compare with an undisturbed run.
+
+    python workflow/scripts/chaos.py --workdir /tmp/chaos [--config config/tiny.yaml] [--kills 10] [--seed 1]
+
+1. Runs the config undisturbed (local profile) in WORKDIR/A: the reference.
+2. Runs it again in WORKDIR/B and, at random (seeded) moments, `kill -9`s one random running process of the
+   run: a self-play game, a training rank or its launcher, the window, an evaluation, the bootstrap, the
+   games-complete check, or Snakemake itself. A killed Snakemake leaves its jobs running (as on a cluster);
+   they are waited for, the lock is released with `--unlock`, and Snakemake is started again with
+   `--rerun-incomplete` -- until the kills are spent and a run ends successfully.
+3. Checks run B: a final dry run has nothing left to do; no temporary (`.tmp-*`) file is left; every artifact
+   is valid (game files, shards against their manifest checksums, models, JSON); every artifact is
+   byte-identical to run A, except the files that record wall-clock time (listed in WALL_CLOCK, compared with
+   those fields removed). While run B runs, a watcher validates each artifact as soon as it appears under its
+   final name: a half-written file under a final name is reported.
+
+Both runs use the same relative root (`run`) inside their own working directory, so paths recorded inside
+artifacts are the same. Prints a JSON report; exit status 0 when every check held, 1 otherwise (each
+difference is described: which file, which fields or bytes), 2 when the reference run itself failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from minigo_core import storage  # noqa: E402
+
+ROOT = "run"  # the run root, relative to each run's working directory
+# Files that are not artifacts, or hold nothing but wall-clock facts: never compared.
+SKIP = ("logs/*", "*.timing.json", "summary/status.txt", "summary/time_to_target.json")
+# Artifacts that record wall-clock time next to deterministic content: compared with these keys removed
+# (at any depth of the JSON document).
+WALL_CLOCK = {
+    "window/*/manifest.json": {"timings", "peak_rss_mb"},
+    "train/*/metrics.jsonl": {
+        "load_s",
+        "examples_per_s",
+        "step_ms",
+        "data_wait_ms",
+        "wall_s",
+        "data_wait_s_per_rank",
+        "first_batch_wait_s_per_rank",
+        "data_wait_fraction",
+        "resumed_from_step",
+        "start_step",
+    },  # fmt: skip
+}
+KIND_OF_SUBCOMMAND = {
+    "selfplay": "selfplay",
+    "train": "train",
+    "window": "window",
+    "evaluate": "evaluate",
+    "bootstrap": "bootstrap",
+    "ratings": "ratings",
+}
+
+
+# ------------------------------------------------------------------------------------------------ processes
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
+
+
+def run_processes(workdir: Path) -> list[tuple[int, str, list[str]]]:
+    """(pid, kind, argv) of every process of the run in `workdir` (found by working directory and argv)."""
+    found = []
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        pid = int(entry)
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue
+        if cwd != str(workdir):
+            continue
+        argv = _read(f"/proc/{pid}/cmdline").decode(errors="replace").split("\0")[:-1]
+        kind = classify(argv)
+        if kind is not None:
+            found.append((pid, kind, argv))
+    return found
+
+
+def classify(argv: list[str]) -> str | None:
+    """What a process of the run is, from its argv; None for shells, `timeout` and helper processes."""
+    if not argv or os.path.basename(argv[0]) in ("timeout", "bash", "sh"):
+        return None
+    if any(os.path.basename(a) == "snakemake" for a in argv[:2]) or argv[1:3] == ["-m", "snakemake"]:
+        return "snakemake"
+    if "minigo_core.train" in argv and "--rank" in argv:
+        return "train-rank"
+    if "minigo_core.cli" in argv:
+        i = argv.index("minigo_core.cli")
+        return KIND_OF_SUBCOMMAND.get(argv[i + 1] if i + 1 < len(argv) else "", None)
+    if any(a.endswith("games_complete.py") for a in argv):
+        return "games_complete"
+    if any(a.endswith("plots.py") for a in argv):
+        return "plots"
+    return None
+
+
+def wait_for_no_jobs(workdir: Path, timeout_s: float) -> list[tuple[int, str, list[str]]]:
+    """Wait until no process of the run is left (orphans of a killed Snakemake finish their jobs)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        left = run_processes(workdir)
+        if not left:
+            return []
+        time.sleep(0.5)
+    return run_processes(workdir)
+
+
+# ------------------------------------------------------------------------------------------------ snakemake
+def snakemake_argv(workdir: Path, config: Path, cores: int, timeout_s: int, *extra: str) -> list[str]:
+    snakemake = str(Path(sys.executable).with_name("snakemake"))
+    return ["timeout", "-k", "10", str(timeout_s), snakemake, "--profile", str(REPO / "profiles" / "local"),
+            "--snakefile", str(REPO / "Snakefile"), "--configfile", str(config), "--directory", str(workdir),
+            "--cores", str(cores), "--rerun-incomplete", *extra]  # fmt: skip
+
+
+def start_snakemake(
+    workdir: Path, config: Path, cores: int, timeout_s: int, attempt: int
+) -> subprocess.Popen:
+    log = open(workdir / f"snakemake.attempt{attempt:02d}.log", "w")  # noqa: SIM115 - closed with the process
+    proc = subprocess.Popen(snakemake_argv(workdir, config, cores, timeout_s), stdout=log,
+                            stderr=subprocess.STDOUT, cwd=workdir)  # fmt: skip
+    proc.log_file = log  # type: ignore[attr-defined]
+    return proc
+
+
+def finish(proc: subprocess.Popen) -> int:
+    code = proc.wait()
+    proc.log_file.close()  # type: ignore[attr-defined]
+    return code
+
+
+def unlock(workdir: Path, config: Path) -> None:
+    subprocess.run(snakemake_argv(workdir, config, 1, 300, "--unlock"), cwd=workdir, capture_output=True)
+
+
+def undisturbed_run(workdir: Path, config: Path, cores: int, timeout_s: int) -> tuple[int, float]:
+    t0 = time.monotonic()
+    code = finish(start_snakemake(workdir, config, cores, timeout_s, 0))
+    return code, time.monotonic() - t0
+
+
+# ------------------------------------------------------------------------------------------------ validity
+def validate(path: Path, rel: str, manifest_sha: dict[str, str] | None = None) -> str | None:
+    """None if the artifact at `path` is complete and valid, else what is wrong with it."""
+    from minigo_core import gamefile, model, shards
+
+    try:
+        if fnmatch.fnmatch(rel, "models/*.pt"):
+            model.load_model(str(path), backend="torch")
+        elif fnmatch.fnmatch(rel, "games/*/*.arrow"):
+            gamefile.read_game(str(path)).training_examples()
+        elif fnmatch.fnmatch(rel, "window/*/shard*.arrow"):
+            shard = shards.load_shard(str(path), (manifest_sha or {}).get(rel))
+            shard.rows(0, shard.num_rows)
+        elif rel.endswith(".jsonl"):
+            for line in path.read_text().splitlines():
+                json.loads(line)
+        elif rel.endswith(".json"):
+            json.loads(path.read_text())
+        elif rel.endswith(".yaml"):
+            yaml.safe_load(path.read_text())
+        elif rel.endswith(".png"):
+            if not path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n"):
+                return "not a PNG file"
+    except FileNotFoundError:
+        return None  # removed meanwhile (Snakemake cleans up the outputs of a failed job)
+    except Exception as exc:  # noqa: BLE001 - any failure to read is the finding
+        return f"{type(exc).__name__}: {str(exc)[:300]}"
+    return None
+
+
+def artifacts(root: Path) -> dict[str, Path]:
+    """Every file of a run (relative path -> path), except logs and other files in SKIP."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            rel = path.relative_to(root).as_posix()
+            if not any(fnmatch.fnmatch(rel, pattern) for pattern in SKIP):
+                out[rel] = path
+    return out
+
+
+def manifest_checksums(root: Path) -> dict[str, str]:
+    sums = {}
+    for manifest in root.glob("window/*/manifest.json"):
+        data = json.loads(manifest.read_text())
+        for shard in data.get("shards", []):
+            rel = (manifest.parent / shard["name"]).relative_to(root).as_posix()
+            sums[rel] = shard["sha256"]
+    return sums
+
+
+class Watcher(threading.Thread):
+    """Validates each artifact as soon as it appears (or changes) under a final name during the chaos run."""
+
+    def __init__(self, root: Path, period_s: float = 0.5) -> None:
+        super().__init__(daemon=True)
+        self.root, self.period_s = root, period_s
+        self.seen: dict[str, tuple[int, int]] = {}
+        self.problems: list[str] = []
+        self.checked = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.scan()
+            self.stop.wait(self.period_s)
+
+    def scan(self) -> None:
+        if not self.root.exists():
+            return
+        for rel, path in artifacts(self.root).items():
+            if storage.is_temporary(rel) or rel.endswith(".jsonl"):  # metrics.jsonl is a log, appended to
+                continue
+            try:
+                st = path.stat()
+            except FileNotFoundError:
+                continue
+            key = (st.st_size, st.st_mtime_ns)
+            if self.seen.get(rel) == key:
+                continue
+            self.seen[rel] = key
+            problem = validate(path, rel)
+            self.checked += 1
+            if problem is not None:
+                self.problems.append(f"{rel} was visible under its final name while invalid: {problem}")
+
+
+# ------------------------------------------------------------------------------------------------ comparing
+def _strip(value: Any, keys: set[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [_strip(v, keys) for v in value]
+    return value
+
+
+def _json_diff(a: Any, b: Any, where: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b), key=str):
+            if k not in a or k not in b:
+                out.append(f"{where}/{k}: only in {'reference' if k in a else 'chaos run'}")
+            else:
+                out += _json_diff(a[k], b[k], f"{where}/{k}")
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        pairs = enumerate(zip(a, b, strict=True))
+        return [d for i, (x, y) in pairs for d in _json_diff(x, y, f"{where}[{i}]")]
+    return [] if a == b else [f"{where or '/'}: {json.dumps(a)[:120]} vs {json.dumps(b)[:120]}"]
+
+
+def _load_json_lines(path: Path) -> list[Any]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def describe_difference(rel: str, a: Path, b: Path) -> str:
+    """What differs between the reference's and the chaos run's version of one artifact."""
+    da, db = a.read_bytes(), b.read_bytes()
+    offset = next((i for i, (x, y) in enumerate(zip(da, db, strict=False)) if x != y), min(len(da), len(db)))
+    head = f"{rel}: {len(da)} vs {len(db)} bytes, first difference at byte {offset}"
+    try:
+        if rel.endswith(".pt"):
+            import torch
+
+            pa_ = torch.load(a, map_location="cpu", weights_only=True)
+            pb_ = torch.load(b, map_location="cpu", weights_only=True)
+            sa, sb = pa_.pop("state_dict", {}), pb_.pop("state_dict", {})
+            tensors = [k for k in sa if k not in sb or not torch.equal(sa[k], sb[k])]
+            fields = _json_diff(pa_, pb_)
+            return f"{head}; weights differ in {tensors[:5] or 'none'}; other fields: {fields[:6] or 'none'}"
+        if fnmatch.fnmatch(rel, "games/*/*.arrow"):
+            from minigo_core import gamefile
+
+            ra, rb = gamefile.read_game(str(a)), gamefile.read_game(str(b))
+            fields = _json_diff(ra.metadata, rb.metadata)
+            same_rows = bool(
+                np.array_equal(ra.visits, rb.visits) and np.array_equal(ra.root_value, rb.root_value)
+            )
+            rows = "equal" if same_rows else "differ"
+            return f"{head}; metadata differs in {fields[:6] or 'nothing'}; rows {rows}"
+        if rel.endswith(".jsonl"):
+            return f"{head}; {_json_diff(_load_json_lines(a), _load_json_lines(b))[:6]}"
+        if rel.endswith(".json"):
+            return f"{head}; {_json_diff(json.loads(da), json.loads(db))[:6]}"
+    except Exception as exc:  # noqa: BLE001 - the byte offset is still a useful description
+        return f"{head} ({type(exc).__name__} while describing: {exc})"
+    return head
+
+
+def compare(reference: Path, chaos: Path) -> list[str]:
+    """Every way the chaos run's artifacts differ from the reference's (empty: identical)."""
+    ra, rb = artifacts(reference), artifacts(chaos)
+    problems = [f"{rel}: missing from the chaos run" for rel in sorted(set(ra) - set(rb))]
+    problems += [f"{rel}: only in the chaos run" for rel in sorted(set(rb) - set(ra))]
+    for rel in sorted(set(ra) & set(rb)):
+        keys = next((k for pattern, k in WALL_CLOCK.items() if fnmatch.fnmatch(rel, pattern)), None)
+        if keys is not None:
+            load = _load_json_lines if rel.endswith(".jsonl") else (lambda p: json.loads(p.read_text()))
+            if _strip(load(ra[rel]), keys) != _strip(load(rb[rel]), keys):
+                problems.append(
+                    describe_difference(rel, ra[rel], rb[rel]) + f" (after removing {sorted(keys)})"
+                )
+        elif ra[rel].read_bytes() != rb[rel].read_bytes():
+            problems.append(describe_difference(rel, ra[rel], rb[rel]))
+    return problems
+
+
+def check_run(root: Path, label: str) -> list[str]:
+    """Temporary files left behind and invalid artifacts in one run."""
+    problems = [f"{label}: temporary file left behind: {p.relative_to(root)}"
+                for p in root.rglob(f"{storage.TMP_PREFIX}*")]  # fmt: skip
+    sums = manifest_checksums(root)
+    for rel, path in artifacts(root).items():
+        problem = validate(path, rel, sums)
+        if problem is not None:
+            problems.append(f"{label}: {rel} is invalid: {problem}")
+    return problems
+
+
+# ------------------------------------------------------------------------------------------------ chaos
+def chaos_run(workdir: Path, config: Path, kills: int, rng: np.random.Generator, cores: int, timeout_s: int,
+              delay: tuple[float, float], max_attempts: int) -> dict:  # fmt: skip
+    """Run with `kills` random kill -9s, then rerun until a run succeeds. Returns what happened."""
+    log: list[dict] = []
+    attempt, done, code = 0, 0, None
+    t0 = time.monotonic()
+    while attempt < max_attempts:
+        attempt += 1
+        proc = start_snakemake(workdir, config, cores, timeout_s, attempt)
+        killed_snakemake = False
+        while done < kills and proc.poll() is None:
+            time.sleep(float(rng.uniform(*delay)))
+            victims = [(pid, kind, argv) for pid, kind, argv in run_processes(workdir)]
+            by_kind: dict[str, list[int]] = {}
+            for pid, kind, _ in victims:
+                by_kind.setdefault(kind, []).append(pid)
+            jobs = sorted(k for k in by_kind if k != "snakemake")
+            if not jobs and "snakemake" in by_kind and rng.random() < 0.8:
+                continue  # Snakemake is planning; usually wait for a job to kill
+            kinds = sorted(by_kind)
+            if not kinds or proc.poll() is not None:
+                continue
+            kind = kinds[int(rng.integers(0, len(kinds)))]
+            pids = sorted(by_kind[kind])
+            pid = pids[int(rng.integers(0, len(pids)))]
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+            done += 1
+            log.append(
+                {"t_s": round(time.monotonic() - t0, 1), "attempt": attempt, "killed": kind, "pid": pid}
+            )
+            print(f"chaos: kill -9 {kind} (pid {pid}), attempt {attempt}, kill {done} of {kills}", flush=True)
+            if kind == "snakemake":
+                killed_snakemake = True
+                break
+        code = finish(proc)
+        if killed_snakemake:
+            left = wait_for_no_jobs(workdir, timeout_s)  # its orphaned jobs run to their end
+            if left:
+                log.append({"orphans_still_running": [k for _, k, _ in left]})
+            unlock(workdir, config)
+        if code == 0 and done >= kills:
+            break
+    return {"attempts": attempt, "kills": log, "kills_done": done, "final_exit": code,
+            "seconds": round(time.monotonic() - t0, 1)}  # fmt: skip
+
+
+def nothing_left_to_do(workdir: Path, config: Path) -> str | None:
+    argv = snakemake_argv(workdir, config, 1, 300, "--dry-run")
+    proc = subprocess.run(argv, cwd=workdir, capture_output=True, text=True)
+    out = proc.stdout + proc.stderr
+    if proc.returncode != 0 or "Nothing to be done" not in out:
+        return f"a dry run after the chaos run still plans work:\n{out[-2000:]}"
+    return None
+
+
+def write_config(path: Path, source: Path, overrides: list[str]) -> Path:
+    data = yaml.safe_load(source.read_text())
+    data["root"] = ROOT
+    for item in overrides:
+        key, _, value = item.partition("=")
+        node = data
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = yaml.safe_load(value)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--workdir", required=True, help="scratch directory (emptied first)")
+    p.add_argument(
+        "--config", default=str(REPO / "config" / "tiny.yaml"), help="run config (its root is ignored)"
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config value, e.g. --set selfplay.games=2 (YAML value)",
+    )
+    p.add_argument("--kills", type=int, default=10, help="kill -9s during the chaos run")
+    p.add_argument("--seed", type=int, default=1, help="seed of the kill moments and victims")
+    p.add_argument("--cores", type=int, default=2, help="Snakemake --cores")
+    p.add_argument(
+        "--delay",
+        type=float,
+        nargs=2,
+        default=(2.0, 10.0),
+        metavar=("MIN", "MAX"),
+        help="seconds between kills, drawn uniformly",
+    )
+    p.add_argument("--timeout", type=int, default=1800, help="limit for each Snakemake call (timeout -k)")
+    p.add_argument(
+        "--max-attempts", type=int, default=None, help="Snakemake starts allowed (default kills + 4)"
+    )
+    p.add_argument("--report", default=None, help="also write the JSON report to this file")
+    args = p.parse_args(argv)
+
+    work = Path(args.workdir).resolve()
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "A").mkdir(parents=True)
+    (work / "B").mkdir()
+    config = write_config(work / "config.yaml", Path(args.config), args.set)
+    report: dict[str, Any] = {"config": str(config), "kills_requested": args.kills, "seed": args.seed}
+
+    code, seconds = undisturbed_run(work / "A", config, args.cores, args.timeout)
+    report["reference"] = {"exit": code, "seconds": round(seconds, 1)}
+    if code != 0:
+        report["problems"] = [f"the undisturbed run failed (exit {code}); see {work / 'A'}/snakemake.*.log"]
+        print(json.dumps(report, indent=1))
+        return 2
+
+    watcher = Watcher(work / "B" / ROOT)
+    watcher.start()
+    rng = np.random.default_rng(args.seed)
+    attempts = args.max_attempts or args.kills + 4
+    report["chaos"] = chaos_run(
+        work / "B", config, args.kills, rng, args.cores, args.timeout, tuple(args.delay), attempts
+    )
+    left = wait_for_no_jobs(work / "B", 120)
+    watcher.stop.set()
+    watcher.join()
+    watcher.scan()
+
+    problems: list[str] = []
+    if report["chaos"]["final_exit"] != 0:
+        problems.append(f"the chaos run never finished (last exit {report['chaos']['final_exit']})")
+    if report["chaos"]["kills_done"] < args.kills:
+        problems.append(f"only {report['chaos']['kills_done']} of {args.kills} kills happened (the run was "
+                        "faster than the kill delays; lower --delay)")  # fmt: skip
+    if left:
+        problems.append(f"processes of the run still alive after it finished: {[k for _, k, _ in left]}")
+    problems += watcher.problems
+    if report["chaos"]["final_exit"] == 0:
+        problem = nothing_left_to_do(work / "B", config)
+        problems += [problem] if problem else []
+    problems += check_run(work / "A" / ROOT, "reference")
+    problems += check_run(work / "B" / ROOT, "chaos run")
+    problems += compare(work / "A" / ROOT, work / "B" / ROOT)
+    report["artifacts_compared"] = len(artifacts(work / "A" / ROOT))
+    report["artifacts_validated_while_running"] = watcher.checked
+    report["problems"] = problems
+    text = json.dumps(report, indent=1)
+    print(text)
+    if args.report:
+        Path(args.report).write_text(text + "\n")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
