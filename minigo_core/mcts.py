@@ -33,6 +33,7 @@ import numpy as np
 from minigo_core import coords
 from minigo_core.config import RunConfig, SelfplaySettings
 
+MAX_REUSE = 1  # moves between searches over which the tree is kept (self-play: 1, the move just played)
 SOFTPICK_EXPONENT = 0.98  # MiniGo squashes visit counts by this power when it picks in proportion to them
 
 
@@ -292,16 +293,17 @@ class MCTSPlayer:
 
     # ---- the tree ----
     def set_root(self, position: Any) -> MCTSNode:
-        """Make `position` the root, reusing the subtree that leads to it when the tree holds it.
+        """Make `position` the root, reusing the tree when it is the current root or one of its children.
 
-        Reuse works across several moves (in a match the opponent's move comes in between), as long as the
-        moves played since the old root were explored; otherwise the search starts a fresh tree.
+        (Reuse over more moves, e.g. across an opponent's reply in a match, is a matter of raising MAX_REUSE.)
         """
         root = self.root
         if root is not None:
             played = tuple(position.recent)
             depth = position.n - root.position.n
-            if 0 <= depth <= len(played) and played[: len(played) - depth] == tuple(root.position.recent):
+            if 0 <= depth <= min(MAX_REUSE, len(played)) and played[: len(played) - depth] == tuple(
+                root.position.recent
+            ):
                 node: MCTSNode | None = root
                 for move in played[len(played) - depth :]:
                     node = node.children.get(coords.to_flat(_move_of(move), self.board_size))

@@ -10,9 +10,9 @@ Player specs (command line and config `evaluate.opponents`):
 - `gen0`, `genN`, `previous` -- the model file `{root}/models/genNNNN.pt` (`previous` = generation G-1)
 - `gnugo:LEVEL` -- GNU Go at that level through GTP (`gtp_client.gnugo_argv`: Chinese rules, simple ko,
   no suicide, `--capture-all-dead`, so its games score the same under Tromp-Taylor)
-- `random` -- uniformly random legal moves: every legal point on the board with equal probability; it
-  passes only when no point is legal. (It never passes voluntarily, so it cannot end a game early; it does
-  fill its own eyes -- it is the floor of the rating scale, not a playout policy.)
+- `random` -- a uniformly random legal move: every legal point and pass (always legal) with equal
+  probability. It fills its own eyes and passes about once per legal-move count; it is the floor of the
+  rating scale, not a playout policy.
 - `gtp:<command line>` -- any GTP engine, for example `gtp:/usr/games/gnugo --mode gtp --level 5`
 - anything else -- a path or URL of a model file
 """
@@ -152,7 +152,7 @@ class Player:
 
 
 class RandomPlayer(Player):
-    """Uniformly random legal point; passes only when no point on the board is legal."""
+    """A uniformly random legal move: every legal point and pass (always legal) equally likely."""
 
     def __init__(self, name: str = "random") -> None:
         self.name = name
@@ -162,9 +162,7 @@ class RandomPlayer(Player):
         self._rng = np.random.default_rng(seed)
 
     def genmove(self, position: go.Position) -> coords.Move | str:
-        legal = np.flatnonzero(position.all_legal_moves()[:-1])
-        if legal.size == 0:
-            return None
+        legal = np.flatnonzero(position.all_legal_moves())
         return coords.from_flat(int(self._rng.choice(legal)), position.board_size)
 
 

@@ -1,4 +1,4 @@
-"""`minigo run --profile P --config C`: run the Snakemake workflow to the end, with progress, then the results.
+"""`minigo run --profile P --config C`: run the Snakemake workflow to the end, with progress; show results.
 
 What `make run` calls. Each Snakemake invocation plans a bounded number of generations (config key
 `plan_max_jobs`, see `minigo_core.status.plan`); this command invokes Snakemake again until every generation
@@ -28,15 +28,19 @@ from minigo_core.config import ConfigError, RunConfig, from_dict
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW_KEYS = ("first_generation", "last_generation", "plan_max_jobs")
 PROGRESS = re.compile(r"^(\d+) of (\d+) steps \((\d+%)\) done")
-SHOWN = re.compile(r"^(minigo: |Error in rule|Exiting because|WorkflowError|MissingInput|LockException|"
-                   r"    message:|    log: |Logfile |IncompleteFilesException|.*Directory cannot be locked)")  # fmt: skip
+SHOWN = re.compile(
+    r"^(minigo: |Error in rule|Exiting because|WorkflowError|MissingInput|LockException|"
+    r"    message:|    log: |Logfile |IncompleteFilesException|.*Directory cannot be locked)"
+)
 
 
 def _update(base: dict, extra: dict) -> dict:
     """Snakemake's config merge: nested mappings are merged, everything else is replaced."""
     out = dict(base)
     for key, value in extra.items():
-        out[key] = _update(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+        out[key] = (
+            _update(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+        )
     return out
 
 
@@ -77,7 +81,10 @@ def run_snakemake(cmd: list[str], log_path: Path, echo=print) -> int:
                 text = line.rstrip()
                 match = PROGRESS.match(text)
                 if match:
-                    echo(f"  [{time.strftime('%H:%M:%S')}] {match.group(1)} of {match.group(2)} jobs ({match.group(3)})")
+                    echo(
+                        f"  [{time.strftime('%H:%M:%S')}] {match.group(1)} of {match.group(2)} jobs"
+                        f" ({match.group(3)})"
+                    )
                 elif SHOWN.match(text):
                     echo("  " + text)
         except KeyboardInterrupt:
@@ -93,7 +100,10 @@ def print_results(cfg: RunConfig, echo=print) -> None:
     echo("")
     echo(f"results of the run in {root}:")
     echo(f"  models         {storage.join(root, 'models')}/genGGGG.pt")
-    echo(f"  self-play      {storage.join(root, 'games')}/genGGGG/gameIIIII.arrow (+ complete.json per generation)")
+    echo(
+        f"  self-play      {storage.join(root, 'games')}/genGGGG/gameIIIII.arrow"
+        " (+ complete.json per generation)"
+    )
     echo(f"  evaluations    {storage.join(root, 'eval')}/genGGGG/vs_OPPONENT.json")
     echo(f"  summary        {summary}/ (elo.csv, time_to_target.json, *.png, status.txt)")
     report = Path(summary) / "report.html"
@@ -112,7 +122,10 @@ def print_results(cfg: RunConfig, echo=print) -> None:
     if ttt_file.exists():
         ttt = json.loads(ttt_file.read_text())
         if ttt.get("reached"):
-            echo(f"time to target ({cfg.evaluate.target}): {ttt['seconds']:.0f} s, generation {ttt['generation']}")
+            echo(
+                f"time to target ({cfg.evaluate.target}): {ttt['seconds']:.0f} s,"
+                f" generation {ttt['generation']}"
+            )
         else:
             echo(f"time to target ({cfg.evaluate.target}): not reached")
     echo("")
@@ -140,17 +153,22 @@ def cli_main(argv: list[str]) -> int:
         return 2
     cmd = snakemake_command(args.profile, args.config, extra)
     logs = Path(storage.join(cfg.root, "logs", "snakemake"))
-    print(f"minigo run: {cfg.generations} generations of {cfg.selfplay.games} games, {cfg.board_size}x"
-          f"{cfg.board_size}, profile {args.profile}, run root {cfg.root}")  # fmt: skip
+    print(
+        f"minigo run: {cfg.generations} generations of {cfg.selfplay.games} games, {cfg.board_size}x"
+        f"{cfg.board_size}, profile {args.profile}, run root {cfg.root}"
+    )
     start = time.time()
     previous = None
     for invocation in range(1, args.max_invocations + 1):
         plan = status.plan(cfg, max_jobs=workflow.get("plan_max_jobs", 10000))
-        if plan.finished:
-            break
+        if plan.finished and invocation > 1:
+            break  # (a first invocation always runs: it brings the summary up to date)
         if plan == previous:
-            print(f"minigo run: no progress in the last Snakemake invocation ({plan.describe()}); "
-                  f"see the logs in {logs}", file=sys.stderr)  # fmt: skip
+            print(
+                f"minigo run: no progress in the last Snakemake invocation ({plan.describe()}); "
+                f"see the logs in {logs}",
+                file=sys.stderr,
+            )
             return 1
         previous = plan
         print(f"[{time.strftime('%H:%M:%S')}] invocation {invocation}: {plan.describe()}")
@@ -163,8 +181,11 @@ def cli_main(argv: list[str]) -> int:
         if code != 0:
             print(f"minigo run: snakemake failed (exit {code}); full log: {log_path}", file=sys.stderr)
             if "Directory cannot be locked" in log_path.read_text(errors="replace"):
-                print("  another Snakemake runs in this directory, or one was killed: if none runs, "
-                      f"`snakemake --profile {args.profile} --configfile {args.config} --unlock`", file=sys.stderr)  # fmt: skip
+                print(
+                    "  another Snakemake runs in this directory, or one was killed: if none runs, "
+                    f"`snakemake --profile {args.profile} --configfile {args.config} --unlock`",
+                    file=sys.stderr,
+                )
             return code
         if plan.complete_run:
             break
@@ -175,6 +196,8 @@ def cli_main(argv: list[str]) -> int:
             [*cmd, "--report", str(report)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         ).returncode
         if code != 0:
-            print(f"minigo run: the HTML report failed (exit {code}); run {' '.join(cmd)} --report report.html")
+            print(
+                f"minigo run: the HTML report failed (exit {code}); run {' '.join(cmd)} --report report.html"
+            )
     print_results(cfg)
     return 0

@@ -99,6 +99,11 @@ def evaluation_specs(cfg: RunConfig, generation: int) -> list[str]:
     return specs
 
 
+def evaluation_files(cfg: RunConfig, generation: int) -> list[str]:
+    """The results files of `generation`'s matches."""
+    return [eval_path(cfg.root, generation, spec) for spec in evaluation_specs(cfg, generation)]
+
+
 def evaluation_file(cfg: RunConfig, generation: int, spec: str) -> str | None:
     """The results file holding `generation` against `spec` (shared by specs naming the same opponent)."""
     key = _opponent_key(spec, generation)
@@ -123,8 +128,7 @@ def generation_outputs(cfg: RunConfig, generation: int) -> list[str]:
     files = [storage.model_path(root, generation)]
     if generation in selfplay_generations(cfg):
         files.append(complete_marker_path(root, generation))
-    files += [eval_path(root, generation, spec) for spec in evaluation_specs(cfg, generation)]
-    return files
+    return files + evaluation_files(cfg, generation)
 
 
 def jobs_per_generation(cfg: RunConfig) -> int:

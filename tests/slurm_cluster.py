@@ -60,7 +60,9 @@ def _free_port() -> int:
 
 def _node_line() -> str:
     """`NodeName=localhost CPUs=... RealMemory=...` from `slurmd -C`, memory less 1 GiB for the system."""
-    out = subprocess.run([_which("slurmd") or "slurmd", "-C"], capture_output=True, text=True, timeout=30).stdout
+    out = subprocess.run(
+        [_which("slurmd") or "slurmd", "-C"], capture_output=True, text=True, timeout=30
+    ).stdout
     first = out.splitlines()[0].split() if out.strip() else []
     fields = dict(f.split("=", 1) for f in first if "=" in f)
     cpus = fields.get("CPUs", str(os.cpu_count() or 1))
@@ -70,9 +72,13 @@ def _node_line() -> str:
 
 def check_available() -> None:
     """Raise SlurmUnavailable unless the binaries, the munge key and root rights are present."""
-    missing = [name for name in (*DAEMONS, "sbatch", "squeue", "sinfo", "scancel", "srun") if not _which(name)]
+    missing = [
+        name for name in (*DAEMONS, "sbatch", "squeue", "sinfo", "scancel", "srun") if not _which(name)
+    ]
     if missing:
-        raise SlurmUnavailable(f"not installed: {', '.join(missing)} (make system-deps installs slurm-wlm munge)")
+        raise SlurmUnavailable(
+            f"not installed: {', '.join(missing)} (make system-deps installs slurm-wlm munge)"
+        )
     if not MUNGE_KEY.exists():
         raise SlurmUnavailable(f"{MUNGE_KEY} is missing (the munge package creates it)")
     if os.geteuid() != 0:
@@ -96,7 +102,9 @@ class SlurmCluster:
     @classmethod
     def start(cls, directory: str | Path | None = None, timeout: float = 60.0) -> SlurmCluster:
         check_available()
-        base = Path(directory or tempfile.mkdtemp(prefix="mgslurm-"))  # short: the munge socket path is limited
+        base = Path(
+            directory or tempfile.mkdtemp(prefix="mgslurm-")
+        )  # short: the munge socket path is limited
         base.mkdir(parents=True, exist_ok=True)
         os.chmod(base, 0o755)
         munge_dir = base / "munge"
@@ -156,13 +164,16 @@ class SlurmCluster:
             cluster._spawn(
                 "munged",
                 [
-                    _which("munged"), "--foreground",
-                    f"--socket={socket_path}", f"--key-file={MUNGE_KEY}",
-                    f"--pid-file={munge_dir / 'munged.pid'}", f"--log-file={munge_dir / 'munged.log'}",
+                    _which("munged"),
+                    "--foreground",
+                    f"--socket={socket_path}",
+                    f"--key-file={MUNGE_KEY}",
+                    f"--pid-file={munge_dir / 'munged.pid'}",
+                    f"--log-file={munge_dir / 'munged.log'}",
                     f"--seed-file={munge_dir / 'munged.seed'}",
                 ],
                 user=munge,
-            )  # fmt: skip
+            )
             cluster._wait(lambda: socket_path.exists(), timeout, "munged to create its socket")
             cluster._spawn("slurmctld", [_which("slurmctld"), "-D", "-c", "-i", "-f", str(cluster.conf)])
             cluster._wait(lambda: cluster._ok(["scontrol", "ping"], "UP"), timeout, "slurmctld to answer")
@@ -209,8 +220,10 @@ class SlurmCluster:
         while time.monotonic() < deadline:
             for name, proc in self.processes.items():
                 if proc.poll() is not None:
-                    raise SlurmUnavailable(f"{name} exited with {proc.returncode} while waiting for {what}; "
-                                           f"see {self.log_tail()}")  # fmt: skip
+                    raise SlurmUnavailable(
+                        f"{name} exited with {proc.returncode} while waiting for {what}; "
+                        f"see {self.log_tail()}"
+                    )
             if ready():
                 return
             time.sleep(0.2)
@@ -227,12 +240,17 @@ class SlurmCluster:
     def stop(self) -> None:
         """Cancel this cluster's jobs, then stop the daemons it started (by their recorded pids only)."""
         if "slurmctld" in self.processes and self.processes["slurmctld"].poll() is None:
-            subprocess.run(["scancel", "--full", "--user", pwd.getpwuid(os.getuid()).pw_name],
-                           capture_output=True, env=self.env, timeout=30)  # fmt: skip
+            subprocess.run(
+                ["scancel", "--full", "--user", pwd.getpwuid(os.getuid()).pw_name],
+                capture_output=True,
+                env=self.env,
+                timeout=30,
+            )
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline:
-                out = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, env=self.env,
-                                     timeout=10)  # fmt: skip
+                out = subprocess.run(
+                    ["squeue", "-h", "-o", "%i"], capture_output=True, text=True, env=self.env, timeout=10
+                )
                 if out.returncode != 0 or not out.stdout.strip():
                     break
                 time.sleep(0.5)
@@ -275,7 +293,9 @@ def _claim_default_conf(base: Path) -> None:
         return
     owner = _owner_of_default_conf()
     if owner is None:
-        raise SlurmUnavailable(f"{SLURM_CONF} exists and was not written by this test: a real Slurm; left alone")
+        raise SlurmUnavailable(
+            f"{SLURM_CONF} exists and was not written by this test: a real Slurm; left alone"
+        )
     pids_file = owner / "pids.json"
     pids = json.loads(pids_file.read_text()) if pids_file.exists() else {}
     if any(_alive(pid) for pid in pids.values()):
@@ -310,6 +330,6 @@ if __name__ == "__main__":
     if sys.argv[1] == "start":
         c = SlurmCluster.start(sys.argv[2])
         pids = {n: p.pid for n, p in c.processes.items()}
-        print(f"export SLURM_CONF={c.conf}   # daemons {pids}; stop with: python tests/slurm_cluster.py stop DIR")
+        print(f"export SLURM_CONF={c.conf}  # daemons {pids}; stop: python tests/slurm_cluster.py stop DIR")
         os._exit(0)  # leave the daemons running
     stop_recorded(sys.argv[2])

@@ -41,6 +41,7 @@ CONV_SHAPES = [
     (3, 7, 5, 12, 2, 1),
     (3, 5, 5, 16, 1, 1),
     (4, 6, 5, 20, 33, 3),
+    (3, 5, 6, 40, 24, 3),  # C >= 32: direct kernel (smaller C goes through im2col on AVX2)
 ]
 
 

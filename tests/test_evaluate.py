@@ -93,15 +93,16 @@ def model_player(path: str, name: str, readouts: int = 16, softpick: int = 2) ->
 
 def test_trained_model_beats_uniformly_random_player(trained_model):
     spec = resolve_spec(trained_model)
-    results = run_match(spec, resolve_spec("random"), games=20, board_size=SMALL, komi=KOMI,
+    results = run_match(spec, resolve_spec("random"), games=24, board_size=SMALL, komi=KOMI,
                         search=SearchSettings(readouts=32, softpick_moves=2, resign_threshold=-1.0), seed=11,
                         generation=1, early_stop=False, backend="torch")
     t = results["totals"]
-    assert t["games"] == 20 and t["player_wins"] + t["opponent_wins"] + t["draws"] == 20
-    assert t["player_wins"] >= 17, [(g["black"], g["result"]) for g in results["games"]]
+    assert t["games"] == 24 and t["player_wins"] + t["opponent_wins"] + t["draws"] == 24
+    # Nearly every game (this model wins ~95% here; 20 of 24 fails for it with probability < 1%).
+    assert t["player_wins"] >= 20, [(g["black"], g["result"]) for g in results["games"]]
     assert t["ci95"][0] > 0.6
     # Both colours: the model wins as Black and as White.
-    assert t["player_wins_as_black"] >= 8 and t["player_wins_as_white"] >= 8
+    assert t["player_wins_as_black"] >= 9 and t["player_wins_as_white"] >= 9
 
 
 def test_model_against_itself_scores_about_half(trained_model):
@@ -109,8 +110,8 @@ def test_model_against_itself_scores_about_half(trained_model):
 
     24 games are at most as variable as Binomial(24, 1/2) (pairs of games with swapped colours are negatively
     correlated); 4..20 wins holds with probability > 0.9997 under it, and the run is seeded."""
-    a = model_player(trained_model, "copy-a", readouts=8, softpick=4)
-    b = model_player(trained_model, "copy-b", readouts=8, softpick=4)
+    a = model_player(trained_model, "copy-a", readouts=4, softpick=4)
+    b = model_player(trained_model, "copy-b", readouts=4, softpick=4)
     records, stopped = play_match(a, b, 24, SMALL, KOMI, seed=5)
     assert not stopped and len(records) == 24
     assert [r["black"] for r in records[:4]] == ["player", "opponent", "player", "opponent"]

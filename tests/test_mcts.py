@@ -241,15 +241,6 @@ def test_subtree_is_reused_after_a_move():
     result2 = p.search(following)
     assert p.root is child
     assert result2.visits.sum() == visits_before - 1 + 200
-    # Two moves later (an opponent's move in between, as in a match): the grandchild's subtree is reused.
-    reply = max(p.root.children.values(), key=lambda node: node.N)
-    grandchild = max(reply.children.values(), key=lambda node: node.N)
-    later = following.play_move(coords.from_flat(reply.fmove, 5)).play_move(
-        coords.from_flat(grandchild.fmove, 5)
-    )
-    visits_before = grandchild.N
-    p.search(later)
-    assert p.root is grandchild and p.root.N == visits_before + 200
     # An unrelated position starts a fresh tree.
     other = go.Position(5, 0.5).play_move((4, 4))
     p.search(other)
@@ -306,3 +297,23 @@ def test_terminal_leaves_are_scored_not_evaluated():
     pass_move = 25
     assert p.root.child_N[pass_move] > 0
     assert pass_move not in p.root.children or not p.root.children[pass_move].is_expanded
+
+
+def test_tree_reuse_over_two_moves_when_enabled(monkeypatch):
+    from minigo_core import mcts
+
+    monkeypatch.setattr(mcts, "MAX_REUSE", 2)
+    p = player(readouts=200)
+    position = go.Position(5, 0.5)
+    p.search(position)
+    reply = max(p.root.children.values(), key=lambda node: node.N)
+    grandchild = max(reply.children.values(), key=lambda node: node.N)
+    later = position.play_move(coords.from_flat(reply.fmove, 5)).play_move(
+        coords.from_flat(grandchild.fmove, 5)
+    )
+    visits_before = grandchild.N
+    p.search(later)
+    assert p.root is grandchild and p.root.N == visits_before + 200
+    monkeypatch.setattr(mcts, "MAX_REUSE", 1)
+    p.search(later.play_move(None).play_move((0, 0)))
+    assert p.root.N == 201

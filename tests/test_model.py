@@ -137,14 +137,16 @@ def test_dsp_training_step_lowers_loss_like_torch():
 
 
 @needs_dsp
-@pytest.mark.parametrize("batch", [1, 3, 8])
-def test_fused_inference_equals_unfused_and_torch(batch):
+@pytest.mark.parametrize(
+    "batch,cfg", [(1, CFG), (3, CFG), (8, CFG), (3, ModelConfig(5, 1, 33, 7, "agz"))], ids=str
+)
+def test_fused_inference_equals_unfused_and_torch(batch, cfg):
     from minigo_core import dsp
 
-    net_t, net_d = _pair(seed=2)
+    net_t, net_d = _pair(cfg, seed=2)
     net_t.eval()
     net_d.eval()
-    x = _batch(CFG, batch, seed=batch)
+    x = _batch(cfg, batch, seed=batch)
     isas = [1, 0] if dsp._C.cpu_has_avx2() else [0]
     for cores, isa in [(c, i) for c in (1, 2) for i in isas]:
         dsp.set_num_threads(cores)

@@ -76,9 +76,19 @@ def build_run(root: str, config_file: Path, done: int, games: int, generations: 
 def dry_run(config_file: Path, quiet: bool) -> tuple[float, float, float, str]:
     """Wall and CPU seconds, peak memory (MB) and job count of `snakemake -n` for the run of `config_file`."""
     cmd = [
-        sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--snakefile", str(REPO / "Snakefile"),
-        "--directory", str(REPO), "--configfile", str(config_file),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-n",
+        "--cores",
+        "1",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(REPO),
+        "--configfile",
+        str(config_file),
+    ]
     if quiet:
         cmd += ["--quiet", "rules"]  # no per-job listing (8192 job descriptions cost ~10 s of printing)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -102,7 +112,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--games", type=int, default=8192, help="self-play games per generation (8192)")
     parser.add_argument("--at", type=int, default=100, help="the later generation to plan (100)")
     parser.add_argument("--repeat", type=int, default=2, help="dry runs per directory; the best is kept (2)")
-    parser.add_argument("--quiet", action="store_true", help="pass --quiet rules to snakemake (no per-job listing)")
+    parser.add_argument(
+        "--quiet", action="store_true", help="pass --quiet rules to snakemake (no per-job listing)"
+    )
     parser.add_argument(
         "--workdir", default=None, help="where to build the run directories (a temporary dir)"
     )

@@ -123,6 +123,47 @@ def _report(t: dict, games: int, board_size: int, parallel_readouts: int, unit: 
     )
 
 
+def _go_rules_share(net, cfg, model_url: str, out_dir: str, clock, other_us: float) -> None:
+    """One more game, recording the Go-rules calls the search makes; then time those calls again in a loop.
+
+    (Timing each call in place would cost a system call per call for CPU time, more than some calls take.)
+    """
+    from minigo_core import go
+
+    calls: dict[str, list] = {"play_move": [], "all_legal_moves": []}
+    originals = {name: getattr(go.Position, name) for name in calls}
+
+    def recording(name):
+        original, log = originals[name], calls[name]
+
+        def wrapper(*args):
+            log.append(args)
+            return original(*args)
+
+        return wrapper
+
+    try:
+        for name in calls:
+            setattr(go.Position, name, recording(name))
+        t = _play(net, cfg, 1, 1, model_url, out_dir, clock)
+    finally:
+        for name, original in originals.items():
+            setattr(go.Position, name, original)
+    per_readout = {}
+    for name, log in calls.items():
+        original = originals[name]
+        t0 = clock()
+        for args in log:
+            original(*args)
+        per_readout[name] = 1e6 * (clock() - t0) / t["readouts"]
+    rules = sum(per_readout.values())
+    print(
+        f"  of the {other_us:.0f} us: go.play_move {per_readout['play_move']:.0f} us + go.all_legal_moves "
+        f"{per_readout['all_legal_moves']:.0f} us (one more game's calls re-timed in a loop); the tree walk, "
+        f"expansion and backup about {other_us - rules:.0f} us"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m minigo_core.bench selfplay",
@@ -169,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         unit = "CPU s" if args.threads == 1 else "s"
         t = _play(net, cfg, args.games, 0, model_url, os.path.join(tmp, "games9"), clock)
         _report(t, args.games, cfg.board_size, s.parallel_readouts, unit)
+        other_us = 1e6 * (t["search_s"] - t["network_s"] - t["features_s"]) / t["readouts"]
+        _go_rules_share(net, cfg, model_url, os.path.join(tmp, "games9-rules"), clock, other_us)
 
         if not args.no_startup:
             cfg_path = os.path.abspath(args.config)

@@ -169,7 +169,8 @@ def _build_in_subprocess(config_path: str, generation: int, out_dir: str) -> dic
         "import json,sys,resource;from minigo_core import config,window;"
         f"m=window.build_window(config.load_config({config_path!r}),{generation},{out_dir!r});"
         "print(json.dumps({'rows':m['rows'],'bytes_per_example':m['bytes_per_example'],'timings':m['timings'],"
-        "'games':len(m['games']),'peak_rss_mb':resource.getrusage(resource.RUSAGE_SELF).ru_maxrss/1024}))"
+        "'games':len(m['games']),'peak_rss_mb':resource.getrusage(resource.RUSAGE_SELF).ru_maxrss/1024,"
+        "'reader_peak_rss_mb':resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss/1024}))"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -297,7 +298,8 @@ def _bench_d(args: argparse.Namespace, scratch: str) -> None:
         print(
             f"    {board_size}x{board_size} {feats:8s} {5 * games:6d} games {r['rows']:8d} examples "
             f"(packed {packed_mib:6.1f} MiB): build {r['timings']['total_s']:6.1f} s "
-            f"({r['rows'] / r['timings']['total_s']:5.0f} ex/s), peak RSS {r['peak_rss_mb']:5.0f} MiB, "
+            f"({r['rows'] / r['timings']['total_s']:5.0f} ex/s), peak RSS {r['peak_rss_mb']:4.0f} MiB "
+            f"(readers {r['reader_peak_rss_mb']:4.0f}), "
             f"{r['bytes_per_example']:6.1f} bytes/example  [games generated in {gen_s:.0f} s]"
         )
         sys.stdout.flush()

@@ -11,7 +11,6 @@ from snakemake.utils import validate
 from minigo_core import status, storage
 from minigo_core.config import ConfigError, from_dict
 
-
 # Workflow-only keys (not part of the run config the library sees); settable with --config KEY=VALUE.
 WORKFLOW_KEYS = ("first_generation", "last_generation", "plan_max_jobs")
 
@@ -28,7 +27,9 @@ if "://" in RUN.root:
     )
 
 ROOT = RUN.root.rstrip("/")
-PYTHON = sys.executable  # the interpreter running Snakemake; its environment has minigo_core
+PYTHON = (
+    sys.executable
+)  # the interpreter running Snakemake; its environment has minigo_core
 MINIGO = f"{shlex.quote(PYTHON)} -m minigo_core.cli"
 SCRIPTS = os.path.join(workflow.basedir, "workflow", "scripts")
 
@@ -75,7 +76,9 @@ TRAIN = f"{ROOT}/train/gen{{generation}}"
 EVAL = f"{ROOT}/eval/gen{{generation}}/vs_{{opponent}}.json"
 SUMMARY = f"{ROOT}/summary"
 LOGS = f"{ROOT}/logs"
-SHARDS = [f"{WINDOW}/shard{rank:03d}.arrow" for rank in range(RUN.train.ranks)]  # one per training rank
+SHARDS = [
+    f"{WINDOW}/shard{rank:03d}.arrow" for rank in range(RUN.train.ranks)
+]  # one per training rank
 
 
 def effective_config_text():
@@ -85,17 +88,36 @@ def effective_config_text():
 
 
 # ---------------------------------------------------------------------------------------------- targets
+def generation_targets():
+    """The per-generation files this invocation produces.
+
+    When the plan stops short of the run's last generation, the evaluations of its last generation are left
+    to the next invocation (which finds them missing and plans them as late evaluations): they then run
+    alongside the next generation's training and self-play instead of holding it up.
+    """
+    if PLAN is None:
+        return []
+    targets = []
+    for g in PLAN.late_evaluations:
+        targets += status.generation_outputs(RUN, g)
+    defer = PLAN.last < RUN.generations and not PLAN.explicit
+    for g in PLAN.planned:
+        outputs = status.generation_outputs(RUN, g)
+        if defer and g == PLAN.last:
+            outputs = [f for f in outputs if f not in status.evaluation_files(RUN, g)]
+        targets += outputs
+    return targets
+
+
+GENERATION_TARGETS = generation_targets()
+
+
 def all_targets():
     """Everything the current plan produces, and the run summary."""
     if PLAN is None:
         return []
-    targets = [EFFECTIVE_CONFIG]
-    for g in PLAN.late_evaluations:
-        targets += status.generation_outputs(RUN, g)
-    for g in PLAN.planned:
-        targets += status.generation_outputs(RUN, g)
-    last = min(PLAN.last, RUN.generations)
-    if not PLAN.explicit and last >= 1 and status.opponent_specs(RUN):
+    targets = [EFFECTIVE_CONFIG, *GENERATION_TARGETS]
+    if not PLAN.explicit and PLAN.last >= 1 and status.opponent_specs(RUN):
         targets += summary_outputs()
     return targets
 
@@ -123,7 +145,7 @@ def parent_model(wildcards):
 
 
 def game_files(wildcards):
-    """All game files of one generation (the only rule with thousands of inputs: one generation's worth)."""
+    """All game files of one generation (thousands of inputs, but only one generation's worth)."""
     g = int(wildcards.generation)
     return [storage.game_path(ROOT, g, i) for i in range(RUN.selfplay.games)]
 
@@ -131,7 +153,10 @@ def game_files(wildcards):
 def window_markers(wildcards):
     """Games-complete markers of the W generations before `generation` (not their game files)."""
     g = int(wildcards.generation)
-    return [status.complete_marker_path(ROOT, h) for h in range(max(0, g - RUN.window.generations), g)]
+    return [
+        status.complete_marker_path(ROOT, h)
+        for h in range(max(0, g - RUN.window.generations), g)
+    ]
 
 
 def opponent_spec(wildcards):
@@ -146,14 +171,30 @@ def opponent_model(wildcards):
 
 
 def summary_inputs(wildcards):
-    """Per-generation results of the generations planned so far (a few files per generation)."""
-    last = min(PLAN.last, RUN.generations) if PLAN is not None else RUN.generations
+    """The results the summary reads (a few files per generation): those that exist or that this
+    invocation produces, so the summary is brought up to date at the end of every invocation."""
+    if PLAN is None:
+        return []
+    produced = set(GENERATION_TARGETS)
+    produced.update(status.train_metrics_path(ROOT, g) for g in PLAN.planned if g >= 1)
     files = []
-    for g in range(0, last + 1):
-        files += status.generation_outputs(RUN, g)[1:]
+    for g in range(0, PLAN.last + 1):
+        candidates = status.generation_outputs(RUN, g)[1:]
         if g >= 1:
-            files.append(status.train_metrics_path(ROOT, g))
+            candidates.append(status.train_metrics_path(ROOT, g))
+        files += [f for f in candidates if f in produced or os.path.exists(f)]
     return files
+
+
+def directory_of(name):
+    """A params function: the directory of the named input or output file (e.g. the window of a manifest)."""
+
+    def directory(wildcards, input, output):
+        files = output if name in output.keys() else input
+        return os.path.dirname(getattr(files, name))
+
+    directory.__name__ = f"directory_of_{name}"
+    return directory
 
 
 def launcher(wildcards, resources):

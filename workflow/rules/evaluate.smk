@@ -8,15 +8,16 @@ rule evaluate:
         opponent=opponent_model,
     output:
         result=EVAL,
+    log:
+        f"{LOGS}/evaluate/gen{{generation}}/vs_{{opponent}}.log",
     wildcard_constraints:
         generation=EVALUATED,
         opponent=opponent_slugs(),
-    params:
-        spec=opponent_spec,
-    log:
-        f"{LOGS}/evaluate/gen{{generation}}/vs_{{opponent}}.log",
     resources:
         runtime=60,
+    params:
+        minigo=MINIGO,
+        spec=opponent_spec,
     shell:
-        "{MINIGO} evaluate --config {input.config:q} --generation {wildcards.generation:q}"
+        "{params.minigo} evaluate --config {input.config:q} --generation {wildcards.generation:q}"
         " --opponent {params.spec:q} --out {output.result:q} > {log:q} 2>&1"

@@ -6,10 +6,10 @@ rule run_config:
     # files that are already finished are kept. Delete them (or --forcerun) to redo them with a new config.
     output:
         EFFECTIVE_CONFIG,
-    params:
-        text=effective_config_text(),
     log:
         f"{LOGS}/run_config.log",
+    params:
+        text=effective_config_text(),
     run:
         storage.write_text(output[0], params.text)
 
@@ -19,11 +19,13 @@ rule bootstrap:
         config=ancient(EFFECTIVE_CONFIG),
     output:
         model=MODEL,
-    wildcard_constraints:
-        generation=BOOTSTRAPPED,
     log:
         f"{LOGS}/bootstrap/gen{{generation}}.log",
+    wildcard_constraints:
+        generation=BOOTSTRAPPED,
     resources:
         runtime=10,
+    params:
+        minigo=MINIGO,
     shell:
-        "{MINIGO} bootstrap --config {input.config:q} --out {output.model:q} > {log:q} 2>&1"
+        "{params.minigo} bootstrap --config {input.config:q} --out {output.model:q} > {log:q} 2>&1"

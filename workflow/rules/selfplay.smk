@@ -1,6 +1,6 @@
 # Self-play: one job per game, one game file each; then one marker per generation that verifies them.
 # The self-play rule is the one with thousands of jobs per generation: it keeps its inputs and params to
-# the minimum (the config path is a plain string: the model input already orders it after the config).
+# constants (the config path is a plain string: the model input already orders it after the config).
 
 
 rule selfplay:
@@ -8,17 +8,18 @@ rule selfplay:
         model=MODEL,
     output:
         game=GAME,
-    wildcard_constraints:
-        generation=PLANNED,
-    params:
-        config=EFFECTIVE_CONFIG,
-    threads: RUN.selfplay.threads
     log:
         f"{LOGS}/selfplay/gen{{generation}}/game{{game}}.log",
+    wildcard_constraints:
+        generation=PLANNED,
+    threads: RUN.selfplay.threads
     resources:
         runtime=60,
+    params:
+        minigo=MINIGO,
+        config=EFFECTIVE_CONFIG,
     shell:
-        "{MINIGO} selfplay --config {params.config:q} --model {input.model:q}"
+        "{params.minigo} selfplay --config {params.config:q} --model {input.model:q}"
         " --generation {wildcards.generation:q} --game {wildcards.game:q} --out {output.game:q}"
         " > {log:q} 2>&1"
 
@@ -30,14 +31,15 @@ rule games_complete:
         games=game_files,
     output:
         marker=GAMES_COMPLETE,
-    wildcard_constraints:
-        generation=PLANNED,
-    params:
-        script=f"{SCRIPTS}/games_complete.py",
     log:
         f"{LOGS}/games_complete/gen{{generation}}.log",
+    wildcard_constraints:
+        generation=PLANNED,
     resources:
         runtime=30,
+    params:
+        python=PYTHON,
+        script=f"{SCRIPTS}/games_complete.py",
     shell:
-        "{PYTHON:q} {params.script:q} --config {input.config:q} --generation {wildcards.generation:q}"
-        " --out {output.marker:q} > {log:q} 2>&1"
+        "{params.python:q} {params.script:q} --config {input.config:q}"
+        " --generation {wildcards.generation:q} --out {output.marker:q} > {log:q} 2>&1"

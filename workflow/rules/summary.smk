@@ -9,16 +9,23 @@ rule ratings:
         csv=f"{SUMMARY}/elo.csv",
         json=f"{SUMMARY}/elo.json",
         time_to_target=f"{SUMMARY}/time_to_target.json",
-        elo=report(f"{SUMMARY}/elo.png", caption="../report/elo.rst", category="Summary"),
-        winrate=report(f"{SUMMARY}/winrate.png", caption="../report/winrate.rst", category="Summary"),
-    params:
-        out_dir=SUMMARY,
+        elo=report(
+            f"{SUMMARY}/elo.png", caption="../report/elo.rst", category="Summary"
+        ),
+        winrate=report(
+            f"{SUMMARY}/winrate.png",
+            caption="../report/winrate.rst",
+            category="Summary",
+        ),
     log:
         f"{LOGS}/summary/ratings.log",
     resources:
         runtime=10,
+    params:
+        minigo=MINIGO,
+        out_dir=directory_of("json"),
     shell:
-        "{MINIGO} ratings --config {input.config:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
+        "{params.minigo} ratings --config {input.config:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
 
 rule plots:
@@ -27,23 +34,31 @@ rule plots:
         elo=f"{SUMMARY}/elo.json",
         results=summary_inputs,
     output:
-        loss=report(f"{SUMMARY}/loss.png", caption="../report/loss.rst", category="Summary"),
+        loss=report(
+            f"{SUMMARY}/loss.png", caption="../report/loss.rst", category="Summary"
+        ),
         lengths=report(
-            f"{SUMMARY}/game_lengths.png", caption="../report/game_lengths.rst", category="Summary"
+            f"{SUMMARY}/game_lengths.png",
+            caption="../report/game_lengths.rst",
+            category="Summary",
         ),
         resign=report(
             f"{SUMMARY}/resign_false_positives.png",
             caption="../report/resign.rst",
             category="Summary",
         ),
-        status=report(f"{SUMMARY}/status.txt", caption="../report/status.rst", category="Summary"),
-    params:
-        script=f"{SCRIPTS}/plots.py",
-        root=ROOT,
-        out_dir=SUMMARY,
+        status=report(
+            f"{SUMMARY}/status.txt", caption="../report/status.rst", category="Summary"
+        ),
     log:
         f"{LOGS}/summary/plots.log",
     resources:
         runtime=10,
+    params:
+        python=PYTHON,
+        script=f"{SCRIPTS}/plots.py",
+        root=directory_of("config"),
+        out_dir=directory_of("status"),
     shell:
-        "{PYTHON:q} {params.script:q} --root {params.root:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
+        "{params.python:q} {params.script:q} --root {params.root:q} --out-dir {params.out_dir:q}"
+        " > {log:q} 2>&1"

@@ -8,17 +8,18 @@ rule window:
     output:
         manifest=f"{WINDOW}/manifest.json",
         shards=SHARDS,
-    wildcard_constraints:
-        generation=PLANNED,
-    params:
-        out_dir=WINDOW,
-    threads: RUN.window.read_threads
     log:
         f"{LOGS}/window/gen{{generation}}.log",
+    wildcard_constraints:
+        generation=PLANNED,
+    threads: RUN.window.read_threads
     resources:
         runtime=60,
+    params:
+        minigo=MINIGO,
+        out_dir=directory_of("manifest"),
     shell:
-        "{MINIGO} window --config {input.config:q} --generation {wildcards.generation:q}"
+        "{params.minigo} window --config {input.config:q} --generation {wildcards.generation:q}"
         " --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
 
@@ -31,22 +32,24 @@ rule train:
     output:
         model=MODEL,
         metrics=f"{TRAIN}/metrics.jsonl",
-    wildcard_constraints:
-        generation=PLANNED,
-    params:
-        window_dir=WINDOW,
-        work_dir=TRAIN,
-        launcher=launcher,
-        ranks=ranks_option,
-    threads: RUN.train.ranks * RUN.train.threads_per_rank
     log:
         f"{LOGS}/train/gen{{generation}}.log",
+    wildcard_constraints:
+        generation=PLANNED,
+    threads: RUN.train.ranks * RUN.train.threads_per_rank
     resources:
         tasks=RUN.train.ranks,
         cpus_per_task=RUN.train.threads_per_rank,
         mpi="",
         runtime=120,
+    params:
+        minigo=MINIGO,
+        window_dir=directory_of("manifest"),
+        work_dir=directory_of("metrics"),
+        launcher=launcher,
+        ranks=ranks_option,
     shell:
-        "{params.launcher} {MINIGO} train --config {input.config:q} --generation {wildcards.generation:q}"
-        " --window-dir {params.window_dir:q} --parent {input.parent:q} --out {output.model:q}"
-        " {params.ranks} --work-dir {params.work_dir:q} > {log:q} 2>&1"
+        "{params.launcher} {params.minigo} train --config {input.config:q}"
+        " --generation {wildcards.generation:q} --window-dir {params.window_dir:q}"
+        " --parent {input.parent:q} --out {output.model:q} {params.ranks}"
+        " --work-dir {params.work_dir:q} > {log:q} 2>&1"

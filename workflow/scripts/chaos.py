@@ -44,9 +44,15 @@ from minigo_core import storage  # noqa: E402
 
 ROOT = "run"  # the run root, relative to each run's working directory
 # Files that are not artifacts, or hold nothing but wall-clock facts: never compared.
-SKIP = ("logs/*", "*.timing.json", "summary/status.txt", "summary/time_to_target.json")
-# Artifacts that record wall-clock time next to deterministic content: compared with these keys removed
-# (at any depth of the JSON document).
+SKIP = (
+    "logs/*",
+    "*.timing.json",  # self-play timings
+    "summary/status.txt",  # `minigo status`: elapsed times, "as of" clock time
+    "summary/time_to_target.json",  # wall time to the target by definition
+    "summary/winrate.png",  # win rate against wall-clock hours
+)
+# Artifacts that record wall-clock time next to deterministic content: compared with these keys (JSON, at
+# any depth) or columns (CSV) removed.
 WALL_CLOCK = {
     "window/*/manifest.json": {"timings", "peak_rss_mb"},
     "train/*/metrics.jsonl": {
@@ -61,6 +67,17 @@ WALL_CLOCK = {
         "resumed_from_step",
         "start_step",
     },  # fmt: skip
+    "eval/*/*.json": {
+        "started_unix",
+        "finished_unix",
+        "started_at",
+        "finished_at",
+        "wall_seconds",
+        "seconds",
+        "wall_time_s",
+    },  # fmt: skip
+    "summary/elo.json": {"model_time_s", "evaluated_time_s"},
+    "summary/elo.csv": {"model_time_s", "evaluated_time_s"},
 }
 KIND_OF_SUBCOMMAND = {
     "selfplay": "selfplay",
@@ -280,8 +297,21 @@ def _load_json_lines(path: Path) -> list[Any]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def describe_difference(rel: str, a: Path, b: Path) -> str:
-    """What differs between the reference's and the chaos run's version of one artifact."""
+def _load_structured(path: Path) -> Any:
+    """A JSON, JSON-lines or CSV artifact as plain data (CSV: a list of row dicts)."""
+    if path.suffix == ".jsonl":
+        return _load_json_lines(path)
+    if path.suffix == ".csv":
+        import csv
+
+        with open(path, newline="") as handle:
+            return list(csv.DictReader(handle))
+    return json.loads(path.read_text())
+
+
+def describe_difference(rel: str, a: Path, b: Path, ignored: frozenset[str] = frozenset()) -> str:
+    """What differs between the reference's and the chaos run's version of one artifact (`ignored`: keys
+    left out of the comparison)."""
     da, db = a.read_bytes(), b.read_bytes()
     offset = next((i for i, (x, y) in enumerate(zip(da, db, strict=False)) if x != y), min(len(da), len(db)))
     head = f"{rel}: {len(da)} vs {len(db)} bytes, first difference at byte {offset}"
@@ -305,10 +335,9 @@ def describe_difference(rel: str, a: Path, b: Path) -> str:
             )
             rows = "equal" if same_rows else "differ"
             return f"{head}; metadata differs in {fields[:6] or 'nothing'}; rows {rows}"
-        if rel.endswith(".jsonl"):
-            return f"{head}; {_json_diff(_load_json_lines(a), _load_json_lines(b))[:6]}"
-        if rel.endswith(".json"):
-            return f"{head}; {_json_diff(json.loads(da), json.loads(db))[:6]}"
+        if rel.endswith((".jsonl", ".json", ".csv")):
+            diff = _json_diff(_strip(_load_structured(a), ignored), _strip(_load_structured(b), ignored))
+            return f"{head}; {diff[:8]}"
     except Exception as exc:  # noqa: BLE001 - the byte offset is still a useful description
         return f"{head} ({type(exc).__name__} while describing: {exc})"
     return head
@@ -322,11 +351,9 @@ def compare(reference: Path, chaos: Path) -> list[str]:
     for rel in sorted(set(ra) & set(rb)):
         keys = next((k for pattern, k in WALL_CLOCK.items() if fnmatch.fnmatch(rel, pattern)), None)
         if keys is not None:
-            load = _load_json_lines if rel.endswith(".jsonl") else (lambda p: json.loads(p.read_text()))
-            if _strip(load(ra[rel]), keys) != _strip(load(rb[rel]), keys):
-                problems.append(
-                    describe_difference(rel, ra[rel], rb[rel]) + f" (after removing {sorted(keys)})"
-                )
+            if _strip(_load_structured(ra[rel]), keys) != _strip(_load_structured(rb[rel]), keys):
+                described = describe_difference(rel, ra[rel], rb[rel], frozenset(keys))
+                problems.append(f"{described} (wall-clock fields ignored)")
         elif ra[rel].read_bytes() != rb[rel].read_bytes():
             problems.append(describe_difference(rel, ra[rel], rb[rel]))
     return problems
@@ -356,18 +383,19 @@ def chaos_run(workdir: Path, config: Path, kills: int, rng: np.random.Generator,
         proc = start_snakemake(workdir, config, cores, timeout_s, attempt)
         killed_snakemake = False
         while done < kills and proc.poll() is None:
+            # Wait for a job to be running (Snakemake plans first), then for a random moment inside the run.
+            while proc.poll() is None and all(kind == "snakemake" for _, kind, _ in run_processes(workdir)):
+                time.sleep(0.2)
             time.sleep(float(rng.uniform(*delay)))
-            victims = [(pid, kind, argv) for pid, kind, argv in run_processes(workdir)]
             by_kind: dict[str, list[int]] = {}
-            for pid, kind, _ in victims:
+            for pid, kind, _ in run_processes(workdir):
                 by_kind.setdefault(kind, []).append(pid)
-            jobs = sorted(k for k in by_kind if k != "snakemake")
-            if not jobs and "snakemake" in by_kind and rng.random() < 0.8:
-                continue  # Snakemake is planning; usually wait for a job to kill
-            kinds = sorted(by_kind)
-            if not kinds or proc.poll() is not None:
+            if proc.poll() is not None or not set(by_kind) - {"snakemake"}:
                 continue
-            kind = kinds[int(rng.integers(0, len(kinds)))]
+            # Each running kind of job is as likely to be hit; Snakemake itself half as likely as one kind.
+            kinds = sorted(by_kind)
+            weights = np.array([0.5 if k == "snakemake" else 1.0 for k in kinds])
+            kind = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]
             pids = sorted(by_kind[kind])
             pid = pids[int(rng.integers(0, len(pids)))]
             try:
@@ -388,14 +416,15 @@ def chaos_run(workdir: Path, config: Path, kills: int, rng: np.random.Generator,
             if left:
                 log.append({"orphans_still_running": [k for _, k, _ in left]})
             unlock(workdir, config)
-        if code == 0 and done >= kills:
-            break
+        if code == 0:
+            break  # finished (if with kills left, the report says so)
     return {"attempts": attempt, "kills": log, "kills_done": done, "final_exit": code,
             "seconds": round(time.monotonic() - t0, 1)}  # fmt: skip
 
 
 def nothing_left_to_do(workdir: Path, config: Path) -> str | None:
-    argv = snakemake_argv(workdir, config, 1, 300, "--dry-run")
+    # Modification times only: a developer editing the workflow meanwhile is not an incomplete run.
+    argv = snakemake_argv(workdir, config, 1, 300, "--dry-run", "--rerun-triggers", "mtime")
     proc = subprocess.run(argv, cwd=workdir, capture_output=True, text=True)
     out = proc.stdout + proc.stderr
     if proc.returncode != 0 or "Nothing to be done" not in out:

@@ -3,10 +3,10 @@
     python workflow/scripts/games_complete.py --config ROOT/config.yaml --generation G --out MARKER
 
 Reads every game file `games/genGGGG/gameIIIII.arrow` (I = 0 .. selfplay.games-1) in full, and writes the
-marker that the window of the next W generations depends on (instead of depending on thousands of game files):
-game and position counts, results, game lengths and the resignation false-positive record of the games played
-with resignation disabled. Unreadable files are listed; if more than `window.max_bad_fraction` of the games are
-unreadable the step fails and says which files to delete (Snakemake then replays exactly those games).
+marker that the window of the next W generations depends on (instead of depending on thousands of game
+files): game and position counts, results, game lengths and the resignation false-positive record of the games
+played with resignation disabled. Unreadable files are listed; if more than `window.max_bad_fraction` of the
+games are unreadable the step fails and says which files to delete (Snakemake then replays exactly those).
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ def main(argv: list[str]) -> int:
     if len(bad) > cfg.window.max_bad_fraction * expected:
         names = " ".join(m.split(": ", 1)[0] for m in bad[:20])
         print(
-            f"games_complete: {len(bad)} of {expected} game files of generation {args.generation} are unreadable "
+            f"games_complete: {len(bad)} of {expected} game files of generation {args.generation} are"
+            " unreadable "
             f"(more than window.max_bad_fraction = {cfg.window.max_bad_fraction}). Delete them and rerun the "
             f"workflow to replay exactly those games: rm {names}{' ...' if len(bad) > 20 else ''}",
             file=sys.stderr,

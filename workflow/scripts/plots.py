@@ -64,12 +64,16 @@ def plot_loss(cfg) -> bytes:
             steps.append(r.get("global_step", r.get("step", len(steps))))
             for key in series:
                 series[key].append(r.get(key))
-    for key, label in (("loss", "total"), ("policy_loss", "policy (cross-entropy)"), ("value_loss", "value (MSE)")):
+    for key, label in (
+        ("loss", "total"),
+        ("policy_loss", "policy (cross-entropy)"),
+        ("value_loss", "value (MSE)"),
+    ):
         points = [(s, v) for s, v in zip(steps, series[key], strict=True) if isinstance(v, (int, float))]
         if points:
             ax.plot([p[0] for p in points], [p[1] for p in points], label=label, lw=1)
             drawn = True
-    for step, g in boundaries[1:]:
+    for step, _ in boundaries[1:]:
         ax.axvline(step, color="grey", lw=0.5, alpha=0.4)
     ax.set_xlabel("global training step (grey lines: a new generation starts)")
     ax.set_ylabel("loss")

@@ -117,10 +117,15 @@ static inline void fwd_tile_v(int V, const float* const* rows, int ntaps, int C,
 static void conv_forward_range_avx2(const float* x, int H, int W, int C, const float* wp, int K, int R,
                                     const float* bias, const float* residual, bool relu, float* out,
                                     int64_t q0, int64_t q1) {
-  constexpr int PT = 6;  // pixels per register tile; x 2 vectors of 8 output channels = 12 accumulators
+  // PT pixels per register tile x 2 vectors of 8 output channels = 12 accumulators. Tiles are grouped in
+  // strips of ST; for each strip the output-channel blocks are the outer loop, so one block's weights stay
+  // in L1 while they are used by all the strip's tiles.
+  constexpr int PT = 6, ST = 8;
   const int Kpad = round_up8(K), nvec = Kpad / 8, pad = R / 2, HW = H * W, ntaps = R * R;
   std::vector<float> zero_row(C, 0.f);
-  const float* rows[9 * PT];
+  const float* strip_rows[ST][9 * PT];
+  int strip_p[ST];
+  int64_t strip_q[ST];
   int tdy[9], tdx[9];
   for (int t = 0; t < ntaps; ++t) {
     tdy[t] = t / R - pad;
@@ -128,40 +133,83 @@ static void conv_forward_range_avx2(const float* x, int H, int W, int C, const f
   }
   int64_t b = q0 / HW;  // coordinates of pixel q, advanced incrementally (no divisions per pixel)
   int h = static_cast<int>(q0 % HW) / W, w = static_cast<int>(q0 % HW) % W;
-  for (int64_t q = q0; q < q1; q += PT) {
-    const int P = static_cast<int>(std::min<int64_t>(PT, q1 - q));
-    for (int p = 0; p < P; ++p) {
-      const float* img = x + b * HW * C;
-      for (int t = 0; t < ntaps; ++t) {
-        const int hh = h + tdy[t], ww = w + tdx[t];
-        rows[t * P + p] = (hh < 0 || hh >= H || ww < 0 || ww >= W) ? zero_row.data()
-                                                                    : img + (static_cast<int64_t>(hh) * W + ww) * C;
-      }
-      if (++w == W) {
-        w = 0;
-        if (++h == H) {
-          h = 0;
-          ++b;
+  for (int64_t qs = q0; qs < q1;) {
+    // 1. locate the input rows of every tap of every pixel of the strip's tiles
+    int ntile = 0;
+    for (; ntile < ST && qs < q1; ++ntile) {
+      const int P = static_cast<int>(std::min<int64_t>(PT, q1 - qs));
+      strip_p[ntile] = P;
+      strip_q[ntile] = qs;
+      qs += P;
+      const float** rows = strip_rows[ntile];
+      for (int p = 0; p < P; ++p) {
+        const float* img = x + b * HW * C;
+        for (int t = 0; t < ntaps; ++t) {
+          const int hh = h + tdy[t], ww = w + tdx[t];
+          rows[t * P + p] = (hh < 0 || hh >= H || ww < 0 || ww >= W)
+                                ? zero_row.data()
+                                : img + (static_cast<int64_t>(hh) * W + ww) * C;
+        }
+        if (++w == W) {
+          w = 0;
+          if (++h == H) {
+            h = 0;
+            ++b;
+          }
         }
       }
     }
+    // 2. for each block of 16 output channels, all the strip's tiles
     for (int v0 = 0; v0 < nvec; v0 += 2) {
-      const int V = std::min(2, nvec - v0), k0 = 8 * v0;
+      const int V = std::min(2, nvec - v0), k0 = 8 * v0, KB = 8 * V, kvalid = K - k0;
       const float* wblk = wp + kblock_offset(k0, ntaps, C);
-      const int KB = 8 * V;
       const float* bb = bias ? bias + k0 : nullptr;
-      const float* rr = residual ? residual + q * K + k0 : nullptr;
-      float* oo = out + q * K + k0;
-      const int kvalid = K - k0;
-      switch (P) {
-        case 6: fwd_tile_v<6>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
-        case 5: fwd_tile_v<5>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
-        case 4: fwd_tile_v<4>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
-        case 3: fwd_tile_v<3>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
-        case 2: fwd_tile_v<2>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
-        default: fwd_tile_v<1>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
+      for (int i = 0; i < ntile; ++i) {
+        const int64_t q = strip_q[i];
+        const float* const* rows = strip_rows[i];
+        const float* rr = residual ? residual + q * K + k0 : nullptr;
+        float* oo = out + q * K + k0;
+        switch (strip_p[i]) {
+          case 6: fwd_tile_v<6>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
+          case 5: fwd_tile_v<5>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
+          case 4: fwd_tile_v<4>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
+          case 3: fwd_tile_v<3>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
+          case 2: fwd_tile_v<2>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
+          default: fwd_tile_v<1>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
+        }
       }
     }
+  }
+}
+#endif
+
+#ifdef MG_AVX2
+// conv3x3 with few input channels (conv3_initial: 13 or 17 planes): copy the 3x3xC patch of each pixel into
+// one row (im2col) so the kernel runs one long loop over 9*C instead of 9 short ones. The packed weights
+// (taps, C, 16) of a block are already laid out as (9*C, 16), i.e. a 1x1 conv over 9*C channels.
+static void conv_forward_range_im2col_avx2(const float* x, int H, int W, int C, const float* wp, int K,
+                                           const float* bias, const float* residual, bool relu, float* out,
+                                           int64_t q0, int64_t q1) {
+  constexpr int64_t kChunk = 256;  // pixels per im2col chunk
+  const int HW = H * W, CC = 9 * C;
+  thread_local std::vector<float> col;
+  col.resize(static_cast<size_t>(kChunk) * CC);
+  for (int64_t qc = q0; qc < q1; qc += kChunk) {
+    const int64_t n = std::min(kChunk, q1 - qc);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t q = qc + i, b = q / HW;
+      const int h = static_cast<int>(q % HW) / W, w = static_cast<int>(q % HW) % W;
+      float* dst = col.data() + i * CC;
+      for (int t = 0; t < 9; ++t, dst += C) {
+        const int hh = h + t / 3 - 1, ww = w + t % 3 - 1;
+        if (hh < 0 || hh >= H || ww < 0 || ww >= W)
+          std::fill(dst, dst + C, 0.f);
+        else
+          std::memcpy(dst, x + ((b * H + hh) * W + ww) * C, sizeof(float) * C);
+      }
+    }
+    conv_forward_range_avx2(col.data(), 1, static_cast<int>(n), CC, wp, K, 1, bias,
+                            residual ? residual + qc * K : nullptr, relu, out + qc * K, 0, n);
   }
 }
 #endif
@@ -171,7 +219,10 @@ static void conv_forward_range_isa(const T* x, int H, int W, int C, const T* wp,
                                    const T* residual, bool relu, T* out, int64_t q0, int64_t q1) {
 #ifdef MG_AVX2
   if constexpr (std::is_same_v<T, float>) {
-    conv_forward_range_avx2(x, H, W, C, wp, K, R, bias, residual, relu, out, q0, q1);
+    if (R == 3 && C < 32)
+      conv_forward_range_im2col_avx2(x, H, W, C, wp, K, bias, residual, relu, out, q0, q1);
+    else
+      conv_forward_range_avx2(x, H, W, C, wp, K, R, bias, residual, relu, out, q0, q1);
     return;
   }
 #endif
@@ -253,8 +304,11 @@ static void wgrad_images_avx2(const float* A, int Ca, int Rr, const float* Bm, i
     for (int t = 0; t < R * R; ++t) {
       const int dy = t / R - pad, dx = t % R - pad;
       const int h0 = std::max(0, -dy), h1 = std::min(H, H - dy), w0 = std::max(0, -dx), w1 = std::min(W, W - dx);
-      for (int r0 = 0; r0 < Rr; r0 += RTM) {
-        const int RT = std::min(RTM, Rr - r0);
+      for (int r0 = 0, RT; r0 < Rr; r0 += RT) {
+        // tiles of RTM rows; a remainder of 7..11 rows is split in two near-equal tiles rather than leaving
+        // a thin last tile with too few accumulators to hide the FMA latency
+        const int left = Rr - r0;
+        RT = left > RTM && left < 2 * RTM ? (left + 1) / 2 : std::min(RTM, left);
         for (int v0 = 0; v0 < nvec; v0 += 2) {
           const int V = std::min(2, nvec - v0);
           float* g = G + (static_cast<int64_t>(t) * Rr + r0) * Vc + 8 * v0;

@@ -1,0 +1,83 @@
+"""The workflow with `--profile profiles/slurm` against a real single-node Slurm (tests/slurm_cluster.py).
+
+The cluster is started for this module only and stopped after it, so no other test pays for Slurm's client
+commands probing a controller. The run: the tiny config with one generation (bootstrap, 4 self-play games
+as one job array, games-complete, window, 2-rank training started by `srun -n 2 -c 1` inside its job,
+evaluation, summary). Skipped, with the reason, where Slurm/munge are not installed or we are not root.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from slurm_cluster import SlurmCluster, SlurmUnavailable
+
+from minigo_core import status, storage
+from minigo_core.config import load_config
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    try:
+        c = SlurmCluster.start()
+    except SlurmUnavailable as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"no test Slurm cluster: {exc} (CI must run the Slurm tests)")
+        pytest.skip(f"no test Slurm cluster: {exc}")
+    yield c
+    c.stop()
+
+
+@pytest.fixture(scope="module")
+def slurm_run(cluster, tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("slurm")
+    data = yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())
+    data.update(root=str(tmp_path / "run"), generations=1)
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    cmd = [
+        "timeout", "-k", "10", "900", sys.executable, "-m", "snakemake", "--profile", "profiles/slurm",
+        "--configfile", str(config), "--printshellcmds", "--slurm-logdir", str(tmp_path / "slurm_logs"),
+        # test-cluster settings: a fast first status check, a local disk, no resubmission of failures
+        "--slurm-init-seconds-before-status-checks", "1", "--latency-wait", "5", "--retries", "0",
+        "--default-resources", "slurm_partition=debug", "mem_mb_per_cpu=1000", "runtime=30",
+    ]  # fmt: skip
+    out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=cluster.env)
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text[-6000:] + "\n" + cluster.log_tail()
+    return load_config(str(config)), text
+
+
+def test_slurm_run_submits_every_job_to_slurm(slurm_run):
+    _, text = slurm_run
+    assert "Submitted array job" in text  # the self-play games went out as one job array
+    for rule in ("bootstrap", "games_complete", "window", "train", "evaluate"):
+        assert f"rule_{rule}/" in text, f"rule {rule} was not submitted to Slurm"
+    assert "srun -n 2 -c 1 " in text  # the training ranks are the tasks of one srun step
+
+
+def test_slurm_run_artifacts_validate(slurm_run):
+    from minigo_core import gamefile, model, ratings
+
+    cfg, _ = slurm_run
+    root = cfg.root
+    for g in (0, 1):
+        assert model.load_model(storage.model_path(root, g), backend="torch").cfg.board_size == cfg.board_size
+    for i in range(cfg.selfplay.games):
+        assert gamefile.read_game(storage.game_path(root, 0, i)).metadata["seed"]["game"] == i
+    assert json.loads(Path(status.complete_marker_path(root, 0)).read_text())["games"] == cfg.selfplay.games
+    metrics = [json.loads(line) for line in Path(status.train_metrics_path(root, 1)).read_text().splitlines()]
+    assert metrics[0]["ranks"] == 2 and metrics[-1]["event"] == "end"
+    for spec in status.evaluation_specs(cfg, 1):
+        assert ratings.read_match(status.eval_path(root, 1, spec)).games == cfg.evaluate.games
+    assert Path(root, "summary", "elo.json").exists() and Path(root, "summary", "status.txt").exists()
+    assert status.plan(cfg).finished

@@ -1,0 +1,338 @@
+"""The Snakemake workflow: the bounded plan, start-up validation, lint/format, and a real tiny run end to end.
+
+The end-to-end run (5x5, a 1x8 net, 4 games per generation, 2 generations, 2 training ranks) goes through
+`minigo run` with the local profile, then every artifact is opened with the library's readers, and one
+generation is rerun to show that it reproduces byte-identical game files and model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from minigo_core import status, storage
+from minigo_core.bench.dag import build_run
+from minigo_core.config import ConfigError, load_config
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "config" / "tiny.yaml"
+
+
+def tiny_config(tmp_path: Path, name: str = "tiny.yaml", **overrides) -> Path:
+    """config/tiny.yaml with its root under tmp_path (and top-level overrides); returns the file."""
+    data = yaml.safe_load(TINY.read_text())
+    data["root"] = str(tmp_path / "run")
+    for key, value in overrides.items():
+        if isinstance(value, dict):
+            data[key] = {**data[key], **value}
+        else:
+            data[key] = value
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def snakemake(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    cmd = ["timeout", "-k", "10", str(timeout), sys.executable, "-m", "snakemake", *args]
+    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+
+
+def job_counts(output: str) -> dict[str, int]:
+    """The `Job stats` table of a Snakemake dry run."""
+    counts = {}
+    for line in output.split("Job stats:", 1)[-1].splitlines():
+        match = re.match(r"^(\w+)\s+(\d+)$", line.strip())
+        if match and match.group(1) != "total":
+            counts[match.group(1)] = int(match.group(2))
+    return counts
+
+
+# ------------------------------------------------------------------------------------------------ the plan
+def finished_run(tmp_path: Path, done: int, generations: int = 6, games: int = 3):
+    config = tiny_config(tmp_path, generations=generations, selfplay={"games": games})
+    run_config = build_run(str(tmp_path / "run"), config, done, games, generations)
+    return load_config(str(run_config)), run_config
+
+
+def test_plan_starts_at_first_unfinished_generation_and_respects_the_job_budget(tmp_path):
+    cfg, _ = finished_run(tmp_path, done=3)
+    plan = status.plan(cfg)
+    assert (plan.first, plan.last, plan.late_evaluations) == (3, 6, ())
+    per_generation = status.jobs_per_generation(cfg)
+    assert status.plan(cfg, max_jobs=2 * per_generation).planned == range(3, 5)
+    assert status.plan(cfg, max_jobs=1).planned == range(3, 4)  # at least one generation
+
+
+def test_plan_keeps_a_missing_old_evaluation_without_replanning_its_generation(tmp_path):
+    cfg, _ = finished_run(tmp_path, done=3)
+    os.remove(status.eval_path(cfg.root, 1, "gen0"))
+    plan = status.plan(cfg)
+    assert plan.first == 3 and plan.late_evaluations == (1,)
+
+
+def test_plan_missing_model_moves_the_frontier_back(tmp_path):
+    cfg, _ = finished_run(tmp_path, done=3)
+    os.remove(storage.model_path(cfg.root, 2))
+    assert status.plan(cfg).first == 2
+
+
+def test_plan_explicit_range_for_a_rerun_and_its_errors(tmp_path):
+    cfg, _ = finished_run(tmp_path, done=3)
+    plan = status.plan(cfg, first=1, last=1)
+    assert plan.planned == range(1, 2) and plan.explicit
+    with pytest.raises(ConfigError, match="first_generation.*generation 3 is not finished"):
+        status.plan(cfg, first=5)
+    with pytest.raises(ConfigError, match="last_generation"):
+        status.plan(cfg, first=2, last=1)
+
+
+def test_evaluation_matches_are_one_per_distinct_opponent(tmp_path):
+    cfg = load_config(str(tiny_config(tmp_path, evaluate={"opponents": ["gen0", "previous", "gnugo:1"]})))
+    assert status.evaluation_specs(cfg, 0) == []
+    assert status.evaluation_specs(cfg, 1) == ["gen0", "gnugo:1"]  # previous is gen0 here
+    assert status.evaluation_specs(cfg, 2) == ["gen0", "previous", "gnugo:1"]
+    assert status.evaluation_file(cfg, 1, "previous") == status.eval_path(cfg.root, 1, "gen0")
+    assert status.eval_path(cfg.root, 2, "gnugo:1").endswith("eval/gen0002/vs_gnugo-1.json")
+
+
+# --------------------------------------------------------------------------------------- dry runs (DAG)
+def test_dry_run_plans_only_unfinished_generations_without_their_history(tmp_path):
+    cfg, run_config = finished_run(tmp_path, done=3, games=5)
+    for g in range(3):  # older game files are never looked at: the markers stand for them
+        for i in range(5):
+            os.remove(storage.game_path(cfg.root, g, i))
+    out = snakemake(
+        "-n",
+        "--quiet",
+        "rules",
+        "--cores",
+        "1",
+        "--configfile",
+        str(run_config),
+        "--config",
+        "plan_max_jobs=1",
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    counts = job_counts(out.stdout + out.stderr)
+    assert counts["selfplay"] == 5 and counts["games_complete"] == 1  # generation 3's games only
+    assert counts["window"] == 1 and counts["train"] == 1
+    # generation 3's evaluations are left to the next invocation (they run alongside generation 4)
+    assert "evaluate" not in counts
+    assert "generations 3..3 of 6" in out.stdout + out.stderr
+    assert "bootstrap" not in counts
+
+
+def test_dry_run_runs_deferred_evaluations_alongside_the_next_generation(tmp_path):
+    cfg, run_config = finished_run(tmp_path, done=4, games=5)
+    for path in status.evaluation_files(cfg, 3):
+        os.remove(path)
+    out = snakemake("-n", "--quiet", "rules", "--cores", "1", "--configfile", str(run_config),
+                    "--config", "plan_max_jobs=1")  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    counts = job_counts(out.stdout + out.stderr)
+    assert counts["evaluate"] == 2 and counts["selfplay"] == 5 and counts["train"] == 1
+
+
+def test_dry_run_explicit_rerun_of_one_generation(tmp_path):
+    cfg, run_config = finished_run(tmp_path, done=3, games=4)
+    out = snakemake(
+        "-n",
+        "--quiet",
+        "rules",
+        "--cores",
+        "1",
+        "--configfile",
+        str(run_config),
+        "--config",
+        "first_generation=1",
+        "last_generation=1",
+        "--forcerun",
+        "selfplay",
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    counts = job_counts(out.stdout + out.stderr)
+    assert counts == {"selfplay": 4, "games_complete": 1, "all": 1}
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"board_size": 4}, "board_size"),  # the schema
+        ({"selfplay": {"readouts": 4}}, "selfplay.readouts"),  # minigo_core.config: below parallel_readouts
+        ({"evaluate": {"opponents": ["gen9"]}}, "gen9"),  # an opponent beyond the run's generations
+        ({"train": {"rankz": 2}}, "rankz"),  # unknown key
+    ],
+)
+def test_bad_config_fails_at_start_up_naming_the_key(tmp_path, override, message):
+    config = tiny_config(tmp_path, **override)
+    out = snakemake("-n", "--cores", "1", "--configfile", str(config))
+    assert out.returncode != 0
+    assert message in out.stdout + out.stderr
+    assert not (tmp_path / "run").exists()  # nothing ran
+
+
+def test_snakemake_lint_has_only_the_accepted_deployment_lint(tmp_path):
+    # Policy (docs/readme_workflow.md): every job runs in the project's own environment (`make setup`, the
+    # same .venv on the shared filesystem), so the lint asking for a conda env or container per rule is
+    # accepted; any other lint fails this test.
+    out = snakemake("--lint", "--configfile", str(tiny_config(tmp_path)))
+    text = out.stdout + out.stderr
+    lints = re.findall(r"^    \* (.+?):?$", text, flags=re.M)
+    assert lints, "snakemake --lint printed no lints at all; has its output format changed?"
+    others = [lint for lint in lints if not lint.startswith("Specify a conda environment or container")]
+    assert others == [], text[-4000:]
+
+
+def test_snakefmt_check():
+    snakefmt = shutil.which("snakefmt") or str(Path(sys.executable).parent / "snakefmt")
+    out = subprocess.run(
+        [snakefmt, "--check", "Snakefile", "workflow/rules"], cwd=REPO, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+# --------------------------------------------------------------------------------------- end to end
+def sha256(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """A real tiny run through `minigo run --profile profiles/local` (what `make run` does)."""
+    tmp_path = tmp_path_factory.mktemp("tiny")
+    config = tiny_config(tmp_path)
+    cmd = [
+        "timeout",
+        "-k",
+        "10",
+        "900",
+        sys.executable,
+        "-m",
+        "minigo_core.cli",
+        "run",
+        "--profile",
+        "profiles/local",
+        "--config",
+        str(config),
+        "--",
+        "--cores",
+        "2",
+    ]
+    out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
+    return load_config(str(config)), config, out.stdout
+
+
+@pytest.mark.slow
+def test_local_run_produces_every_artifact_and_each_validates(tiny_run):
+    from minigo_core import gamefile, model, ratings
+
+    cfg, _, stdout = tiny_run
+    root = cfg.root
+    assert load_config(status.effective_config_path(root)) == cfg
+    for g in range(cfg.generations + 1):
+        net = model.load_model(storage.model_path(root, g), backend="torch")
+        assert net.cfg.board_size == cfg.board_size
+    for g in status.selfplay_generations(cfg):
+        marker = json.loads(Path(status.complete_marker_path(root, g)).read_text())
+        assert marker["games"] == cfg.selfplay.games and marker["bad_files"] == []
+        lengths = []
+        for i in range(cfg.selfplay.games):
+            record = gamefile.read_game(storage.game_path(root, g, i))
+            assert record.metadata["seed"] == {"run_seed": cfg.seed, "generation": g, "game": i}
+            lengths.append(len(record.moves))
+        assert marker["game_lengths"] == lengths
+        assert marker["positions"] == sum(
+            gamefile.read_game(storage.game_path(root, g, i)).metadata["num_positions"]
+            for i in range(cfg.selfplay.games)
+        )
+    for g in range(1, cfg.generations + 1):
+        manifest = json.loads(Path(storage.window_manifest_path(root, g)).read_text())
+        assert manifest["generation"] == g and manifest["rows"] > 0
+        assert all(Path(storage.shard_path(root, g, r)).stat().st_size > 0 for r in range(cfg.train.ranks))
+        steps = [
+            json.loads(line) for line in Path(status.train_metrics_path(root, g)).read_text().splitlines()
+        ]
+        assert steps[-1]["event"] == "end" and steps[0]["ranks"] == cfg.train.ranks
+        for spec in status.evaluation_specs(cfg, g):
+            match = ratings.read_match(status.eval_path(root, g, spec))
+            assert match.player == f"gen{g:04d}" and match.games == cfg.evaluate.games
+    elo = json.loads(Path(root, "summary", "elo.json").read_text())
+    assert {p["player"] for p in elo["players"]} >= {f"gen{g:04d}" for g in range(cfg.generations + 1)}
+    for name in (
+        "elo.csv",
+        "time_to_target.json",
+        "elo.png",
+        "winrate.png",
+        "loss.png",
+        "game_lengths.png",
+        "resign_false_positives.png",
+        "status.txt",
+        "report.html",
+    ):
+        assert Path(root, "summary", name).stat().st_size > 0, name
+    # `minigo run` printed where the results are and the ratings table
+    assert f"results of the run in {root}" in stdout and "ratings (Elo" in stdout and "gen0002" in stdout
+
+
+@pytest.mark.slow
+def test_artifacts_are_inspectable_from_the_command_line(tiny_run):
+    cfg, _, _ = tiny_run
+    for path in (storage.game_path(cfg.root, 1, 0), storage.model_path(cfg.root, 2)):
+        out = subprocess.run(
+            [sys.executable, "-m", "minigo_core.cli", "inspect", path],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+        )
+        assert out.returncode == 0 and out.stdout.strip(), out.stderr
+    out = subprocess.run(
+        [sys.executable, "-m", "minigo_core.cli", "status", cfg.root],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    rows = [line.split() for line in out.stdout.splitlines() if re.match(r"^\s*\d+\s", line)]
+    assert [int(r[0]) for r in rows] == list(range(cfg.generations + 1))
+    assert rows[0][1] == f"{cfg.selfplay.games}/{cfg.selfplay.games}"
+    assert rows[2][4] == "models/gen0002.pt"
+    assert "all 2 generations are done" in out.stdout
+
+
+@pytest.mark.slow
+def test_rerunning_a_generation_reproduces_its_games_and_model_byte_for_byte(tiny_run):
+    cfg, config, _ = tiny_run
+    g = 1
+    files = [storage.game_path(cfg.root, g, i) for i in range(cfg.selfplay.games)]
+    files += [storage.model_path(cfg.root, g)] + [storage.shard_path(cfg.root, g, r) for r in range(2)]
+    before = {f: (sha256(f), os.stat(f).st_mtime_ns) for f in files}
+    others = [storage.model_path(cfg.root, 2), storage.game_path(cfg.root, 0, 0)]
+    untouched = {f: os.stat(f).st_mtime_ns for f in others}
+    out = snakemake(
+        "--profile",
+        "profiles/local",
+        "--cores",
+        "2",
+        "--configfile",
+        str(config),
+        "--config",
+        f"first_generation={g}",
+        f"last_generation={g}",
+        "--forceall",
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-4000:]
+    for f, (digest, mtime) in before.items():
+        assert os.stat(f).st_mtime_ns != mtime, f"{f} was not rewritten"
+        assert sha256(f) == digest, f"{f} differs after the rerun"
+    assert {f: os.stat(f).st_mtime_ns for f in others} == untouched  # other generations untouched
