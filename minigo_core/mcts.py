@@ -379,16 +379,16 @@ class MCTSPlayer:
             _add_virtual_loss(leaf, root)
             leaves.append(leaf)
         if leaves:
-            unique = list({id(leaf): leaf for leaf in leaves}.values())
+            unique = list(dict.fromkeys(leaves))  # a leaf picked twice despite virtual loss: evaluated once
             probs, values = self.evaluate([leaf.position for leaf in unique])
-            results = {
-                id(leaf): (p, v * leaf.to_play) for leaf, p, v in zip(unique, probs, values, strict=True)
-            }
+            row = {leaf: k for k, leaf in enumerate(unique)}
+            init_unvisited = self.settings.init_unvisited
             for leaf in leaves:
-                p, value_black = results[id(leaf)]
+                k = row[leaf]
+                value_black = float(values[k]) * leaf.to_play
                 if not leaf.is_expanded:
-                    leaf.expand(p, float(value_black), self.settings.init_unvisited)
-                _backup(leaf, float(value_black), root, undo_virtual_loss=True)
+                    leaf.expand(probs[k], value_black, init_unvisited)
+                _backup(leaf, value_black, root, undo_virtual_loss=True)
         return batch
 
     def search(self, position: Any, *, full_search: bool = True, noise: bool | None = None) -> SearchResult:

@@ -226,6 +226,12 @@ class DualNet(nn.Module):
         planes = np.ascontiguousarray(planes)
         if planes.ndim == 3:
             planes = planes[None]
+        n = self.cfg.board_size
+        if planes.ndim != 4 or planes.shape[1:] != (self.cfg.planes, n, n):
+            raise ValueError(
+                f"predict expects planes (B, {self.cfg.planes}, {n}, {n}) ({self.cfg.feature_set} features, "
+                f"{n}x{n}), got {planes.shape}"
+            )
         if self.backend == "dsp":
             return self.fused_inference().predict(planes)
         x = torch.from_numpy(planes).to(torch.float32)

@@ -41,7 +41,7 @@ CONV_SHAPES = [
     (3, 7, 5, 12, 2, 1),
     (3, 5, 5, 16, 1, 1),
     (4, 6, 5, 20, 33, 3),
-    (3, 5, 6, 40, 24, 3),  # C >= 32: direct kernel (smaller C goes through im2col on AVX2)
+    (3, 5, 6, 40, 24, 3),  # C > 32: more than two register tiles of output channels per pixel row
 ]
 
 
@@ -157,3 +157,31 @@ def test_peak_measurement_is_positive():
 def test_set_num_threads_validates():
     with pytest.raises(ValueError, match="at least 1"):
         dsp.set_num_threads(0)
+
+
+def _conv_in_child(queue) -> None:
+    x = torch.randn(3, 5, 5, 8)
+    w = torch.randn(4, 8, 3, 3)
+    y = dsp.conv(x, w)
+    ref = F.conv2d(_nchw(x), w, padding=1).permute(0, 2, 3, 1)
+    queue.put(bool(torch.allclose(y, ref, rtol=1e-4, atol=1e-4)))
+
+
+def test_pool_works_in_forked_child():
+    """A forked process (multiprocessing, DataLoader workers) gets a fresh pool instead of hanging on the
+    parent's worker threads, which do not exist in the child."""
+    import multiprocessing as mp
+
+    dsp.set_num_threads(2)
+    dsp.conv(torch.randn(2, 3, 3, 8), torch.randn(8, 8, 3, 3))  # the parent's pool is running
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_conv_in_child, args=(queue,))
+    child.start()
+    child.join(timeout=60)
+    alive = child.is_alive()
+    if alive:
+        child.kill()
+    dsp.set_num_threads(1)
+    assert not alive, "conv in a forked child hung"
+    assert queue.get(timeout=5) is True

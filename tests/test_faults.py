@@ -159,7 +159,7 @@ def test_corrupt_model_file_is_named_by_selfplay_and_train(run, tmp_path):
         "selfplay": ["selfplay", "--config", cfg, "--model", str(truncated), "--generation", "0",
                      "--game", "7", "--out", str(tmp_path / "game.arrow")],
         "train": ["train", "--config", cfg, "--generation", "1", "--window-dir", str(run["window"]),
-                  "--parent", str(garbage), "--out", str(tmp_path / "gen0001.pt"), "--ranks", "2",
+                  "--parent", str(garbage), "--out", str(tmp_path / "gen0001.pt"), "--ranks", "1",
                   "--work-dir", str(tmp_path / "train")],
     }  # fmt: skip
     procs = {name: subprocess.Popen([PYTHON, "-m", "minigo_core.cli", *argv], stdout=subprocess.PIPE,
@@ -221,7 +221,7 @@ def test_killed_training_rank_fails_the_job_in_bounded_time_then_retry_succeeds(
         victim = None
         while time.monotonic() < deadline and proc.poll() is None:
             victim = _rank_pid(proc.pid, 1)
-            if victim is not None and (list(work.glob("**/*rendezvous*")) or list(work.glob("**/*rdzv*"))):
+            if victim is not None and list(work.glob("rdzv-*")):  # the ranks are at (or past) the rendezvous
                 break
             time.sleep(0.05)
         assert victim is not None and proc.poll() is None, (
@@ -246,13 +246,14 @@ def test_killed_training_rank_fails_the_job_in_bounded_time_then_retry_succeeds(
     assert _rank_pid(proc.pid, 0) is None
     assert not out.exists(), "a failed training job left a model file under its final name"
     assert not no_temporaries(tmp_path)
+    assert not list(work.glob("rdzv-*")), "the failed attempt left its rendezvous file for a retry to reuse"
 
     # The retry is a new attempt: a fresh rendezvous, and it succeeds.
     retry = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, timeout=300)
     assert retry.returncode == 0, f"the retry failed:\n{retry.stderr[-3000:]}"
     net = model.load_model(str(out), backend="torch")
     assert net.cfg.board_size == 5
-    assert not no_temporaries(tmp_path)
+    assert not no_temporaries(tmp_path) and not list(work.glob("rdzv-*"))
 
 
 # ------------------------------------------------------------------------------------------ Snakemake lock

@@ -34,7 +34,7 @@ from minigo_core.players import RandomPlayer
 REPO = Path(__file__).resolve().parents[1]
 HANG_SECONDS = 20  # one read of a few KB that takes longer than this is a hang
 FUZZ = settings(
-    max_examples=60,
+    max_examples=40,
     deadline=None,
     derandomize=True,  # the same examples every run: a failure here is reproducible
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

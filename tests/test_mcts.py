@@ -317,3 +317,33 @@ def test_tree_reuse_over_two_moves_when_enabled(monkeypatch):
     monkeypatch.setattr(mcts, "MAX_REUSE", 1)
     p.search(later.play_move(None).play_move((0, 0)))
     assert p.root.N == 201
+
+
+def test_root_noise_is_dirichlet_with_the_configured_alpha():
+    """Weight 1 leaves pure noise: small alpha (0.03, 19x19) is sparse, a large alpha is nearly flat."""
+    position = go.Position(19, 7.5)
+
+    def largest_share(alpha: float) -> float:
+        p = MCTSPlayer(
+            StoneCountNet(),
+            settings(dirichlet_weight=1.0),
+            19,
+            7.5,
+            np.random.default_rng(1),
+            feature_set="agz",
+            dirichlet_alpha=alpha,
+        )
+        shares = []
+        for _ in range(20):
+            root = p.set_root(position)
+            p.expand_root(root)
+            p.add_root_noise(root)
+            assert (
+                root.child_prior.sum() == pytest.approx(1.0) and (root.child_prior[root.illegal] == 0).all()
+            )
+            shares.append(root.child_prior.max())
+        return float(np.mean(shares))
+
+    assert player(board_size=19).dirichlet_alpha == pytest.approx(0.03)
+    assert largest_share(0.03) > 0.1
+    assert largest_share(10.0) < 0.01

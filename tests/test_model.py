@@ -192,6 +192,8 @@ def test_predict(backend):
     np.testing.assert_allclose(probs, torch.softmax(logits, 1).numpy(), rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(values, value.numpy(), rtol=1e-4, atol=1e-5)
     assert not net.training
+    with pytest.raises(ValueError, match="predict expects planes"):
+        net.predict(planes[:, :-1])
 
 
 def test_save_load_roundtrip(tmp_path):

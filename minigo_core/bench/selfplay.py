@@ -159,8 +159,9 @@ def _go_rules_share(net, cfg, model_url: str, out_dir: str, clock, other_us: flo
     rules = sum(per_readout.values())
     print(
         f"  of the {other_us:.0f} us: go.play_move {per_readout['play_move']:.0f} us + go.all_legal_moves "
-        f"{per_readout['all_legal_moves']:.0f} us (one more game's calls re-timed in a loop); the tree walk, "
-        f"expansion and backup about {other_us - rules:.0f} us"
+        f"{per_readout['all_legal_moves']:.0f} us per readout at least (one more game's calls re-timed in a "
+        f"warm loop; in the search their caches are cold); the rest, {other_us - rules:.0f} us at most, is "
+        "the tree walk, expansion and backup"
     )
 
 

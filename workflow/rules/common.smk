@@ -172,7 +172,8 @@ def opponent_model(wildcards):
 
 def summary_inputs(wildcards):
     """The results the summary reads (a few files per generation): those that exist or that this
-    invocation produces, so the summary is brought up to date at the end of every invocation."""
+    invocation produces, so the summary is brought up to date at the end of every invocation.
+    """
     if PLAN is None:
         return []
     produced = set(GENERATION_TARGETS)

@@ -1,4 +1,6 @@
 # Window (sample the last W generations' games into one shard per rank) and data-parallel training.
+# Training runs with --no-wall-time: the model file is then a function of its inputs (reruns are
+# byte-identical); wall times are in train/genGGGG/metrics.jsonl.
 
 
 rule window:
@@ -52,4 +54,4 @@ rule train:
         "{params.launcher} {params.minigo} train --config {input.config:q}"
         " --generation {wildcards.generation:q} --window-dir {params.window_dir:q}"
         " --parent {input.parent:q} --out {output.model:q} {params.ranks}"
-        " --work-dir {params.work_dir:q} > {log:q} 2>&1"
+        " --work-dir {params.work_dir:q} --no-wall-time > {log:q} 2>&1"

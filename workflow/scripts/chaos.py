@@ -22,6 +22,7 @@ difference is described: which file, which fields or bytes), 2 when the referenc
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
 import json
 import os
@@ -164,6 +165,13 @@ def start_snakemake(
                             stderr=subprocess.STDOUT, cwd=workdir)  # fmt: skip
     proc.log_file = log  # type: ignore[attr-defined]
     return proc
+
+
+def stop_all(workdir: Path) -> None:
+    """SIGKILL every process of the run (when the driver itself is stopped)."""
+    for pid, _, _ in run_processes(workdir):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def finish(proc: subprocess.Popen) -> int:
@@ -372,9 +380,10 @@ def check_run(root: Path, label: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------ chaos
-def chaos_run(workdir: Path, config: Path, kills: int, rng: np.random.Generator, cores: int, timeout_s: int,
-              delay: tuple[float, float], max_attempts: int) -> dict:  # fmt: skip
-    """Run with `kills` random kill -9s, then rerun until a run succeeds. Returns what happened."""
+def chaos_run(workdir: Path, config: Path, moments: list[float], rng: np.random.Generator, cores: int,
+              timeout_s: int, max_attempts: int) -> dict:  # fmt: skip
+    """Run, killing one random process of the run at each of `moments` (seconds since the start, counted
+    across Snakemake restarts); rerun until a run succeeds. Returns what happened."""
     log: list[dict] = []
     attempt, done, code = 0, 0, None
     t0 = time.monotonic()
@@ -382,15 +391,15 @@ def chaos_run(workdir: Path, config: Path, kills: int, rng: np.random.Generator,
         attempt += 1
         proc = start_snakemake(workdir, config, cores, timeout_s, attempt)
         killed_snakemake = False
-        while done < kills and proc.poll() is None:
-            # Wait for a job to be running (Snakemake plans first), then for a random moment inside the run.
-            while proc.poll() is None and all(kind == "snakemake" for _, kind, _ in run_processes(workdir)):
-                time.sleep(0.2)
-            time.sleep(float(rng.uniform(*delay)))
+        while done < len(moments) and proc.poll() is None:
+            # Wait for the moment, and for a job to be running then (Snakemake plans before it starts any).
+            while proc.poll() is None and time.monotonic() - t0 < moments[done]:
+                time.sleep(0.1)
             by_kind: dict[str, list[int]] = {}
             for pid, kind, _ in run_processes(workdir):
                 by_kind.setdefault(kind, []).append(pid)
             if proc.poll() is not None or not set(by_kind) - {"snakemake"}:
+                time.sleep(0.1)
                 continue
             # Each running kind of job is as likely to be hit; Snakemake itself half as likely as one kind.
             kinds = sorted(by_kind)
@@ -406,7 +415,10 @@ def chaos_run(workdir: Path, config: Path, kills: int, rng: np.random.Generator,
             log.append(
                 {"t_s": round(time.monotonic() - t0, 1), "attempt": attempt, "killed": kind, "pid": pid}
             )
-            print(f"chaos: kill -9 {kind} (pid {pid}), attempt {attempt}, kill {done} of {kills}", flush=True)
+            print(
+                f"chaos: kill -9 {kind} (pid {pid}), attempt {attempt}, kill {done} of {len(moments)}",
+                flush=True,
+            )
             if kind == "snakemake":
                 killed_snakemake = True
                 break
@@ -463,12 +475,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1, help="seed of the kill moments and victims")
     p.add_argument("--cores", type=int, default=2, help="Snakemake --cores")
     p.add_argument(
-        "--delay",
+        "--span",
         type=float,
         nargs=2,
-        default=(2.0, 10.0),
-        metavar=("MIN", "MAX"),
-        help="seconds between kills, drawn uniformly",
+        default=(0.05, 0.9),
+        metavar=("FROM", "TO"),
+        help="kill moments are drawn uniformly from this fraction of the undisturbed run's duration",
     )
     p.add_argument("--timeout", type=int, default=1800, help="limit for each Snakemake call (timeout -k)")
     p.add_argument(
@@ -484,7 +496,12 @@ def main(argv: list[str] | None = None) -> int:
     config = write_config(work / "config.yaml", Path(args.config), args.set)
     report: dict[str, Any] = {"config": str(config), "kills_requested": args.kills, "seed": args.seed}
 
-    code, seconds = undisturbed_run(work / "A", config, args.cores, args.timeout)
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    try:
+        code, seconds = undisturbed_run(work / "A", config, args.cores, args.timeout)
+    except BaseException:
+        stop_all(work / "A")
+        raise
     report["reference"] = {"exit": code, "seconds": round(seconds, 1)}
     if code != 0:
         report["problems"] = [f"the undisturbed run failed (exit {code}); see {work / 'A'}/snakemake.*.log"]
@@ -494,10 +511,17 @@ def main(argv: list[str] | None = None) -> int:
     watcher = Watcher(work / "B" / ROOT)
     watcher.start()
     rng = np.random.default_rng(args.seed)
+    # Kill moments: uniform over (part of) the span of the undisturbed run; reruns redo killed work, so the
+    # chaos run lasts at least about as long.
+    lo, hi = args.span
+    moments = sorted(float(t) for t in rng.uniform(lo * seconds, hi * seconds, size=args.kills))
+    report["kill_moments_s"] = [round(t, 1) for t in moments]
     attempts = args.max_attempts or args.kills + 4
-    report["chaos"] = chaos_run(
-        work / "B", config, args.kills, rng, args.cores, args.timeout, tuple(args.delay), attempts
-    )
+    try:
+        report["chaos"] = chaos_run(work / "B", config, moments, rng, args.cores, args.timeout, attempts)
+    except BaseException:
+        stop_all(work / "B")
+        raise
     left = wait_for_no_jobs(work / "B", 120)
     watcher.stop.set()
     watcher.join()
@@ -507,8 +531,8 @@ def main(argv: list[str] | None = None) -> int:
     if report["chaos"]["final_exit"] != 0:
         problems.append(f"the chaos run never finished (last exit {report['chaos']['final_exit']})")
     if report["chaos"]["kills_done"] < args.kills:
-        problems.append(f"only {report['chaos']['kills_done']} of {args.kills} kills happened (the run was "
-                        "faster than the kill delays; lower --delay)")  # fmt: skip
+        problems.append(f"only {report['chaos']['kills_done']} of {args.kills} kills happened before the run "
+                        "finished (lower --span)")  # fmt: skip
     if left:
         problems.append(f"processes of the run still alive after it finished: {[k for _, k, _ in left]}")
     problems += watcher.problems

@@ -183,46 +183,12 @@ static void conv_forward_range_avx2(const float* x, int H, int W, int C, const f
 }
 #endif
 
-#ifdef MG_AVX2
-// conv3x3 with few input channels (conv3_initial: 13 or 17 planes): copy the 3x3xC patch of each pixel into
-// one row (im2col) so the kernel runs one long loop over 9*C instead of 9 short ones. The packed weights
-// (taps, C, 16) of a block are already laid out as (9*C, 16), i.e. a 1x1 conv over 9*C channels.
-static void conv_forward_range_im2col_avx2(const float* x, int H, int W, int C, const float* wp, int K,
-                                           const float* bias, const float* residual, bool relu, float* out,
-                                           int64_t q0, int64_t q1) {
-  constexpr int64_t kChunk = 256;  // pixels per im2col chunk
-  const int HW = H * W, CC = 9 * C;
-  thread_local std::vector<float> col;
-  col.resize(static_cast<size_t>(kChunk) * CC);
-  for (int64_t qc = q0; qc < q1; qc += kChunk) {
-    const int64_t n = std::min(kChunk, q1 - qc);
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t q = qc + i, b = q / HW;
-      const int h = static_cast<int>(q % HW) / W, w = static_cast<int>(q % HW) % W;
-      float* dst = col.data() + i * CC;
-      for (int t = 0; t < 9; ++t, dst += C) {
-        const int hh = h + t / 3 - 1, ww = w + t % 3 - 1;
-        if (hh < 0 || hh >= H || ww < 0 || ww >= W)
-          std::fill(dst, dst + C, 0.f);
-        else
-          std::memcpy(dst, x + ((b * H + hh) * W + ww) * C, sizeof(float) * C);
-      }
-    }
-    conv_forward_range_avx2(col.data(), 1, static_cast<int>(n), CC, wp, K, 1, bias,
-                            residual ? residual + qc * K : nullptr, relu, out + qc * K, 0, n);
-  }
-}
-#endif
-
 template <typename T>
 static void conv_forward_range_isa(const T* x, int H, int W, int C, const T* wp, int K, int R, const T* bias,
                                    const T* residual, bool relu, T* out, int64_t q0, int64_t q1) {
 #ifdef MG_AVX2
   if constexpr (std::is_same_v<T, float>) {
-    if (R == 3 && C < 32)
-      conv_forward_range_im2col_avx2(x, H, W, C, wp, K, bias, residual, relu, out, q0, q1);
-    else
-      conv_forward_range_avx2(x, H, W, C, wp, K, R, bias, residual, relu, out, q0, q1);
+    conv_forward_range_avx2(x, H, W, C, wp, K, R, bias, residual, relu, out, q0, q1);
     return;
   }
 #endif
