@@ -604,11 +604,12 @@ def _train(job: TrainJob) -> dict | None:
             },
         )
         with contextlib.suppress(FileNotFoundError):
-            storage.fs_and_path(ckpt_url)[0].rm(storage.fs_and_path(ckpt_url)[1])
+            fs.rm(storage.fs_and_path(ckpt_url)[1])  # the model is written: the checkpoint has served
         log(
             f"wrote {job.out}: {steps} steps, global step {global_step0 + steps}, "
             f"policy loss {final[0]:.4f}, value loss {final[1]:.4f}, {wall_s:.1f} s, "
-            f"data wait {100 * per_rank_wait[0] / max(wall_s, 1e-9):.1f}%"
+            f"data wait {100 * (wait_s - feeder.first_wait_s) / max(wait_s + compute_s, 1e-9):.1f}% of step "
+            f"time after a first batch of {feeder.first_wait_s:.2f} s"
         )
         result = provenance
     _finish_group(world, job)

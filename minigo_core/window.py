@@ -232,9 +232,13 @@ def build_window(
     tmp_dir: str | None = None,
     log: Callable[[str], None] | None = None,
     bucket_rows: int = BUCKET_ROWS,
-    workers: str = "processes",
+    workers: str = "threads",
 ) -> dict:
-    """Build generation `generation`'s window in `out_dir`; returns the manifest (also written there)."""
+    """Build generation `generation`'s window in `out_dir`; returns the manifest (also written there).
+
+    `workers="processes"` (what `minigo window` uses) reads games in spawned processes: call it from a script
+    guarded by `if __name__ == "__main__":`. `bucket_rows` bounds the rows held in memory by the shuffle.
+    """
     from minigo_core import features
 
     log = log or (lambda msg: None)

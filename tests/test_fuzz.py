@@ -274,6 +274,64 @@ def test_game_file_reader_foreign_files(artifacts, tmp_path):
         assert str(path) in str(info.value), f"{name}: message does not name the file: {info.value}"
 
 
+def _rewrite_game(good: bytes, meta_changes: dict | None = None, columns: dict | None = None) -> bytes:
+    """The good game file with metadata values and/or whole columns replaced (a plausible forged file)."""
+    table = pa.ipc.open_stream(good).read_all()
+    meta = json.loads(table.schema.metadata[gamefile.METADATA_KEY])
+    meta.update(meta_changes or {})
+    for name, values in (columns or {}).items():
+        i = table.column_names.index(name)
+        table = table.set_column(i, table.schema.field(i), pa.array(values, table.schema.field(i).type))
+    table = table.replace_schema_metadata({gamefile.METADATA_KEY: json.dumps(meta).encode()})
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+HOSTILE_METADATA = {
+    "features_unknown": {"features": "xyz"},
+    "features_not_a_string": {"features": 17},
+    "board_size_zero": {"board_size": 0},
+    "board_size_one": {"board_size": 1},
+    "board_size_huge": {"board_size": 99},
+    "board_size_negative": {"board_size": -5},
+    "board_size_string": {"board_size": "5"},
+    "board_size_float": {"board_size": 5.5},
+    "board_size_other": {"board_size": 9},  # the rows have 26 counts, not 82
+    "komi_string": {"komi": "x"},
+    "komi_nan": {"komi": float("nan")},
+    "moves_odd_length": {"moves": "c"},
+    "moves_off_board": {"moves": "zz", "num_moves": 1},
+    "moves_not_a_string": {"moves": 12345},
+    "moves_illegal": {"moves": "cccc", "num_moves": 2},  # the same point twice
+    "num_moves_negative": {"num_moves": -1},
+    "num_positions_huge": {"num_positions": 10**12},
+    "result_not_a_dict": {"result": "B+R"},
+    "format_version_future": {"format_version": 99},
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_METADATA))
+def test_game_file_reader_hostile_metadata(artifacts, tmp_path, case):
+    """Well-formed Arrow with forged metadata: read cleanly or refused naming the file, never a crash."""
+    check_game_file(tmp_path / "game00004.arrow", _rewrite_game(artifacts["game"], HOSTILE_METADATA[case]))
+
+
+def test_game_file_reader_hostile_columns(artifacts, tmp_path):
+    table = pa.ipc.open_stream(artifacts["game"]).read_all()
+    rows = table.num_rows
+    cases = {
+        "move_index_past_the_end": {"move_index": [65535] * rows},
+        "visits_all_zero": {"visits": [[0] * 26] * rows},
+        "value_target_out_of_range": {"value_target": [5] * rows},
+        "root_value_nan": {"root_value": [float("nan")] * rows},
+    }
+    for name, columns in cases.items():
+        path = tmp_path / f"{name}.arrow"
+        check_game_file(path, _rewrite_game(artifacts["game"], columns=columns))
+
+
 # ---------------------------------------------------------------------------------------------- shards
 def check_shard(path: Path, data: bytes, sha256: str | None) -> None:
     """load_shard + decoding every row either works or raises ShardError naming the file."""

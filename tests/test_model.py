@@ -136,10 +136,11 @@ def test_dsp_training_step_lowers_loss_like_torch():
     np.testing.assert_allclose(curves[1], curves[0], rtol=1e-3)
 
 
+WIDE = ModelConfig(board_size=7, blocks=1, filters=33, fc_width=7, feature_set="agz")  # Winograd layers
+
+
 @needs_dsp
-@pytest.mark.parametrize(
-    "batch,cfg", [(1, CFG), (3, CFG), (8, CFG), (3, ModelConfig(5, 1, 33, 7, "agz"))], ids=str
-)
+@pytest.mark.parametrize("batch,cfg", [(1, CFG), (8, CFG), (1, WIDE), (3, WIDE)], ids=str)
 def test_fused_inference_equals_unfused_and_torch(batch, cfg):
     from minigo_core import dsp
 
@@ -148,9 +149,10 @@ def test_fused_inference_equals_unfused_and_torch(batch, cfg):
     net_d.eval()
     x = _batch(cfg, batch, seed=batch)
     isas = [1, 0] if dsp._C.cpu_has_avx2() else [0]
-    for cores, isa in [(c, i) for c in (1, 2) for i in isas]:
+    for cores, isa, winograd in [(c, i, w) for c in (1, 2) for i in isas for w in (True, False)]:
         dsp.set_num_threads(cores)
         dsp._C.set_isa(isa)
+        dsp._C.set_winograd(winograd)
         with torch.no_grad():
             fused = net_d(x)  # eval + no_grad: the one-call fused path
         unfused = net_d._forward_dsp(x)  # layer by layer, BN not folded
@@ -162,6 +164,7 @@ def test_fused_inference_equals_unfused_and_torch(batch, cfg):
             torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
     dsp.set_num_threads(1)
     dsp._C.set_isa(isas[0])
+    dsp._C.set_winograd(True)
 
 
 @needs_dsp

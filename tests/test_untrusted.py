@@ -290,6 +290,7 @@ RULES = sorted((REPO / "workflow" / "rules").glob("*.smk")) + [REPO / "Snakefile
 # built from integers and shlex.quote'd strings in workflow/rules/common.smk.
 UNQUOTED_OK = {
     "MINIGO": "f'{shlex.quote(PYTHON)} -m minigo_core.cli'",
+    "params.minigo": "MINIGO (above)",
     "params.launcher": "launcher(): shlex.quote(resources.mpi) and integers",
     "params.ranks": "ranks_option(): '--ranks' and an integer",
 }

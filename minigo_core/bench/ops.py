@@ -194,7 +194,11 @@ def bench_training_step(args: argparse.Namespace, repeats: int) -> dict:
     return _row("training_step", f"batch {b}", t, None, (b, n, cfg.blocks, cfg.filters))
 
 
-def bench_inference(args: argparse.Namespace, batch: int, repeats: int) -> dict:
+def bench_inference(args: argparse.Namespace, batch: int, repeats: int, winograd: bool = True) -> dict:
+    """torch predict vs the fused dsp predict (3x3 convs: Winograd F(2x2,3x3), or direct if not winograd)."""
+    from minigo_core import dsp
+
+    dsp._C.set_winograd(winograd)
     cfg, net_t, net_d = _nets(args)
     net_t.eval()
     net_d.eval()
@@ -203,7 +207,9 @@ def bench_inference(args: argparse.Namespace, batch: int, repeats: int) -> dict:
     t = interleaved(
         {"torch": lambda: net_t.predict(planes), "dsp": lambda: net_d.predict(planes)}, repeats, 3
     )
-    return _row("inference", f"batch {batch}", t, None, (batch, cfg.board_size, cfg.blocks, cfg.filters))
+    dsp._C.set_winograd(True)
+    label = f"batch {batch}" if winograd else f"batch {batch}, direct conv"
+    return _row("inference", label, t, None, (batch, cfg.board_size, cfg.blocks, cfg.filters))
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -234,7 +240,9 @@ def run(args: argparse.Namespace) -> dict:
             row["torch_pct_peak"] = 100 * row["torch_gflops"] / peak
             row["dsp_pct_peak"] = 100 * row["dsp_gflops"] / peak
     whole = [bench_training_step(args, max(3, r // 2))]
-    whole += [bench_inference(args, batch, max(10, 4 * r)) for batch in args.infer_batches]
+    for batch in args.infer_batches:
+        whole.append(bench_inference(args, batch, max(10, 4 * r)))
+        whole.append(bench_inference(args, batch, max(10, 4 * r), winograd=False))
     return {
         "shape": {
             k: getattr(args, k) for k in ("board_size", "blocks", "filters", "fc_width", "features", "batch")
@@ -280,9 +288,11 @@ def print_report(res: dict) -> None:
         f"\nbn_relu fwd+bwd: dsp fused {c['dsp_ms']:.2f} ms, torch batch_norm+relu {c['torch_ms']:.2f} ms -> "
         f"{c['faster']} is faster here; the dsp backend uses: {c['backend_uses']}\n"
     )
+    print(f"{'whole network':<42}{'torch ms':>10}{'dsp ms':>10}{'speedup':>9}")
+    print("-" * 71)
     for row in res["whole_network"]:
         print(
-            f"{row['op']:<16}{row['direction']:<10}{row['torch_ms']:>10.2f}{row['dsp_ms']:>10.2f}"
+            f"{row['op']:<16}{row['direction']:<26}{row['torch_ms']:>10.2f}{row['dsp_ms']:>10.2f}"
             f"{row['speedup']:>8.2f}x"
         )
 

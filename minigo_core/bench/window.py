@@ -233,7 +233,7 @@ def _bench_a(args: argparse.Namespace, scratch: str) -> None:
     cfg = _config(root, args.board_size, args.ranks, "mlperf07" if args.board_size == 19 else "agz")
     out_dir = os.path.join(root, "window")
     t0 = time.perf_counter()
-    manifest = window.build_window(cfg, 5, out_dir)
+    manifest = window.build_window(cfg, 5, out_dir, workers="processes")
     build_s = time.perf_counter() - t0
     print(
         f"    window build (once, by one job): {build_s:.1f} s, {manifest['rows']} examples, "

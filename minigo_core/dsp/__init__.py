@@ -9,7 +9,10 @@ extension `minigo_core.dsp._C` (built at install time from `csrc/`) plays that p
   backward: input gradient as the conv with the flipped kernel, weight gradient accumulated per core and
   combined by a pairwise tree reduction;
 - `bn_relu(x, bn, training, residual)`: fused batch norm (+ residual add) + ReLU, forward and backward;
-- `FusedNet(net)`: the whole network in one call with BN folded into the convolutions (self-play inference).
+- `FusedNet(net)`: the whole network in one call with BN folded into the convolutions (self-play inference);
+  each core runs its share of the batch through every layer; 3x3 convs with >= 16 input channels use
+  Winograd F(2x2,3x3) (16 instead of 36 multiplications per 2x2 outputs; `_C.set_winograd(False)` for the
+  direct kernel), the 16 products running on the same broadcast-FMA kernel.
 
 All ops take float32 (fast path, AVX2+FMA when the CPU has it) or float64 (for gradcheck).
 """

@@ -27,9 +27,8 @@ if "://" in RUN.root:
     )
 
 ROOT = RUN.root.rstrip("/")
-PYTHON = (
-    sys.executable
-)  # the interpreter running Snakemake; its environment has minigo_core
+# The interpreter running Snakemake: its environment (the project's .venv) has minigo_core.
+PYTHON = sys.executable
 MINIGO = f"{shlex.quote(PYTHON)} -m minigo_core.cli"
 SCRIPTS = os.path.join(workflow.basedir, "workflow", "scripts")
 
@@ -76,9 +75,8 @@ TRAIN = f"{ROOT}/train/gen{{generation}}"
 EVAL = f"{ROOT}/eval/gen{{generation}}/vs_{{opponent}}.json"
 SUMMARY = f"{ROOT}/summary"
 LOGS = f"{ROOT}/logs"
-SHARDS = [
-    f"{WINDOW}/shard{rank:03d}.arrow" for rank in range(RUN.train.ranks)
-]  # one per training rank
+# One window shard per training rank.
+SHARDS = [f"{WINDOW}/shard{rank:03d}.arrow" for rank in range(RUN.train.ranks)]
 
 
 def effective_config_text():

@@ -206,6 +206,40 @@ std::vector<T> pack_weights(const T* w, int K, int C, int R, bool flip, const T*
   return out;
 }
 
+std::vector<float> winograd_weights(const float* w, int K, int C) {
+  const int Kpad = round_up8(K);
+  const size_t set = static_cast<size_t>(C) * Kpad;
+  std::vector<float> U(16 * static_cast<size_t>(K) * C), out(16 * set, 0.f);
+  for (int k = 0; k < K; ++k)
+    for (int c = 0; c < C; ++c) {
+      const float* g = w + (static_cast<size_t>(k) * C + c) * 9;
+      double t[4][3], u[4][4];
+      for (int j = 0; j < 3; ++j) {  // G g
+        t[0][j] = g[j];
+        t[1][j] = 0.5 * (double(g[j]) + g[3 + j] + g[6 + j]);
+        t[2][j] = 0.5 * (double(g[j]) - g[3 + j] + g[6 + j]);
+        t[3][j] = g[6 + j];
+      }
+      for (int r = 0; r < 4; ++r) {  // (G g) G^T
+        u[r][0] = t[r][0];
+        u[r][1] = 0.5 * (t[r][0] + t[r][1] + t[r][2]);
+        u[r][2] = 0.5 * (t[r][0] - t[r][1] + t[r][2]);
+        u[r][3] = t[r][2];
+      }
+      for (int xi = 0; xi < 16; ++xi)
+        U[(static_cast<size_t>(xi) * K + k) * C + c] = static_cast<float>(u[xi / 4][xi % 4]);
+    }
+  for (int xi = 0; xi < 16; ++xi) {
+    const auto packed = pack_weights<float>(U.data() + static_cast<size_t>(xi) * K * C, K, C, 1, false);
+    std::copy(packed.begin(), packed.end(), out.begin() + xi * set);
+  }
+  return out;
+}
+
+static std::atomic<bool> g_winograd{true};
+void set_winograd(bool on) { g_winograd.store(on); }
+bool winograd_enabled() { return g_winograd.load(); }
+
 // ================================================================================================================
 // Convolution
 template <typename T>

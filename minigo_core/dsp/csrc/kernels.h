@@ -75,7 +75,15 @@ struct FusedConv {
   int C, K, R;
   std::vector<float> w;     // packed (blocked layout), BN scale folded in
   std::vector<float> bias;  // Kpad: BN shift
+  std::vector<float> wino;  // conv3x3 with C >= kWinogradMinC: 16 packed Winograd weight sets, else empty
 };
+
+// Winograd F(2x2,3x3) weights U = G g G^T of torch-layout (K, C, 3, 3) weights: 16 packed (C -> K) sets.
+std::vector<float> winograd_weights(const float* w, int K, int C);
+constexpr int kWinogradMinC = 16;
+// The fused inference path uses Winograd for its 3x3 convs with C >= kWinogradMinC (default on).
+void set_winograd(bool on);
+bool winograd_enabled();
 
 struct FusedNetCore {
   int N = 0, planes = 0, filters = 0, blocks = 0, fc = 0;

@@ -416,6 +416,141 @@ static void dense_forward(const float* in, int I, const float* wt, const float* 
   }
 }
 
+// 8 floats as a GCC vector (one AVX register in the AVX2 build, two SSE registers in the portable one)
+// (static helpers, always inlined: the -Wpsabi note about passing them without AVX does not apply)
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float v8f __attribute__((vector_size(32)));
+static inline v8f ld8(const float* p) {
+  v8f v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+static inline void st8(float* p, v8f v) { std::memcpy(p, &v, sizeof(v)); }
+
+// Winograd F(2x2, 3x3) conv3x3 for the fused inference path (fewer multiplications: 16 per 2x2 outputs instead
+// of 36): per tile of 2x2 outputs, the 4x4 input patch is transformed (V = B^T d B), then for each of the 16
+// transform points a (tiles x C) by (C x K) product runs on the same broadcast-FMA kernel as the direct conv
+// (as a 1x1 conv), then the output transform (Y = A^T M A) adds bias and residual and applies the ReLU.
+// x, residual, out: nb images of H x W pixels, NHWC. wino: 16 packed (C -> K) weight sets (U = G g G^T).
+static void winograd_conv(const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
+                          const float* bias, const float* residual, bool relu, float* out) {
+  constexpr int64_t kTiles = 48;  // tiles per chunk: V and M stay in L2
+  const int TW = (W + 1) / 2, TPI = ((H + 1) / 2) * TW;
+  const int64_t T = nb * TPI, wstride = static_cast<int64_t>(C) * round_up8(K);
+  thread_local std::vector<float> V, M, zero;
+  V.resize(16 * kTiles * C);
+  M.resize(16 * kTiles * K);
+  zero.assign(C, 0.f);
+  for (int64_t t0 = 0; t0 < T; t0 += kTiles) {
+    const int64_t nt = std::min(kTiles, T - t0);
+    for (int64_t i = 0; i < nt; ++i) {  // input transform
+      const int64_t tile = t0 + i, b = tile / TPI;
+      const int ty = static_cast<int>(tile % TPI) / TW, tx = static_cast<int>(tile % TPI) % TW;
+      const float* d[4][4];
+      for (int r = 0; r < 4; ++r)
+        for (int s = 0; s < 4; ++s) {
+          const int h = 2 * ty - 1 + r, w = 2 * tx - 1 + s;
+          d[r][s] = (h < 0 || h >= H || w < 0 || w >= W) ? zero.data() : x + ((b * H + h) * W + w) * C;
+        }
+      float* v = V.data() + i * C;
+      const int64_t vs = kTiles * C;  // stride between transform points
+      int c = 0;
+      for (; c + 8 <= C; c += 8) {  // 8 channels at a time
+        v8f t[4][4];
+        for (int s = 0; s < 4; ++s) {
+          const v8f d0 = ld8(d[0][s] + c), d1 = ld8(d[1][s] + c), d2 = ld8(d[2][s] + c), d3 = ld8(d[3][s] + c);
+          t[0][s] = d0 - d2;
+          t[1][s] = d1 + d2;
+          t[2][s] = d2 - d1;
+          t[3][s] = d1 - d3;
+        }
+        for (int r = 0; r < 4; ++r) {
+          st8(v + (4 * r + 0) * vs + c, t[r][0] - t[r][2]);
+          st8(v + (4 * r + 1) * vs + c, t[r][1] + t[r][2]);
+          st8(v + (4 * r + 2) * vs + c, t[r][2] - t[r][1]);
+          st8(v + (4 * r + 3) * vs + c, t[r][1] - t[r][3]);
+        }
+      }
+      for (; c < C; ++c) {
+        float t[4][4];
+        for (int s = 0; s < 4; ++s) {
+          t[0][s] = d[0][s][c] - d[2][s][c];
+          t[1][s] = d[1][s][c] + d[2][s][c];
+          t[2][s] = d[2][s][c] - d[1][s][c];
+          t[3][s] = d[1][s][c] - d[3][s][c];
+        }
+        for (int r = 0; r < 4; ++r) {
+          v[(4 * r + 0) * vs + c] = t[r][0] - t[r][2];
+          v[(4 * r + 1) * vs + c] = t[r][1] + t[r][2];
+          v[(4 * r + 2) * vs + c] = t[r][2] - t[r][1];
+          v[(4 * r + 3) * vs + c] = t[r][1] - t[r][3];
+        }
+      }
+    }
+    for (int xi = 0; xi < 16; ++xi)  // the 16 products, each a 1x1 conv over the chunk's tiles
+      conv_forward_range_isa<float>(V.data() + xi * kTiles * C, 1, static_cast<int>(nt), C, wino + xi * wstride,
+                                    K, 1, nullptr, nullptr, false, M.data() + xi * kTiles * K, 0, nt);
+    for (int64_t i = 0; i < nt; ++i) {  // output transform, bias, residual, ReLU
+      const int64_t tile = t0 + i, b = tile / TPI;
+      const int ty = static_cast<int>(tile % TPI) / TW, tx = static_cast<int>(tile % TPI) % TW;
+      const float* m = M.data() + i * K;
+      const int64_t ms = kTiles * K;
+      float* o[2][2];
+      const float* rs[2][2];
+      bool ok[2][2];
+      for (int r = 0; r < 2; ++r)
+        for (int s = 0; s < 2; ++s) {
+          const int h = 2 * ty + r, w = 2 * tx + s;
+          ok[r][s] = h < H && w < W;
+          const int64_t q = ok[r][s] ? (b * H + h) * W + w : 0;
+          o[r][s] = out + q * K;
+          rs[r][s] = residual ? residual + q * K : nullptr;
+        }
+      int k = 0;
+      const v8f vzero = {0, 0, 0, 0, 0, 0, 0, 0};
+      for (; k + 8 <= K; k += 8) {  // 8 output channels at a time
+        v8f t[2][4];
+        for (int s = 0; s < 4; ++s) {
+          const v8f m0 = ld8(m + (0 + s) * ms + k), m1 = ld8(m + (4 + s) * ms + k), m2 = ld8(m + (8 + s) * ms + k),
+                    m3 = ld8(m + (12 + s) * ms + k);
+          t[0][s] = m0 + m1 + m2;
+          t[1][s] = m1 - m2 - m3;
+        }
+        const v8f bk = ld8(bias + k);
+        for (int r = 0; r < 2; ++r) {
+          const v8f y[2] = {t[r][0] + t[r][1] + t[r][2], t[r][1] - t[r][2] - t[r][3]};
+          for (int s = 0; s < 2; ++s) {
+            if (!ok[r][s]) continue;
+            v8f val = y[s] + bk;
+            if (rs[r][s]) val += ld8(rs[r][s] + k);
+            if (relu) val = val > vzero ? val : vzero;
+            st8(o[r][s] + k, val);
+          }
+        }
+      }
+      for (; k < K; ++k) {
+        float t[2][4];
+        for (int s = 0; s < 4; ++s) {
+          const float m0 = m[(0 + s) * ms + k], m1 = m[(4 + s) * ms + k], m2 = m[(8 + s) * ms + k],
+                      m3 = m[(12 + s) * ms + k];
+          t[0][s] = m0 + m1 + m2;
+          t[1][s] = m1 - m2 - m3;
+        }
+        for (int r = 0; r < 2; ++r) {
+          const float y[2] = {t[r][0] + t[r][1] + t[r][2], t[r][1] - t[r][2] - t[r][3]};
+          for (int s = 0; s < 2; ++s) {
+            if (!ok[r][s]) continue;
+            float val = y[s] + bias[k];
+            if (rs[r][s]) val += rs[r][s][k];
+            if (relu) val = val > 0.f ? val : 0.f;
+            o[r][s][k] = val;
+          }
+        }
+      }
+    }
+  }
+}
+
 // Runs images [b0, b1) of the batch through the whole network on the calling core.
 static void fused_run_images(const FusedNetCore& net, const void* input, bool is_u8, int64_t b0, int64_t b1,
                              bool softmax, float* policy, float* value) {
@@ -442,8 +577,12 @@ static void fused_run_images(const FusedNetCore& net, const void* input, bool is
         for (int q = 0; q < HW; ++q) dst[q * P + c] = src[c * HW + q];
     }
   }
+  const bool use_winograd = winograd_enabled();
   auto conv = [&](const FusedConv& L, const float* x, const float* res, float* out) {
-    conv_forward_range_isa<float>(x, N, N, L.C, L.w.data(), L.K, L.R, L.bias.data(), res, true, out, 0, npix);
+    if (use_winograd && !L.wino.empty())
+      winograd_conv(x, nb, N, N, L.C, L.wino.data(), L.K, L.bias.data(), res, true, out);
+    else
+      conv_forward_range_isa<float>(x, N, N, L.C, L.w.data(), L.K, L.R, L.bias.data(), res, true, out, 0, npix);
   };
   float *h = buf0.data(), *r = buf1.data(), *h2 = buf2.data();
   conv(net.convs[0], in_buf.data(), nullptr, h);

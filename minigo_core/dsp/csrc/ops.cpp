@@ -141,6 +141,7 @@ class FusedNet {
       L.C = w.size(1);
       L.R = w.size(2);
       L.w = mgdsp::pack_weights<float>(w.data_ptr<float>(), L.K, L.C, L.R, false);
+      if (L.R == 3 && L.C >= mgdsp::kWinogradMinC) L.wino = mgdsp::winograd_weights(w.data_ptr<float>(), L.K, L.C);
       L.bias = to_vec(conv_biases[i]);
       TORCH_CHECK(static_cast<int>(L.bias.size()) == L.K, "conv bias length mismatch");
       L.bias.resize(mgdsp::round_up8(L.K), 0.f);
@@ -193,6 +194,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("cpu_has_avx2", &mgdsp::cpu_has_avx2);
   m.def("set_isa", &mgdsp::set_isa, "1: AVX2+FMA kernels, 0: portable kernels");
   m.def("get_isa", &mgdsp::get_isa);
+  m.def("set_winograd", &mgdsp::set_winograd, "fused inference: Winograd F(2x2,3x3) for 3x3 convs (default on)");
+  m.def("winograd_enabled", &mgdsp::winograd_enabled);
   m.def("measure_peak_gflops", &mgdsp::measure_peak_gflops, "FP32 GFLOP/s of one core's FMA loop",
         pybind11::arg("seconds") = 0.5, pybind11::call_guard<pybind11::gil_scoped_release>());
   pybind11::class_<FusedNet>(m, "FusedNet")
