@@ -19,7 +19,7 @@ if sources:
         CppExtension(
             "minigo_core.dsp._C",
             sources,
-            extra_compile_args=["-O3", "-g0", "-std=c++17", "-fno-math-errno", "-pthread"],
+            extra_compile_args=["-O3", "-g0", "-std=c++20", "-fno-math-errno", "-pthread"],
             extra_link_args=["-pthread"],
         )
     )

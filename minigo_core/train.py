@@ -60,6 +60,11 @@ CHECKPOINT_FORMAT = "minigo-train-checkpoint"
 CHECKPOINT_NAME = "checkpoint.pt"
 METRICS_NAME = "metrics.jsonl"
 DEFAULT_TIMEOUT_S = 600.0
+# Step ids of the batch script, extern and interactive steps (Slurm >= 20.11, then older): not srun tasks.
+SLURM_NON_TASK_STEPS = (
+    *("batch", "extern", "interactive"),
+    *("4294967290", "4294967291", "4294967292", "4294967294", "4294967295"),
+)
 STOPPED_EARLY = 3  # exit code of `--stop-after`: checkpointed, no model written
 
 
@@ -73,6 +78,8 @@ def slurm_rank_env(env: Mapping[str, str] | None = None) -> tuple[int, int, int]
     env = os.environ if env is None else env
     keys = ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_ID", "SLURM_JOB_ID")
     if not all(k in env for k in keys):
+        return None
+    if env["SLURM_STEP_ID"] in SLURM_NON_TASK_STEPS:  # the batch script itself, not a task of an srun step
         return None
     return int(env["SLURM_PROCID"]), int(env["SLURM_NTASKS"]), int(env.get("SLURM_LOCALID", "0"))
 

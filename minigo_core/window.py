@@ -47,7 +47,7 @@ from minigo_core import shards, storage
 MANIFEST_FORMAT = "minigo-window"
 MANIFEST_VERSION = 1
 BUCKET_ROWS = 1 << 15  # target rows per bucket: what pass 2 holds in memory at once
-MAX_BUCKETS = 1000  # open bucket files at once (stays under the usual 1024 file-descriptor limit)
+MAX_BUCKETS = 512  # bucket files open at once (well under the usual 1024 file-descriptor limit)
 FLUSH_ROWS = 1 << 14  # rows buffered over all buckets in pass 1 before they go to the bucket files
 GAME_SUFFIX = ".arrow"
 
@@ -155,9 +155,10 @@ def ordered_map(pool: Executor, fn: Callable[..., R], items: Iterable[tuple], ah
 class BucketSpill:
     """B bucket files on local scratch; rows are added with their bucket numbers and read back per bucket."""
 
-    def __init__(self, directory: str, buckets: int, schema: pa.Schema) -> None:
+    def __init__(self, directory: str, buckets: int, num_planes: int, board_size: int) -> None:
         self.paths = [os.path.join(directory, f"bucket{b:05d}.arrows") for b in range(buckets)]
-        self.schema = schema
+        self.num_planes, self.board_size = num_planes, board_size
+        self.schema = shards.schema(num_planes, board_size)
         self.rows = [0] * buckets
         self._pending: list[list[pa.RecordBatch]] = [[] for _ in range(buckets)]
         self._pending_rows = 0
@@ -219,6 +220,46 @@ def shard_name(rank: int) -> str:
     return f"shard{rank:03d}.arrow"
 
 
+def write_shards(
+    spill: BucketSpill,
+    rng: np.random.Generator,
+    out_dir: str,
+    sizes: list[int],
+    feature_set: str,
+    extra: dict,
+) -> list[dict]:
+    """Pass 2: each bucket in turn, permuted, appended to the shards in order; returns the shard entries."""
+    num_planes, board_size = spill.num_planes, spill.board_size
+    written: list[dict] = []
+    writer: shards.ShardWriter | None = None
+    rank = -1
+    try:
+        for b in range(len(spill.paths)):
+            table = spill.read(b)
+            table = table.take(pa.array(rng.permutation(table.num_rows)))
+            pos = 0
+            while pos < table.num_rows:
+                if writer is None or writer.remaining == 0:
+                    if writer is not None:
+                        written.append(_shard_entry(writer.close()))
+                    rank += 1
+                    url = storage.join(out_dir, shard_name(rank))
+                    writer = shards.ShardWriter(url, sizes[rank], num_planes, board_size, feature_set,
+                                                {**extra, "shard": rank})  # fmt: skip
+                take = min(writer.remaining, table.num_rows - pos)
+                for batch in table.slice(pos, take).to_batches():
+                    writer.write(batch)
+                pos += take
+            del table
+        if writer is not None:
+            written.append(_shard_entry(writer.close()))
+            writer = None
+    finally:
+        if writer is not None:
+            writer.abort()
+    return written
+
+
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -265,14 +306,13 @@ def build_window(
     with contextlib.suppress(FileNotFoundError):
         fs.rm(manifest_path)  # the window is incomplete until the new manifest is written
 
-    schema = shards.schema(num_planes, board_size)
     bucket_rng = np.random.default_rng([cfg.seed, generation, 1])
     shuffle_rng = np.random.default_rng([cfg.seed, generation, 2])
     games: list[dict] = []
     skipped: list[dict] = []
     t_read = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="minigo-window-", dir=tmp_dir) as scratch:
-        spill = BucketSpill(scratch, n_buckets, schema)
+        spill = BucketSpill(scratch, n_buckets, num_planes, board_size)
         threads = cfg.window.read_threads
         items = ((i, gen, url, cfg, generation, num_planes) for i, (gen, url) in enumerate(files))
         with _executor(workers, threads) as pool:
@@ -310,42 +350,8 @@ def build_window(
             )
 
         t_write = time.perf_counter()
-        sizes = shard_sizes(total, n_shards)
-        written: list[dict] = []
         extra = {"generation": generation, "seed": cfg.seed}
-        writer: shards.ShardWriter | None = None
-        rank = -1
-        try:
-            for b in range(n_buckets):
-                table = spill.read(b)
-                if table.num_rows == 0:
-                    continue
-                table = table.take(pa.array(shuffle_rng.permutation(table.num_rows)))
-                pos = 0
-                while pos < table.num_rows:
-                    if writer is None or writer.remaining == 0:
-                        if writer is not None:
-                            written.append(_shard_entry(writer.close()))
-                        rank += 1
-                        writer = shards.ShardWriter(
-                            storage.join(out_dir, shard_name(rank)),
-                            sizes[rank],
-                            num_planes,
-                            board_size,
-                            cfg.features,
-                            {**extra, "shard": rank},
-                        )
-                    take = min(writer.remaining, table.num_rows - pos)
-                    for batch in table.slice(pos, take).to_batches():
-                        writer.write(batch)
-                    pos += take
-                del table
-            if writer is not None:
-                written.append(_shard_entry(writer.close()))
-                writer = None
-        finally:
-            if writer is not None:
-                writer.abort()
+        written = write_shards(spill, shuffle_rng, out_dir, shard_sizes(total, n_shards), cfg.features, extra)
         write_s = time.perf_counter() - t_write
     _remove_stale_shards(out_dir, n_shards)
 

@@ -13,7 +13,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-dsp = pytest.importorskip("minigo_core.dsp", reason="DSP extension not built")
+from minigo_core import dsp  # fails with build instructions if the extension is not built
+
 _C = dsp._C
 
 ISAS = [1, 0] if _C.cpu_has_avx2() else [0]
@@ -185,3 +186,16 @@ def test_pool_works_in_forked_child():
     dsp.set_num_threads(1)
     assert not alive, "conv in a forked child hung"
     assert queue.get(timeout=5) is True
+
+
+def test_torch_bn_relu_path_matches_fused():
+    """The alternative BN+ReLU path (PyTorch ops on the NHWC tensors) gives the fused kernel's results."""
+    g = torch.Generator().manual_seed(5)
+    bn_a, x = _bn(6, g), torch.randn(3, 4, 5, 6, generator=g)
+    bn_b = nn.BatchNorm2d(6, momentum=0.05)
+    bn_b.load_state_dict(bn_a.state_dict())
+    res = torch.randn(3, 4, 5, 6, generator=g)
+    torch.testing.assert_close(
+        dsp.torch_bn_relu(x, bn_a, True, res), dsp.bn_relu(x, bn_b, True, res), rtol=1e-5, atol=1e-5
+    )
+    torch.testing.assert_close(bn_a.running_var, bn_b.running_var)

@@ -59,6 +59,33 @@ def no_hang(what: str, seconds: int = HANG_SECONDS):
         signal.signal(signal.SIGALRM, previous)
 
 
+def in_child(check, *args) -> None:
+    """Run `check(*args)` in a forked child process and re-raise its failure here. A reader that crashes the
+    process (an abort in native code) becomes a test failure instead of taking the whole test run down."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report and leave without running any of pytest's exit handlers
+        os.close(read_end)
+        message = b""
+        try:
+            check(*args)
+        except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
+            message = f"{type(exc).__name__}: {exc}".encode(errors="replace") or b"failed"
+        with os.fdopen(write_end, "wb") as out:
+            out.write(message)
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as inp:
+        message = inp.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        name = signal.Signals(os.WTERMSIG(status)).name
+        where = f"{check.__name__}({args[0] if args else ''})"
+        raise AssertionError(f"{where}: the reader crashed the process with {name} (a native abort)")
+    if message:
+        raise AssertionError(message.decode(errors="replace"))
+
+
 # ------------------------------------------------------------------------------------------ real artifacts
 def tiny_config(root: Path) -> config.RunConfig:
     """The tiny test config with resignation off, so the fuzzed game is a whole game."""
@@ -247,13 +274,13 @@ def check_game_file(path: Path, data: bytes) -> None:
 @FUZZ
 @given(data=st.data())
 def test_game_file_reader_mutated(artifacts, tmp_path, data):
-    check_game_file(tmp_path / "game00001.arrow", data.draw(mutated(artifacts["game"])))
+    in_child(check_game_file, tmp_path / "game00001.arrow", data.draw(mutated(artifacts["game"])))
 
 
 @FUZZ
 @given(data=st.binary(max_size=2048))
 def test_game_file_reader_random_bytes(tmp_path, data):
-    check_game_file(tmp_path / "game00002.arrow", data)
+    in_child(check_game_file, tmp_path / "game00002.arrow", data)
 
 
 @FUZZ
@@ -372,7 +399,49 @@ def test_shard_reader_mutated_with_checksum(artifacts, tmp_path, data):
 @FUZZ
 @given(data=st.data())
 def test_shard_reader_mutated_without_checksum(artifacts, tmp_path, data):
-    check_shard(tmp_path / "shard001.arrow", data.draw(mutated(artifacts["shard"])), None)
+    in_child(check_shard, tmp_path / "shard001.arrow", data.draw(mutated(artifacts["shard"])), None)
+
+
+def flip_scan(check, path: Path, good: bytes, progress: Path) -> None:
+    """A single-bit flip of every byte of `good` (bits 0, 7, 0, 7, ...) through `check`, in one child process.
+
+    Fails listing the kinds of unclean failure with the first flip of each; a native crash is reported with
+    the flip that caused it (the last one started, read from the `progress` file)."""
+
+    def scan() -> None:
+        found: dict[str, tuple[int, int]] = {}
+        for offset in range(len(good)):
+            bit = 7 * (offset % 2)
+            progress.write_text(f"{offset} {bit}")
+            data = bytearray(good)
+            data[offset] ^= 1 << bit
+            try:
+                check(path, bytes(data))
+            except AssertionError as exc:
+                text = str(exc)
+                kind = re.sub(r"\d+", "N", text.split(":", 1)[0] + ":" + text.split(":")[-1])[:160]
+                found.setdefault(kind, (offset, bit))
+        if found:
+            head = f"{len(found)} kinds of unclean failure over {len(good)} single-bit flips of a good file:"
+            raise AssertionError(
+                "\n".join([head, *(f"byte {o} bit {b}: {k}" for k, (o, b) in found.items())])
+            )
+
+    try:
+        in_child(scan)
+    except AssertionError as exc:
+        if "crashed the process" in str(exc):
+            raise AssertionError(f"{exc}, at the flip (byte, bit) = ({progress.read_text()})") from None
+        raise
+
+
+def test_game_file_reader_every_single_bit_flip(artifacts, tmp_path):
+    flip_scan(check_game_file, tmp_path / "game00005.arrow", artifacts["game"], tmp_path / "progress")
+
+
+def test_shard_reader_every_single_bit_flip(artifacts, tmp_path):
+    flip_scan(lambda p, d: check_shard(p, d, None), tmp_path / "shard002.arrow", artifacts["shard"],
+              tmp_path / "progress")  # fmt: skip
 
 
 def test_shard_reader_foreign_files(artifacts, tmp_path):

@@ -18,17 +18,6 @@ torch.set_num_threads(1)
 CFG = ModelConfig(board_size=7, blocks=2, filters=12, fc_width=10, feature_set="mlperf07")
 
 
-def _has_dsp() -> bool:
-    try:
-        import minigo_core.dsp  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_dsp = pytest.mark.skipif(not _has_dsp(), reason="DSP extension not built")
-
-
 def _randomise_bn(net: DualNet, seed: int) -> None:
     """Non-trivial BN statistics and affine parameters, so folding and eval mode are really exercised."""
     g = torch.Generator().manual_seed(seed)
@@ -84,7 +73,6 @@ def test_torch_forward_shapes_and_architecture():
     assert net.conv3_initial.bn.momentum == pytest.approx(0.05) and net.conv3_initial.bn.eps == 1e-5
 
 
-@needs_dsp
 @pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
 def test_backends_agree_outputs_and_param_grads(training):
     net_t, net_d = _pair()
@@ -112,7 +100,6 @@ def test_backends_agree_outputs_and_param_grads(training):
             torch.testing.assert_close(b_d, b_t, rtol=1e-4, atol=1e-5, msg=f"buffer {name}")
 
 
-@needs_dsp
 def test_dsp_training_step_lowers_loss_like_torch():
     net_t, net_d = _pair(seed=4)
     x = _batch(CFG, 8, seed=5)
@@ -139,7 +126,6 @@ def test_dsp_training_step_lowers_loss_like_torch():
 WIDE = ModelConfig(board_size=7, blocks=1, filters=33, fc_width=7, feature_set="agz")  # Winograd layers
 
 
-@needs_dsp
 @pytest.mark.parametrize("batch,cfg", [(1, CFG), (8, CFG), (1, WIDE), (3, WIDE)], ids=str)
 def test_fused_inference_equals_unfused_and_torch(batch, cfg):
     from minigo_core import dsp
@@ -167,7 +153,6 @@ def test_fused_inference_equals_unfused_and_torch(batch, cfg):
     dsp._C.set_winograd(True)
 
 
-@needs_dsp
 def test_fused_path_follows_weight_updates():
     _, net_d = _pair(seed=3)
     net_d.eval()
@@ -180,7 +165,7 @@ def test_fused_path_follows_weight_updates():
     torch.testing.assert_close(after, net_d._forward_dsp(x)[1].detach(), rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("backend", ["torch", pytest.param("dsp", marks=needs_dsp)])
+@pytest.mark.parametrize("backend", ["torch", "dsp"])
 def test_predict(backend):
     net_t, _ = _pair(seed=8)
     net = net_t.set_backend(backend)
@@ -215,7 +200,6 @@ def test_save_load_roundtrip(tmp_path):
     assert not any(p.name.startswith(".tmp-") for p in (tmp_path / "models").iterdir())
 
 
-@needs_dsp
 def test_load_model_dsp_backend(tmp_path):
     from minigo_core import dsp
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -202,9 +204,26 @@ def test_rendezvous_path_is_unique_per_attempt(tmp_path):
     assert same.endswith("rdzv-slurm-812-3-0")
     assert train.rendezvous_path(work, {**env, "SLURM_RESTART_COUNT": "1"}) != same  # a requeued attempt
     assert train.rendezvous_path(work, {**env, "SLURM_STEP_ID": "4"}) != same
-    assert (
-        train.slurm_rank_env({"SLURM_JOB_ID": "812", "SLURM_NTASKS": "4"}) is None
-    )  # sbatch shell, not srun
+    assert train.slurm_rank_env({"SLURM_JOB_ID": "812", "SLURM_NTASKS": "4"}) is None  # not an srun task
+    assert train.slurm_rank_env({**env, "SLURM_STEP_ID": "4294967291"}) is None  # the batch script's step
+
+
+def test_srun_tasks_find_each_other_without_talking(setup, one_rank, tmp_path):
+    """Two processes with the environment srun gives its tasks (and no --ranks) train together as 2 ranks."""
+    work, out = tmp_path / "work", str(tmp_path / "m.pt")
+    argv = [sys.executable, "-m", "minigo_core.train", "--config", setup["cfg"]["two"], "--generation", "3",
+            "--window-dir", setup["window"], "--parent", setup["parent"], "--out", out,
+            "--work-dir", str(work), "--no-wall-time", "--timeout", "60"]  # fmt: skip
+    procs = []
+    for rank in range(2):
+        env = {**os.environ, "SLURM_JOB_ID": "4242", "SLURM_STEP_ID": "0", "SLURM_PROCID": str(rank),
+               "SLURM_NTASKS": "2", "SLURM_LOCALID": str(rank)}  # fmt: skip
+        procs.append(subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+    outputs = [p.communicate(timeout=120)[0].decode() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    assert "2 ranks x 8" in outputs[0]
+    _assert_same_weights(out, one_rank)
+    assert not os.path.exists(work / "rdzv-slurm-4242-0-0")
 
 
 def test_dead_rank_fails_the_job_naming_it(setup, tmp_path, capfd):

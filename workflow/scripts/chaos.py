@@ -3,11 +3,12 @@
     python workflow/scripts/chaos.py --workdir /tmp/chaos [--config config/tiny.yaml] [--kills 10] [--seed 1]
 
 1. Runs the config undisturbed (local profile) in WORKDIR/A: the reference.
-2. Runs it again in WORKDIR/B and, at random (seeded) moments, `kill -9`s one random running process of the
-   run: a self-play game, a training rank or its launcher, the window, an evaluation, the bootstrap, the
-   games-complete check, or Snakemake itself. A killed Snakemake leaves its jobs running (as on a cluster);
-   they are waited for, the lock is released with `--unlock`, and Snakemake is started again with
-   `--rerun-incomplete` -- until the kills are spent and a run ends successfully.
+2. Runs it again in WORKDIR/B and `kill -9`s running processes of the run, one kind after another in a
+   seeded random order, at a random moment of each: a self-play game, a training rank or its launcher, the
+   window, an evaluation, the bootstrap, the games-complete check, or Snakemake itself. A killed Snakemake
+   leaves its jobs running (as on a cluster); they are waited for, the lock is released with `--unlock`, and
+   Snakemake is started again with `--rerun-incomplete` -- until the kills are spent and a run ends
+   successfully.
 3. Checks run B: a final dry run has nothing left to do; no temporary (`.tmp-*`) file is left; every artifact
    is valid (game files, shards against their manifest checksums, models, JSON); every artifact is
    byte-identical to run A, except the files that record wall-clock time (listed in WALL_CLOCK, compared with
@@ -380,45 +381,70 @@ def check_run(root: Path, label: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------ chaos
-def chaos_run(workdir: Path, config: Path, moments: list[float], rng: np.random.Generator, cores: int,
-              timeout_s: int, max_attempts: int) -> dict:  # fmt: skip
-    """Run, killing one random process of the run at each of `moments` (seconds since the start, counted
-    across Snakemake restarts); rerun until a run succeeds. Returns what happened."""
+# The kinds of process a kill aims at, in the order of preference; every kind is hit once before any twice.
+TARGETS = (
+    "train-rank",
+    "selfplay",
+    "window",
+    "evaluate",
+    "snakemake",
+    "train",
+    "games_complete",
+    "bootstrap",
+)
+
+
+def pick_victim(workdir: Path, target: str, rng: np.random.Generator) -> tuple[int, str] | None:
+    """A running process of kind `target` ('any': any job), while the run has at least one job running."""
+    by_kind: dict[str, list[int]] = {}
+    for pid, kind, _ in run_processes(workdir):
+        by_kind.setdefault(kind, []).append(pid)
+    jobs = sorted(set(by_kind) - {"snakemake"})
+    if not jobs:
+        return None  # Snakemake is planning or between jobs: not yet "mid-run"
+    kind = jobs[int(rng.integers(0, len(jobs)))] if target == "any" else target
+    return (min(by_kind[kind]), kind) if kind in by_kind else None
+
+
+def chaos_run(workdir: Path, config: Path, kills: int, rng: np.random.Generator, cores: int, timeout_s: int,
+              patience_s: float, max_attempts: int) -> dict:  # fmt: skip
+    """Run while killing `kills` processes of the run, then rerun until a run succeeds. Returns what happened.
+
+    Each kill aims at a kind of process drawn (seeded) from those not hit yet; it waits up to `patience_s` for
+    one to run, then a random fraction of a second into its life, and SIGKILLs it. If no such process shows
+    up in time, any running job is hit instead.
+    """
     log: list[dict] = []
     attempt, done, code = 0, 0, None
+    hit: list[str] = []
     t0 = time.monotonic()
+    target, since = None, 0.0
     while attempt < max_attempts:
         attempt += 1
         proc = start_snakemake(workdir, config, cores, timeout_s, attempt)
         killed_snakemake = False
-        while done < len(moments) and proc.poll() is None:
-            # Wait for the moment, and for a job to be running then (Snakemake plans before it starts any).
-            while proc.poll() is None and time.monotonic() - t0 < moments[done]:
-                time.sleep(0.1)
-            by_kind: dict[str, list[int]] = {}
-            for pid, kind, _ in run_processes(workdir):
-                by_kind.setdefault(kind, []).append(pid)
-            if proc.poll() is not None or not set(by_kind) - {"snakemake"}:
-                time.sleep(0.1)
+        while done < kills and proc.poll() is None:
+            if target is None:
+                fresh = [k for k in TARGETS if k not in hit] or list(TARGETS)
+                target, since = fresh[int(rng.integers(0, len(fresh)))], time.monotonic()
+            wanted = target if time.monotonic() - since < patience_s else "any"
+            victim = pick_victim(workdir, wanted, rng)
+            if victim is None:
+                time.sleep(0.05)
                 continue
-            # Each running kind of job is as likely to be hit; Snakemake itself half as likely as one kind.
-            kinds = sorted(by_kind)
-            weights = np.array([0.5 if k == "snakemake" else 1.0 for k in kinds])
-            kind = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]
-            pids = sorted(by_kind[kind])
-            pid = pids[int(rng.integers(0, len(pids)))]
+            time.sleep(float(rng.uniform(0.0, 1.0)))  # a random moment inside the job
+            pid, kind = victim
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
-                continue
+                continue  # it finished meanwhile: wait for the next one
             done += 1
+            hit.append(kind)
+            target = None
             log.append(
                 {"t_s": round(time.monotonic() - t0, 1), "attempt": attempt, "killed": kind, "pid": pid}
             )
-            print(
-                f"chaos: kill -9 {kind} (pid {pid}), attempt {attempt}, kill {done} of {len(moments)}",
-                flush=True,
-            )
+            print(f"chaos: kill -9 {kind} (pid {pid}), attempt {attempt}, kill {done} of {kills}", flush=True)
             if kind == "snakemake":
                 killed_snakemake = True
                 break
@@ -475,12 +501,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1, help="seed of the kill moments and victims")
     p.add_argument("--cores", type=int, default=2, help="Snakemake --cores")
     p.add_argument(
-        "--span",
+        "--patience",
         type=float,
-        nargs=2,
-        default=(0.05, 0.9),
-        metavar=("FROM", "TO"),
-        help="kill moments are drawn uniformly from this fraction of the undisturbed run's duration",
+        default=None,
+        help="seconds a kill waits for its kind of process before hitting any job (default: the undisturbed "
+        "run's duration)",
     )
     p.add_argument("--timeout", type=int, default=1800, help="limit for each Snakemake call (timeout -k)")
     p.add_argument(
@@ -511,14 +536,12 @@ def main(argv: list[str] | None = None) -> int:
     watcher = Watcher(work / "B" / ROOT)
     watcher.start()
     rng = np.random.default_rng(args.seed)
-    # Kill moments: uniform over (part of) the span of the undisturbed run; reruns redo killed work, so the
-    # chaos run lasts at least about as long.
-    lo, hi = args.span
-    moments = sorted(float(t) for t in rng.uniform(lo * seconds, hi * seconds, size=args.kills))
-    report["kill_moments_s"] = [round(t, 1) for t in moments]
     attempts = args.max_attempts or args.kills + 4
     try:
-        report["chaos"] = chaos_run(work / "B", config, moments, rng, args.cores, args.timeout, attempts)
+        patience = args.patience if args.patience is not None else seconds
+        report["chaos"] = chaos_run(
+            work / "B", config, args.kills, rng, args.cores, args.timeout, patience, attempts
+        )
     except BaseException:
         stop_all(work / "B")
         raise
@@ -532,7 +555,7 @@ def main(argv: list[str] | None = None) -> int:
         problems.append(f"the chaos run never finished (last exit {report['chaos']['final_exit']})")
     if report["chaos"]["kills_done"] < args.kills:
         problems.append(f"only {report['chaos']['kills_done']} of {args.kills} kills happened before the run "
-                        "finished (lower --span)")  # fmt: skip
+                        "finished")  # fmt: skip
     if left:
         problems.append(f"processes of the run still alive after it finished: {[k for _, k, _ in left]}")
     problems += watcher.problems
