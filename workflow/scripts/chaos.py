@@ -505,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=None,
         help="seconds a kill waits for its kind of process before hitting any job (default: the undisturbed "
-        "run's duration)",
+        "run's duration x 0.15)",
     )
     p.add_argument("--timeout", type=int, default=1800, help="limit for each Snakemake call (timeout -k)")
     p.add_argument(
@@ -538,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(args.seed)
     attempts = args.max_attempts or args.kills + 4
     try:
-        patience = args.patience if args.patience is not None else seconds
+        patience = args.patience if args.patience is not None else 0.15 * seconds
         report["chaos"] = chaos_run(
             work / "B", config, args.kills, rng, args.cores, args.timeout, patience, attempts
         )
