@@ -30,7 +30,7 @@ WORKFLOW_KEYS = ("first_generation", "last_generation", "plan_max_jobs")
 PROGRESS = re.compile(r"^(\d+) of (\d+) steps \((\d+%)\) done")
 SHOWN = re.compile(
     r"^(minigo: |Error in rule|Exiting because|WorkflowError|MissingInput|LockException|"
-    r"    message:|    log: |Logfile |IncompleteFilesException|.*Directory cannot be locked)"
+    r"    message:|Logfile |IncompleteFilesException|.*Directory cannot be locked)"
 )
 
 
@@ -146,6 +146,11 @@ def cli_main(argv: list[str]) -> int:
     )
     args, extra = parser.parse_known_args(argv)
     extra = [a for a in extra if a != "--"]
+    # Snakemake runs in the repository (the Snakefile's directory; relative roots live there); paths given
+    # relative to the caller's directory are made absolute first.
+    args.config = str(Path(args.config).resolve())
+    if Path(args.profile).exists():
+        args.profile = str(Path(args.profile).resolve())
     try:
         cfg, workflow = effective_config(args.config)
     except ConfigError as exc:

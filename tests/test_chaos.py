@@ -25,7 +25,7 @@ def test_chaos_run_is_byte_identical_to_an_undisturbed_run(tmp_path):
     report_path = tmp_path / "report.json"
     argv = [
         sys.executable, str(REPO / "workflow" / "scripts" / "chaos.py"),
-        "--workdir", str(tmp_path / "chaos"), "--kills", str(KILLS), "--seed", "8",
+        "--workdir", str(tmp_path / "chaos"), "--kills", str(KILLS), "--seed", "9",
         "--set", "generations=1", "--set", "selfplay.games=2", "--set", "evaluate.opponents=[gen0]",
         "--timeout", "400", "--report", str(report_path),
     ]  # fmt: skip

@@ -57,7 +57,7 @@ else:
     PLANNED = _alternatives(PLAN.planned)
     EVALUATED = _alternatives([*PLAN.late_evaluations, *PLAN.planned])
     BOOTSTRAPPED = "0000" if 0 in PLAN.planned else "(?!)"
-    logger.info(f"minigo: planning {PLAN.describe()} (run root {ROOT})")
+    logger.info(f"minigo: plan = {PLAN.describe()} (run root {ROOT})")
 
 
 def opponent_slugs():

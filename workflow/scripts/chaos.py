@@ -3,12 +3,12 @@
     python workflow/scripts/chaos.py --workdir /tmp/chaos [--config config/tiny.yaml] [--kills 10] [--seed 1]
 
 1. Runs the config undisturbed (local profile) in WORKDIR/A: the reference.
-2. Runs it again in WORKDIR/B and `kill -9`s running processes of the run, one kind after another in a
-   seeded random order, at a random moment of each: a self-play game, a training rank or its launcher, the
-   window, an evaluation, the bootstrap, the games-complete check, or Snakemake itself. A killed Snakemake
-   leaves its jobs running (as on a cluster); they are waited for, the lock is released with `--unlock`, and
-   Snakemake is started again with `--rerun-incomplete` -- until the kills are spent and a run ends
-   successfully.
+2. Runs it again in WORKDIR/B and `kill -9`s running processes of the run, kinds drawn (seeded) and hit
+   in the order the pipeline runs them, at a random moment of each: a self-play game, a training rank or
+   its launcher, the window, an evaluation, the bootstrap, the games-complete check, or Snakemake itself.
+   A killed Snakemake leaves its jobs running (as on a cluster); they are waited for, the lock is released
+   with `--unlock`, and Snakemake is started again with `--rerun-incomplete` -- until the kills are spent
+   and a run ends successfully.
 3. Checks run B: a final dry run has nothing left to do; no temporary (`.tmp-*`) file is left; every artifact
    is valid (game files, shards against their manifest checksums, models, JSON); every artifact is
    byte-identical to run A, except the files that record wall-clock time (listed in WALL_CLOCK, compared with
@@ -381,17 +381,29 @@ def check_run(root: Path, label: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------ chaos
-# The kinds of process a kill aims at, in the order of preference; every kind is hit once before any twice.
-TARGETS = (
-    "train-rank",
-    "selfplay",
-    "window",
-    "evaluate",
-    "snakemake",
-    "train",
-    "games_complete",
-    "bootstrap",
-)
+# The kinds of process a kill can aim at, and the rule whose job each belongs to.
+RULE_OF = {"bootstrap": "bootstrap", "selfplay": "selfplay", "games_complete": "games_complete",
+           "window": "window", "train": "train", "train-rank": "train", "evaluate": "evaluate"}  # fmt: skip
+
+
+def kill_plan(reference_log: Path, kills: int, rng: np.random.Generator) -> list[str]:
+    """The kinds of process to kill, in the order the reference run started their rules (so each one is still
+    to come when its turn arrives): kinds drawn without repeats while possible, Snakemake among them."""
+    started = []
+    for line in reference_log.read_text().splitlines():
+        name = line.removeprefix("local").removeprefix("rule ").rstrip(":") if "rule " in line[:10] else ""
+        if name and name not in started:
+            started.append(name)
+    kinds = [k for k, rule in RULE_OF.items() if rule in started] + ["snakemake"]
+    chosen = [str(k) for k in rng.permutation(kinds)[:kills]]
+    while len(chosen) < kills:
+        chosen.append(str(kinds[int(rng.integers(0, len(kinds)))]))
+    # Snakemake is killed at the time of a random job of the plan; the others in the order of the pipeline.
+    when = {k: started.index(RULE_OF[k]) for k in kinds if k != "snakemake"}
+    keyed = [
+        (when[k] if k in when else int(rng.integers(0, len(started))), i, k) for i, k in enumerate(chosen)
+    ]
+    return [k for _, _, k in sorted(keyed)]
 
 
 def pick_victim(workdir: Path, target: str, rng: np.random.Generator) -> tuple[int, str] | None:
@@ -406,28 +418,24 @@ def pick_victim(workdir: Path, target: str, rng: np.random.Generator) -> tuple[i
     return (min(by_kind[kind]), kind) if kind in by_kind else None
 
 
-def chaos_run(workdir: Path, config: Path, kills: int, rng: np.random.Generator, cores: int, timeout_s: int,
-              patience_s: float, max_attempts: int) -> dict:  # fmt: skip
-    """Run while killing `kills` processes of the run, then rerun until a run succeeds. Returns what happened.
+def chaos_run(workdir: Path, config: Path, plan: list[str], rng: np.random.Generator, cores: int,
+              timeout_s: int, patience_s: float, max_attempts: int) -> dict:  # fmt: skip
+    """Run while killing one process of each kind in `plan` in turn, then rerun until a run succeeds.
 
-    Each kill aims at a kind of process drawn (seeded) from those not hit yet; it waits up to `patience_s` for
-    one to run, then a random fraction of a second into its life, and SIGKILLs it. If no such process shows
-    up in time, any running job is hit instead.
+    Each kill waits up to `patience_s` for a process of its kind to run (any job after that), then a random
+    fraction of a second into its life, and SIGKILLs it. Returns what happened.
     """
     log: list[dict] = []
     attempt, done, code = 0, 0, None
-    hit: list[str] = []
+    kills = len(plan)
     t0 = time.monotonic()
-    target, since = None, 0.0
+    since = t0
     while attempt < max_attempts:
         attempt += 1
         proc = start_snakemake(workdir, config, cores, timeout_s, attempt)
         killed_snakemake = False
         while done < kills and proc.poll() is None:
-            if target is None:
-                fresh = [k for k in TARGETS if k not in hit] or list(TARGETS)
-                target, since = fresh[int(rng.integers(0, len(fresh)))], time.monotonic()
-            wanted = target if time.monotonic() - since < patience_s else "any"
+            wanted = plan[done] if time.monotonic() - since < patience_s else "any"
             victim = pick_victim(workdir, wanted, rng)
             if victim is None:
                 time.sleep(0.05)
@@ -439,8 +447,7 @@ def chaos_run(workdir: Path, config: Path, kills: int, rng: np.random.Generator,
             except ProcessLookupError:
                 continue  # it finished meanwhile: wait for the next one
             done += 1
-            hit.append(kind)
-            target = None
+            since = time.monotonic()
             log.append(
                 {"t_s": round(time.monotonic() - t0, 1), "attempt": attempt, "killed": kind, "pid": pid}
             )
@@ -505,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=None,
         help="seconds a kill waits for its kind of process before hitting any job (default: the undisturbed "
-        "run's duration x 0.15)",
+        "run's duration)",
     )
     p.add_argument("--timeout", type=int, default=1800, help="limit for each Snakemake call (timeout -k)")
     p.add_argument(
@@ -538,9 +545,11 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(args.seed)
     attempts = args.max_attempts or args.kills + 4
     try:
-        patience = args.patience if args.patience is not None else 0.15 * seconds
+        patience = args.patience if args.patience is not None else seconds
+        plan = kill_plan(work / "A" / "snakemake.attempt00.log", args.kills, rng)
+        report["kill_plan"] = plan
         report["chaos"] = chaos_run(
-            work / "B", config, args.kills, rng, args.cores, args.timeout, patience, attempts
+            work / "B", config, plan, rng, args.cores, args.timeout, patience, attempts
         )
     except BaseException:
         stop_all(work / "B")
