@@ -98,7 +98,7 @@ def dry_run(config_file: Path, quiet: bool) -> tuple[float, float, float, str]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     if proc.returncode != 0:
-        raise RuntimeError(f"snakemake -n failed for {config_file}:\n{proc.stderr[-3000:]}")
+        raise RuntimeError(f"snakemake -n failed for {config_file}:\n{(proc.stdout + proc.stderr)[-3000:]}")
     lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
     jobs = next((line.split()[-1] for line in lines if line.strip().startswith("total")), "?")
     return seconds, cpu, after.ru_maxrss / 1024, jobs
