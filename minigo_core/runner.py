@@ -102,7 +102,7 @@ def print_results(cfg: RunConfig, echo=print) -> None:
     echo(f"  models         {storage.join(root, 'models')}/genGGGG.pt")
     echo(
         f"  self-play      {storage.join(root, 'games')}/genGGGG/gameIIIII.arrow"
-        " (+ complete.json per generation)"
+        " (+ genGGGG.complete.json per generation)"
     )
     echo(f"  evaluations    {storage.join(root, 'eval')}/genGGGG/vs_OPPONENT.json")
     echo(f"  summary        {summary}/ (elo.csv, time_to_target.json, *.png, status.txt)")

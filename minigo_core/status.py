@@ -6,7 +6,7 @@ Snakemake's DAG bounded: only the generations that are not done yet (plus at mos
 of future generations) are planned, so planning costs the same at generation 100 as at generation 1.
 
 Everything here reads small per-generation files with a few `stat`/`read` calls per generation; nothing
-lists a directory of game files unless a generation has no `complete.json` marker yet.
+lists a directory of game files unless a generation has no `genGGGG.complete.json` marker yet.
 """
 
 from __future__ import annotations
@@ -36,8 +36,13 @@ def effective_config_path(root: str) -> str:
 
 
 def complete_marker_path(root: str, generation: int) -> str:
-    """`games/genXXXX/complete.json`: written once every self-play game of the generation is verified."""
-    return storage.join(storage.games_dir(root, generation), "complete.json")
+    """`games/genXXXX.complete.json`: written once every self-play game of the generation is verified.
+
+    It sits next to the generation's game directory, not in it: Snakemake caches the listing of every
+    directory holding an input file, and a directory of 8192 game files per generation would make that cost
+    grow with the run's history.
+    """
+    return storage.join(root, "games", f"gen{generation:04d}.complete.json")
 
 
 def opponent_slug(spec: str) -> str:

@@ -69,7 +69,8 @@ def opponent_slugs():
 EFFECTIVE_CONFIG = status.effective_config_path(ROOT)
 MODEL = f"{ROOT}/models/gen{{generation}}.pt"
 GAME = f"{ROOT}/games/gen{{generation}}/game{{game}}.arrow"
-GAMES_COMPLETE = f"{ROOT}/games/gen{{generation}}/complete.json"
+# next to, not inside, the generation's directory of game files (see status.complete_marker_path)
+GAMES_COMPLETE = f"{ROOT}/games/gen{{generation}}.complete.json"
 WINDOW = f"{ROOT}/window/gen{{generation}}"
 TRAIN = f"{ROOT}/train/gen{{generation}}"
 EVAL = f"{ROOT}/eval/gen{{generation}}/vs_{{opponent}}.json"

@@ -1,4 +1,4 @@
-"""Verify one generation's self-play game files and write its `complete.json` marker.
+"""Verify one generation's self-play game files and write its `games/genGGGG.complete.json` marker.
 
     python workflow/scripts/games_complete.py --config ROOT/config.yaml --generation G --out MARKER
 
@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", required=True, help="the run's effective config ({root}/config.yaml)")
     parser.add_argument("--generation", type=int, required=True)
-    parser.add_argument("--out", required=True, help="the marker to write (games/genGGGG/complete.json)")
+    parser.add_argument("--out", required=True, help="the marker to write (games/genGGGG.complete.json)")
     parser.add_argument("--threads", type=int, default=4, help="parallel readers (I/O bound)")
     args = parser.parse_args(argv)
     try:
