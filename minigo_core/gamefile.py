@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from minigo_core import coords, storage
+from minigo_core.config import FEATURE_SETS
 
 FORMAT = "minigo-game"
 FORMAT_VERSION = 1
@@ -245,6 +246,8 @@ def _metadata_problem(m: dict) -> str | None:
         return f"komi {m['komi']!r} is not a number"
     if not isinstance(m["features"], str) or not isinstance(m["moves"], str):
         return "features and moves must be strings"
+    if m["features"] not in FEATURE_SETS:
+        return f"features {m['features']!r} is not one of {', '.join(FEATURE_SETS)}"
     for key in ("num_moves", "num_positions"):
         if not _is_int(m[key]) or m[key] < 0:
             return f"{key} {m[key]!r} is not a count"

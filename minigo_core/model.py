@@ -319,9 +319,12 @@ def load_model(url: str, backend: str = "dsp", threads: int = 1) -> DualNet:
         cfg = ModelConfig.from_dict(payload["config"])
         net = DualNet(cfg, backend="torch")
         net.load_state_dict(payload["state_dict"], strict=True)
-    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-        raise ModelFileError(f"model file {url} has a bad config or weights ({exc}); {redo}") from None
-    net.provenance = dict(payload.get("provenance") or {})
+    except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
+        raise ModelFileError(f"model file {url} has a bad config or weights ({exc!r}); {redo}") from None
+    provenance = payload.get("provenance") or {}
+    if not isinstance(provenance, dict):
+        raise ModelFileError(f"model file {url} has provenance of type {type(provenance).__name__}; {redo}")
+    net.provenance = dict(provenance)
     net.eval()
     if backend == "dsp":
         from minigo_core import dsp

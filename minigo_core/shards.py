@@ -275,6 +275,15 @@ class ShardWriter:
 
 
 def _info_from_schema(url: str, sch: pa.Schema) -> ShardInfo:
+    try:
+        return _parse_info(url, sch)
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        if isinstance(exc, ShardError):
+            raise
+        raise ShardError(f"{url} has unreadable shard metadata ({exc!r}); rebuild the window") from exc
+
+
+def _parse_info(url: str, sch: pa.Schema) -> ShardInfo:
     meta = {k.decode(): json.loads(v) for k, v in (sch.metadata or {}).items()}
     if meta.get("format") != FORMAT:
         raise ShardError(f"{url} is not a MiniGo shard file (no '{FORMAT}' format tag); rebuild the window")
@@ -296,7 +305,7 @@ def read_shard_info(url: str) -> ShardInfo:
     try:
         with fs.open(path, "rb") as handle:
             return _info_from_schema(url, ipc.open_file(handle).schema)
-    except (OSError, pa.ArrowInvalid) as exc:
+    except (OSError, pa.ArrowException, ValueError) as exc:
         raise ShardError(f"cannot read shard {url}: {exc}; rebuild the window") from exc
 
 
@@ -316,7 +325,7 @@ class LoadedShard:
             reader = ipc.open_file(pa.BufferReader(self._buffer))
             self.info = _info_from_schema(url, reader.schema)
             self.num_batches = reader.num_record_batches
-        except pa.ArrowInvalid as exc:
+        except (pa.ArrowException, ValueError) as exc:
             raise ShardError(f"shard {url} is truncated or corrupt ({exc}); rebuild the window") from exc
         self._local = threading.local()
 
@@ -330,8 +339,12 @@ class LoadedShard:
             if not hasattr(local, "reader"):
                 local.reader = ipc.open_file(pa.BufferReader(self._buffer))
             try:
-                local.batch = local.reader.get_batch(k)
-            except (pa.ArrowInvalid, OSError) as exc:
+                batch = local.reader.get_batch(k)
+                # Full validation before any kernel touches the data: a flipped bit in offsets or
+                # lengths must become a ShardError, not an abort inside Arrow.
+                batch.validate(full=True)
+                local.batch = batch
+            except (pa.ArrowException, ValueError, OSError) as exc:
                 raise ShardError(f"shard {self.url}: record batch {k} is corrupt ({exc})") from exc
             local.index = k
         return local.batch
@@ -352,11 +365,19 @@ class LoadedShard:
                 self.info.board_size,
             )
         table = pieces[0] if len(pieces) == 1 else pa.Table.from_batches(pieces, schema=pieces[0].schema)
-        return decode(table, self.info.num_planes, self.info.board_size)
+        return self._decode(table)
 
     def iter_batches(self) -> Iterator[Examples]:
         for k in range(self.num_batches):
-            yield decode(self._batch(k), self.info.num_planes, self.info.board_size)
+            yield self._decode(self._batch(k))
+
+    def _decode(self, table: pa.Table | pa.RecordBatch) -> Examples:
+        try:
+            return decode(table, self.info.num_planes, self.info.board_size)
+        except (ValueError, KeyError, TypeError, IndexError, pa.ArrowException) as exc:
+            raise ShardError(
+                f"shard {self.url} holds rows that do not decode ({exc}); rebuild the window"
+            ) from exc
 
 
 def load_shard(url: str, sha256: str | None = None) -> LoadedShard:

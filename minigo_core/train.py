@@ -49,6 +49,7 @@ import numpy as np
 
 from minigo_core import config as config_mod
 from minigo_core import prefetch, shards, storage, symmetries
+from minigo_core import window as window_mod
 
 if TYPE_CHECKING:
     import torch
@@ -136,7 +137,7 @@ def read_window(window_dir: str) -> Window:
         shard_list = manifest["shards"]
         return Window(
             dir=window_dir,
-            manifest_sha256=storage.sha256_bytes(data),
+            manifest_sha256=window_mod.manifest_digest(manifest),
             shard_urls=[storage.join(window_dir, s["name"]) for s in shard_list],
             shard_rows=[int(s["rows"]) for s in shard_list],
             shard_sha256=[str(s["sha256"]) for s in shard_list],

@@ -388,6 +388,17 @@ def build_window(
     return manifest
 
 
+# Manifest keys that describe how the build went, not what it produced: left out of the digest that a
+# trained model records, so a rebuilt window with identical shards gives a byte-identical model.
+VOLATILE_MANIFEST_KEYS = ("timings", "peak_rss_mb")
+
+
+def manifest_digest(manifest: dict) -> str:
+    """sha256 of a manifest's content (games, shards, checksums, seed), wall-clock fields excluded."""
+    stable = {k: v for k, v in manifest.items() if k not in VOLATILE_MANIFEST_KEYS}
+    return storage.sha256_bytes(json.dumps(stable, sort_keys=True).encode())
+
+
 def _shard_entry(w: shards.WrittenShard) -> dict:
     return {"name": os.path.basename(w.url), "rows": w.rows, "bytes": w.bytes, "sha256": w.sha256}
 
