@@ -255,6 +255,7 @@ class GenerationStatus:
     model_time: float | None = None  # mtime of the model file (epoch seconds)
     train_seconds: float | None = None
     selfplay_seconds: float | None = None
+    window_skipped: list[dict] = field(default_factory=list)  # game files the window skipped, with reasons
 
 
 def _read_json(path: str) -> Any:
@@ -377,6 +378,9 @@ def collect(cfg: RunConfig) -> list[GenerationStatus]:
             if isinstance(manifest, dict):
                 positions = _number(manifest, "rows")
                 row.window_positions = int(positions) if positions is not None else None
+                skipped = manifest.get("skipped")
+                if isinstance(skipped, list):
+                    row.window_skipped = [s for s in skipped if isinstance(s, dict)]
                 started = _mtime(storage.window_manifest_path(root, g))
                 if started is not None and row.model_time is not None:
                     row.train_seconds = max(0.0, row.model_time - started)
@@ -430,7 +434,8 @@ def format_table(cfg: RunConfig, rows: list[GenerationStatus]) -> str:
         cells = [
             str(row.generation),
             games,
-            str(row.window_positions) if row.window_positions is not None else "-",
+            (str(row.window_positions) if row.window_positions is not None else "-")
+            + (f" ({len(row.window_skipped)} skipped)" if row.window_skipped else ""),
             _fmt(row.loss, ".3f", 0),
             row.model or "-",
         ]
@@ -447,6 +452,12 @@ def format_table(cfg: RunConfig, rows: list[GenerationStatus]) -> str:
     lines.append("  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True)))
     lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in table]
     lines.append("(* games still being played; elapsed = model file time since generation 0's model)")
+    for row in rows:
+        if row.window_skipped:
+            lines.append(
+                f"generation {row.generation}: the window skipped {len(row.window_skipped)} bad game files:"
+            )
+            lines += [f"  {s.get('path')}: {s.get('reason')}" for s in row.window_skipped]
     return "\n".join(lines)
 
 
