@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from minigo_core import coords
+from minigo_core import coords, go
 from minigo_core.config import RunConfig, SelfplaySettings
 
 MAX_REUSE = 1  # moves between searches over which the tree is kept (self-play: 1, the move just played)
@@ -127,7 +127,7 @@ class MCTSNode:
         """Priors with illegal moves zeroed and renormalised (MiniGo), and the vectors of child statistics."""
         probs = self.original_prior
         size = probs.shape[0]
-        legal = self.position.all_legal_moves()
+        legal = search_moves(self.position)
         self.illegal = ~legal
         prior = probs * legal  # float64: probs come as float64 from MCTSPlayer.evaluate
         total = prior.sum()
@@ -243,6 +243,28 @@ class SearchTimes:
     readouts: int = 0
     batches: int = 0
     searches: int = 0
+
+
+def pass_allowed_from(board_size: int) -> int:
+    """The move number from which the search considers passing (earlier only when nothing else is legal).
+
+    Early in a run the value head is noise and a pass that ends the game on a random count is the cheapest
+    "good" move it can find; games then collapse into a few moves and teach nothing. Keeping passes out of
+    the first half of the board's points (40 moves on 9x9, 180 on 19x19) keeps games real; after that, right
+    after the opponent passed (the search then scores ending the game exactly), and whenever no other move is
+    legal, passing is searched like any move.
+    """
+    return board_size * board_size // 2
+
+
+def search_moves(position: go.Position) -> np.ndarray:
+    """The legal moves the search considers: all legal moves, without pass before `pass_allowed_from`."""
+    legal = position.all_legal_moves()
+    opponent_passed = bool(position.recent) and position.recent[-1] is None
+    if position.n < pass_allowed_from(position.board_size) and not opponent_passed and legal[:-1].any():
+        legal = legal.copy()
+        legal[-1] = False
+    return legal
 
 
 class MCTSPlayer:

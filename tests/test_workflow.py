@@ -340,12 +340,13 @@ def test_rerunning_a_generations_training_and_selfplay_reproduces_model_and_game
 
 
 @pytest.mark.slow
-def test_rerunning_a_generations_window_reproduces_its_shards(tiny_run):
+def test_rerunning_a_generations_window_and_training_reproduces_shards_and_model(tiny_run):
     cfg, config, _ = tiny_run
     g = 2
     files = [storage.shard_path(cfg.root, g, r) for r in range(cfg.train.ranks)]
+    files += [storage.model_path(cfg.root, g)]
     before = fingerprints(files)
-    rerun(config, g, "--forcerun", "window", "--until", "window")
+    rerun(config, g, "--forcerun", "window", "train", "--until", "train")
     after = fingerprints(files)
-    assert [f for f in files if after[f][1] == before[f][1]] == []
-    assert [f for f in files if after[f][0] != before[f][0]] == []
+    assert [f for f in files if after[f][1] == before[f][1]] == []  # every file was written again
+    assert [f for f in files if after[f][0] != before[f][0]] == []  # ... byte for byte the same
