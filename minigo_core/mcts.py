@@ -245,26 +245,26 @@ class SearchTimes:
     searches: int = 0
 
 
-def pass_allowed_from(board_size: int) -> int:
-    """The move number from which the search considers passing (earlier only when nothing else is legal).
-
-    Early in a run the value head is noise and a pass that ends the game on a random count is the cheapest
-    "good" move it can find; games then collapse into a few moves and teach nothing. Keeping passes out of
-    the first half of the board's points (40 moves on 9x9, 180 on 19x19) keeps games real; after that, right
-    after the opponent passed (the search then scores ending the game exactly), and whenever no other move is
-    legal, passing is searched like any move.
-    """
-    return board_size * board_size // 2
-
-
 def search_moves(position: go.Position) -> np.ndarray:
-    """The legal moves the search considers: all legal moves, without pass before `pass_allowed_from`."""
+    """The legal moves the search considers (bool mask of N*N+1, pass last).
+
+    Two rules of the kind Monte-Carlo Go programs use in playouts keep a small, early run from learning
+    nonsense: a player does not fill its own one-point eyes (`Position.eyeish`), and it passes only when the
+    opponent has just passed (the search then scores ending the game exactly) or when no other move is left.
+    Without them a value head that is still noise finds that a pass, or filling its last eye, is the cheapest
+    "good" move, and games collapse into a few moves that teach nothing. Games end when both sides have
+    filled everything but their eyes, as MiniGo's playouts do.
+    """
     legal = position.all_legal_moves()
-    opponent_passed = bool(position.recent) and position.recent[-1] is None
-    if position.n < pass_allowed_from(position.board_size) and not opponent_passed and legal[:-1].any():
-        legal = legal.copy()
-        legal[-1] = False
-    return legal
+    if position.recent and position.recent[-1] is None:
+        return legal
+    candidates = legal.copy()
+    candidates[:-1] &= ~position.eyeish(position.to_play).ravel()
+    if candidates[:-1].any():
+        candidates[-1] = False
+    else:
+        candidates[-1] = True
+    return candidates
 
 
 class MCTSPlayer:
