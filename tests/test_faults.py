@@ -257,7 +257,6 @@ def test_killed_training_rank_fails_the_job_in_bounded_time_then_retry_succeeds(
 
 
 # ------------------------------------------------------------------------------------------ Snakemake lock
-@pytest.mark.skipif(not (REPO / "Snakefile").exists(), reason="the workflow is not there yet")
 def test_second_snakemake_on_the_same_run_is_refused_by_the_lock(tmp_path):
     cfg_path = write_config(tmp_path / "tiny.yaml", tmp_path / "run")
     cmd = ["timeout", "-k", "10", "240", SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"),

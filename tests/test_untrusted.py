@@ -340,7 +340,6 @@ def pwned(tmp_path: Path) -> list[str]:
     return [str(p) for p in tmp_path.rglob("PWNED*")]
 
 
-@pytest.mark.skipif(not (REPO / "Snakefile").exists(), reason="the workflow is not there yet")
 def test_hostile_root_path_plans_with_every_command_quoted(tmp_path):
     root = hostile_root(tmp_path)
     config = write_config(tmp_path, root)
@@ -358,7 +357,6 @@ def test_hostile_root_path_plans_with_every_command_quoted(tmp_path):
     assert not pwned(tmp_path), f"the dry run executed shell metacharacters from the root: {pwned(tmp_path)}"
 
 
-@pytest.mark.skipif(not (REPO / "Snakefile").exists(), reason="the workflow is not there yet")
 def test_hostile_root_path_runs_for_real(tmp_path):
     """The first jobs of the tiny run (config, generation 0, one self-play game) in the hostile root."""
     root = hostile_root(tmp_path)

@@ -512,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=None,
         help="seconds a kill waits for its kind of process before hitting any job (default: the undisturbed "
-        "run's duration)",
+        "run's duration / (kills + 1))",
     )
     p.add_argument("--timeout", type=int, default=1800, help="limit for each Snakemake call (timeout -k)")
     p.add_argument(
@@ -545,7 +545,8 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(args.seed)
     attempts = args.max_attempts or args.kills + 4
     try:
-        patience = args.patience if args.patience is not None else seconds
+        # Each kill waits at most its share of an undisturbed run for its kind, so every kill fits in the run.
+        patience = args.patience if args.patience is not None else seconds / (args.kills + 1)
         plan = kill_plan(work / "A" / "snakemake.attempt00.log", args.kills, rng)
         report["kill_plan"] = plan
         report["chaos"] = chaos_run(
