@@ -644,13 +644,21 @@ def _die_with_parent() -> None:
 
 
 def launch_local(
-    base_argv: list[str], ranks: int, work_dir: str, timeout_s: float, poll_s: float = 0.2
+    base_argv: list[str],
+    ranks: int,
+    work_dir: str,
+    timeout_s: float,
+    poll_s: float = 0.2,
+    out: str | None = None,
 ) -> int:
     """Start `ranks` processes of this command, one per rank, and watch them.
 
     If a rank exits with an error the others are stopped and the job fails naming the rank; the rendezvous
-    file (unique to this launch) is removed in every case.
+    file (unique to this launch) is removed in every case. A failed job leaves no model: if rank 0 wrote `out`
+    during this launch before another rank died (it can, in the moments after the last collective), the file
+    is removed, so a failed job never leaves its output under the final name.
     """
+    out_before = _file_stamp(out) if out is not None else None
     rdzv = rendezvous_path(work_dir, env={})
     path = _local_path(rdzv, "rendezvous file")
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -709,8 +717,24 @@ def launch_local(
             "messages above)",
             file=sys.stderr,
         )
+        if out is not None and _file_stamp(out) not in (None, out_before):
+            fs, path = storage.fs_and_path(out)
+            with contextlib.suppress(FileNotFoundError):
+                fs.rm(path)
+            print(f"minigo train: removed {out}, written before rank {rank} failed; rerun the job",
+                  file=sys.stderr)  # fmt: skip
         return 1
     return STOPPED_EARLY if any(p.returncode == STOPPED_EARLY for p in procs) else 0
+
+
+def _file_stamp(url: str) -> tuple | None:
+    """(size, modification time) of the file at `url`, or None when there is none."""
+    fs, path = storage.fs_and_path(url)
+    try:
+        info = fs.info(path)
+    except FileNotFoundError:
+        return None
+    return (info.get("size"), str(info.get("mtime", info.get("LastModified"))))
 
 
 # ---- command line ------------------------------------------------------------------------------------------
@@ -805,7 +829,7 @@ def cli_main(argv: list[str] | None = None) -> int:
         if ranks > 1:
             base = list(argv if argv is not None else sys.argv[1:])
             base = _strip_option(base, "--ranks")
-            return launch_local(base + ["--work-dir", work_dir], ranks, work_dir, args.timeout)
+            return launch_local(base + ["--work-dir", work_dir], ranks, work_dir, args.timeout, out=args.out)
     from minigo_core import model as model_mod
 
     try:

@@ -215,19 +215,25 @@ def test_killed_training_rank_fails_the_job_in_bounded_time_then_retry_succeeds(
     reader = threading.Thread(target=lambda: stderr.extend(proc.stderr), daemon=True)
     reader.start()
     try:
-        # Kill rank 1 once it runs and rank 0 has reached (or passed) the rendezvous: rank 0 would otherwise
-        # wait for it for the whole collective timeout.
+        # Freeze rank 1 the moment it exists, so it cannot finish first (a tiny job trains in well under a
+        # second), then kill it while rank 0 waits for it: rank 0 would otherwise wait for it for the whole
+        # collective timeout.
         deadline = time.monotonic() + 180
         victim = None
-        while time.monotonic() < deadline and proc.poll() is None:
+        while time.monotonic() < deadline and proc.poll() is None and victim is None:
             victim = _rank_pid(proc.pid, 1)
-            if victim is not None and list(work.glob("rdzv-*")):  # the ranks are at (or past) the rendezvous
-                break
-            time.sleep(0.05)
+            if victim is None:
+                time.sleep(0.01)
         assert victim is not None and proc.poll() is None, (
             f"rank 1 never appeared (exit {proc.poll()}):\n{''.join(stderr)[-3000:]}"
         )
-        time.sleep(0.5)  # inside the job
+        os.kill(victim, signal.SIGSTOP)
+        while time.monotonic() < deadline and proc.poll() is None and not list(work.glob("rdzv-*")):
+            time.sleep(0.05)
+        assert proc.poll() is None and list(work.glob("rdzv-*")), (
+            f"rank 0 never reached the rendezvous (exit {proc.poll()}):\n{''.join(stderr)[-3000:]}"
+        )
+        time.sleep(0.5)  # rank 0 waits for rank 1 inside the job
         os.kill(victim, signal.SIGKILL)
         killed_at = time.monotonic()
         try:
