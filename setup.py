@@ -1,25 +1,41 @@
-"""Builds the DSP-emulation extension (minigo_core.dsp._C) against the installed torch.
+"""Builds the two compiled parts of minigo_core.dsp against the installed torch.
 
-Install with `pip install --no-build-isolation -e .` so the extension is compiled once, at install
-time, against torch==2.13.0 already in the environment (never on first import inside a job).
+- `minigo_core.dsp._C`: the DSP-emulation kernels as torch ops (training, and the dsp backend of DualNet);
+- `minigo_core.dsp._infer`: the same kernels' fused inference engine behind a plain C interface, with no
+  torch or Python dependency, loaded with ctypes by `minigo_core.fused` (self-play and evaluation never
+  import torch).
+
+Install with `pip install --no-build-isolation -e .` so both are compiled once, at install time, against
+torch==2.13.0 already in the environment (never on first import inside a job).
 """
 
-import glob
 import os
 
-from setuptools import setup
+from setuptools import Extension, setup
+
+CSRC = os.path.join("minigo_core", "dsp", "csrc")
+CXX_FLAGS = ["-O3", "-g0", "-std=c++20", "-fno-math-errno", "-pthread"]
 
 ext_modules = []
 cmdclass = {}
-sources = sorted(glob.glob(os.path.join("minigo_core", "dsp", "csrc", "*.cpp")))
-if sources:
+if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
     from torch.utils.cpp_extension import BuildExtension, CppExtension
 
+    kernels = os.path.join(CSRC, "kernels.cpp")
     ext_modules.append(
         CppExtension(
             "minigo_core.dsp._C",
-            sources,
-            extra_compile_args=["-O3", "-g0", "-std=c++20", "-fno-math-errno", "-pthread"],
+            [kernels, os.path.join(CSRC, "ops.cpp")],
+            extra_compile_args=CXX_FLAGS,
+            extra_link_args=["-pthread"],
+        )
+    )
+    ext_modules.append(
+        Extension(
+            "minigo_core.dsp._infer",
+            [kernels, os.path.join(CSRC, "infer_capi.cpp")],
+            language="c++",
+            extra_compile_args=[*CXX_FLAGS, "-fvisibility=hidden"],
             extra_link_args=["-pthread"],
         )
     )

@@ -337,7 +337,8 @@ class GTPEngine:
 def build_model_engine(model_url: str, readouts: int, backend: str, threads: int, config: str | None,
                        komi: float | None, resign_threshold: float | None) -> GTPEngine:
     """A GTP engine playing `model_url` with MCTS (the best move, no noise, no softpick)."""
-    from minigo_core.model import load_model, model_digest
+    from minigo_core.fused import load_for_inference
+    from minigo_core.modelfile import digest as model_digest
     from minigo_core.players import ModelPlayer, SearchSettings
 
     run_cfg = None
@@ -345,7 +346,7 @@ def build_model_engine(model_url: str, readouts: int, backend: str, threads: int
         from minigo_core.config import load_config
 
         run_cfg = load_config(config)
-    net = load_model(model_url, backend=backend, threads=threads)
+    net = load_for_inference(model_url, backend=backend, threads=threads)
     if run_cfg is not None and run_cfg.board_size != net.cfg.board_size:
         size = net.cfg.board_size
         raise ValueError(f"model {model_url} plays {size}x{size} but config {config} has board_size "
@@ -399,9 +400,6 @@ def _serve(args: argparse.Namespace, stdout: IO[bytes]) -> int:
             engine = GTPEngine(RandomPlayer(), board_size=size, komi=7.5 if args.komi is None else args.komi,
                                name="MiniGo-random")
         else:
-            import torch
-
-            torch.set_num_threads(max(1, args.threads))
             readouts = args.readouts
             backend = args.backend
             if args.config and (readouts is None or backend is None):
@@ -410,6 +408,10 @@ def _serve(args: argparse.Namespace, stdout: IO[bytes]) -> int:
                 cfg = load_config(args.config)
                 readouts = readouts or cfg.evaluate.readouts
                 backend = backend or cfg.model.backend
+            if (backend or "dsp") == "torch":  # the dsp backend plays through the torch-free fused engine
+                import torch
+
+                torch.set_num_threads(max(1, args.threads))
             engine = build_model_engine(args.model, readouts or 200, backend or "dsp", args.threads,
                                         args.config, args.komi, args.resign_threshold)
     except Exception as exc:  # noqa: BLE001 - start-up errors: one clear line, exit status 2

@@ -174,15 +174,17 @@ def inspect_directory(url: str) -> str:
 
 
 def inspect_model(url: str) -> str:
-    from minigo_core import model
+    from minigo_core import modelfile
 
-    net = model.load_model(url, backend="torch")
-    params = sum(p.numel() for p in net.parameters())
+    data = modelfile.read_bytes(url)
+    f = modelfile.decode(url, data)
+    buffers = ("running_mean", "running_var", "num_batches_tracked")  # BN statistics, not parameters
+    params = sum(int(a.size) for k, a in f.tensors.items() if not k.endswith(buffers))
     lines = [
-        f"model file {url} (sha256 {model.model_digest(url)[:16]})",
-        f"  config: {json.dumps(net.cfg.to_dict())}",
+        f"model file {url} (format version {f.format_version}, sha256 {modelfile.sha256(data)[:16]})",
+        f"  config: {json.dumps(f.config.to_dict())}",
         f"  parameters: {params}",
-        f"  provenance: {json.dumps(getattr(net, 'provenance', {}), sort_keys=True)}",
+        f"  provenance: {json.dumps(f.provenance, sort_keys=True)}",
     ]
     return "\n".join(lines)
 
@@ -194,16 +196,19 @@ def _kind(url: str) -> str:
     if fs.isdir(path):
         return "directory"
     with fs.open(path, "rb") as handle:
-        head = handle.read(4)
-    if head.startswith(b"PK"):
-        return "model"
+        head = handle.read(4096)
+    safetensors = len(head) > 8 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") < 1 << 30
+    if head.startswith(b"PK") or safetensors or path.endswith((".safetensors", ".pt")):
+        return "model"  # a safetensors file (8-byte header length, JSON header), or a format-1 zip
     return "game"
 
 
 def cli_main(argv: list[str] | None = None) -> int:
     """`minigo inspect PATH [--move K] [--sgf OUT] [--top T]`: show a game file, directory or model file."""
     parser = argparse.ArgumentParser(prog="minigo inspect", description=cli_main.__doc__)
-    parser.add_argument("path", help="game file (.arrow), directory of game files, or model file (.pt)")
+    parser.add_argument(
+        "path", help="game file (.arrow), directory of game files, or model file (.safetensors)"
+    )
     parser.add_argument(
         "--move",
         type=int,

@@ -8,94 +8,34 @@ state dict moves between them unchanged):
   on a pool of worker threads standing for DSP cores). In `eval()` mode with gradients off (what `predict`
   does), the whole network runs in one call into the extension with BN folded into the convolutions.
 
-Model file (`.pt`): a `torch.save` zip holding only plain types and tensors (loaded with
-`torch.load(weights_only=True)`, no arbitrary unpickling):
-`{"format": "minigo-model", "format_version": 1, "config": {...ModelConfig}, "provenance": {...},
-"state_dict": {name: tensor}}`. Identical inputs give byte-identical files (no timestamps inside).
+Model file (`{root}/models/genNNNN.safetensors`): a safetensors file with the state dict and one metadata
+entry holding the format, `ModelConfig` and provenance (`minigo_core.modelfile`, which reads it without
+torch). Identical inputs give byte-identical files (no timestamps inside).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import hashlib
-import io
 import sys
-import warnings
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from minigo_core import __version__, storage
+from minigo_core import __version__, modelfile, storage
+from minigo_core.modelfile import (  # noqa: F401  (re-exported: the model file's names live in modelfile)
+    FEATURE_PLANES,
+    MODEL_FORMAT,
+    MODEL_FORMAT_VERSION,
+    MODEL_SUFFIX,
+    ModelConfig,
+    ModelFileError,
+)
 
-MODEL_FORMAT = "minigo-model"
-MODEL_FORMAT_VERSION = 1
 BN_MOMENTUM = 0.05  # torch sense; Keras/TF momentum 0.95 (ANCHORS.md)
 BN_EPS = 1e-5
 BACKENDS = ("torch", "dsp")
-# Input planes per feature set; must match minigo_core.features.num_planes (checked there when importable).
-FEATURE_PLANES = {"agz": 17, "mlperf07": 13}
-
-
-class ModelFileError(ValueError):
-    """A model file is missing, truncated, corrupt or not a MiniGo model; the message names the file."""
-
-
-def _num_planes(feature_set: str) -> int:
-    try:
-        from minigo_core import features
-
-        return int(features.num_planes(feature_set))
-    except (ImportError, AttributeError):
-        pass
-    if feature_set not in FEATURE_PLANES:
-        raise ValueError(f"unknown feature set {feature_set!r}; allowed: {', '.join(FEATURE_PLANES)}")
-    return FEATURE_PLANES[feature_set]
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """Network shape: board size N, B residual blocks of F filters, value-head width, input feature set."""
-
-    board_size: int = 9
-    blocks: int = 4
-    filters: int = 32
-    fc_width: int = 64
-    feature_set: str = "agz"
-
-    def __post_init__(self) -> None:
-        for name in ("board_size", "blocks", "filters", "fc_width"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"ModelConfig.{name} must be a positive integer, got {value!r}")
-        _num_planes(self.feature_set)
-
-    @property
-    def planes(self) -> int:
-        return _num_planes(self.feature_set)
-
-    @property
-    def num_moves(self) -> int:
-        """Policy length: N*N points plus pass."""
-        return self.board_size * self.board_size + 1
-
-    @classmethod
-    def from_run(cls, run_cfg: Any) -> ModelConfig:
-        """The model shape of a `minigo_core.config.RunConfig`."""
-        m = run_cfg.model
-        return cls(run_cfg.board_size, m.blocks, m.filters, m.fc_width, run_cfg.features)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> ModelConfig:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
 
 
 class ConvBN(nn.Module):
@@ -241,33 +181,10 @@ class DualNet(nn.Module):
 
 
 # ---- model files --------------------------------------------------------------------------------------
-def _plain(value: Any, where: str) -> Any:
-    """Check that provenance holds only plain types (so the file loads with weights_only=True)."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_plain(v, where) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v, where) for k, v in value.items()}
-    raise TypeError(
-        f"{where}: {type(value).__name__} is not a plain type (None/bool/int/float/str/list/dict)"
-    )
-
-
 def model_bytes(net: DualNet, provenance: dict) -> bytes:
     """The model file's bytes: deterministic for identical weights, config and provenance."""
-    prov = {"software_version": __version__, **_plain(dict(provenance), "provenance")}
-    state = {k: v.detach().to("cpu").contiguous().clone() for k, v in net.state_dict().items()}
-    payload = {
-        "format": MODEL_FORMAT,
-        "format_version": MODEL_FORMAT_VERSION,
-        "config": net.cfg.to_dict(),
-        "provenance": prov,
-        "state_dict": state,
-    }
-    buf = io.BytesIO()
-    torch.save(payload, buf)
-    return buf.getvalue()
+    state = {k: v.detach().to("cpu").contiguous().numpy() for k, v in net.state_dict().items()}
+    return modelfile.encode(net.cfg, provenance, state)
 
 
 def save_model(url: str, net: DualNet, provenance: dict) -> None:
@@ -281,50 +198,23 @@ def save_model(url: str, net: DualNet, provenance: dict) -> None:
     net.provenance = {"software_version": __version__, **provenance}
 
 
-def _read(url: str) -> bytes:
-    fs, path = storage.fs_and_path(url)
-    try:
-        with fs.open(path, "rb") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        raise ModelFileError(
-            f"model file {url} does not exist; check the path or run `minigo bootstrap`"
-        ) from None
-    except OSError as exc:
-        raise ModelFileError(f"cannot read model file {url}: {exc}") from exc
-
-
 def load_model(url: str, backend: str = "dsp", threads: int = 1) -> DualNet:
-    """Load a model file into a DualNet on `backend` (eval mode); `threads` DSP cores for the dsp backend."""
-    data = _read(url)
-    redo = "re-create it (minigo bootstrap / minigo train) or point at another generation's model"
+    """Load a model file into a DualNet on `backend` (eval mode); `threads` DSP cores for the dsp backend.
+
+    For inference only (self-play, evaluation, GTP), `minigo_core.fused.load` reads the same file without
+    torch.
+    """
+    f = modelfile.read(url)
+    net = DualNet(f.config, backend="torch")
+    state = {k: torch.from_numpy(np.array(v)) for k, v in f.tensors.items()}
     try:
-        with warnings.catch_warnings():  # a foreign pickle may warn about its protocol before failing
-            warnings.simplefilter("ignore")
-            payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises RuntimeError, pickle.UnpicklingError, zipfile errors, EOFError...
+        net.load_state_dict(state, strict=True)
+    except (RuntimeError, ValueError, TypeError) as exc:
         raise ModelFileError(
-            f"model file {url} is corrupt, truncated or not a MiniGo model ({len(data)} bytes; "
-            f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}); {redo}"
+            f"model file {url} has weights that do not load ({exc!r}); re-create it (minigo bootstrap / "
+            "minigo train) or point at another generation's model"
         ) from None
-    if not isinstance(payload, dict) or payload.get("format") != MODEL_FORMAT:
-        raise ModelFileError(f"file {url} is not a MiniGo model file (no format '{MODEL_FORMAT}'); {redo}")
-    version = payload.get("format_version")
-    if version != MODEL_FORMAT_VERSION:
-        raise ModelFileError(
-            f"model file {url} has format version {version!r}; this software ({__version__}) reads version "
-            f"{MODEL_FORMAT_VERSION}; {redo}"
-        )
-    try:
-        cfg = ModelConfig.from_dict(payload["config"])
-        net = DualNet(cfg, backend="torch")
-        net.load_state_dict(payload["state_dict"], strict=True)
-    except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
-        raise ModelFileError(f"model file {url} has a bad config or weights ({exc!r}); {redo}") from None
-    provenance = payload.get("provenance") or {}
-    if not isinstance(provenance, dict):
-        raise ModelFileError(f"model file {url} has provenance of type {type(provenance).__name__}; {redo}")
-    net.provenance = dict(provenance)
+    net.provenance = dict(f.provenance)
     net.eval()
     if backend == "dsp":
         from minigo_core import dsp
@@ -336,7 +226,7 @@ def load_model(url: str, backend: str = "dsp", threads: int = 1) -> DualNet:
 
 def model_digest(url: str) -> str:
     """sha256 hex digest of a model file's bytes."""
-    return hashlib.sha256(_read(url)).hexdigest()
+    return modelfile.digest(url)
 
 
 def random_model(cfg: ModelConfig, seed: int, backend: str = "torch") -> DualNet:
@@ -354,7 +244,9 @@ def cli_main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="minigo bootstrap", description=cli_main.__doc__)
     parser.add_argument("--config", required=True, help="run config YAML")
-    parser.add_argument("--out", required=True, help="model file to write (e.g. {root}/models/gen0000.pt)")
+    parser.add_argument(
+        "--out", required=True, help="model file to write (e.g. {root}/models/gen0000.safetensors)"
+    )
     parser.add_argument("--seed", type=int, default=None, help="weight seed (default: the run seed)")
     args = parser.parse_args(argv)
     try:

@@ -7,7 +7,8 @@ their own board (GTP engines) are kept in step through `play`.
 
 Player specs (command line and config `evaluate.opponents`):
 
-- `gen0`, `genN`, `previous` -- the model file `{root}/models/genNNNN.pt` (`previous` = generation G-1)
+- `gen0`, `genN`, `previous` -- the model file `{root}/models/genNNNN.safetensors` (`previous`: generation
+  G-1)
 - `gnugo:LEVEL` -- GNU Go at that level through GTP (`gtp_client.gnugo_argv`: Chinese rules, simple ko,
   no suicide, `--capture-all-dead`, so its games score the same under Tromp-Taylor)
 - `random` -- a uniformly random legal move: every legal point and pass (always legal) with equal
@@ -104,15 +105,16 @@ def resolve_spec(spec: str, root: str | None = None, generation: int | None = No
         return PlayerSpec(spec, "gtp", spec, argv=argv)
     # A model file. Inside a run's models/ folder it keeps its generation name, so ratings join up.
     base = os.path.basename(spec.rstrip("/"))
-    gm = re.fullmatch(r"gen(\d+)\.pt", base)
+    gm = re.fullmatch(r"gen(\d+)\.(?:safetensors|pt)", base)
     if gm:
         return PlayerSpec(spec, "model", generation_name(int(gm.group(1))), url=spec,
                           generation=int(gm.group(1)))
-    if not base.endswith(".pt") and not storage.exists(spec):
+    if not base.endswith((".safetensors", ".pt")) and not storage.exists(spec):
         raise PlayerError(
             f"player spec {spec!r} is not a known spec or an existing model file; use {SPEC_HELP}"
         )
-    return PlayerSpec(spec, "model", f"model:{base.removesuffix('.pt')}", url=spec)
+    name = base.removesuffix(".safetensors").removesuffix(".pt")
+    return PlayerSpec(spec, "model", f"model:{name}", url=spec)
 
 
 # --------------------------------------------------------------------------------------------------- players
@@ -304,12 +306,12 @@ def make_player(spec: PlayerSpec, search: SearchSettings, run_cfg: Any = None, b
         return RandomPlayer(spec.name)
     if spec.kind in ("gnugo", "gtp"):
         return GTPPlayer(spec.argv, spec.name, timeout=gtp_timeout)
-    from minigo_core.model import load_model
+    from minigo_core.fused import load_for_inference
 
     assert spec.url is not None
     net = (nets or {}).get(spec.url)
     if net is None:
-        net = load_model(spec.url, backend=backend, threads=threads)
+        net = load_for_inference(spec.url, backend=backend, threads=threads)
         if nets is not None:
             nets[spec.url] = net
     return ModelPlayer(net, search, name=spec.name, run_cfg=run_cfg)

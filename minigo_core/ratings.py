@@ -314,8 +314,8 @@ def artifact_time(url: str) -> float | None:
 def model_times(root: str) -> dict[int, float]:
     """generation -> the time its model file was written (file timestamps on the shared filesystem)."""
     times = {}
-    for url in storage.list_files(storage.join(root, "models"), ".pt"):
-        m = re.match(r"^gen(\d+)\.pt$", os.path.basename(url))
+    for url in storage.list_files(storage.join(root, "models"), ".safetensors"):
+        m = re.match(r"^gen(\d+)\.safetensors$", os.path.basename(url))
         if not m:
             continue
         t = artifact_time(url)

@@ -99,7 +99,7 @@ def print_results(cfg: RunConfig, echo=print) -> None:
     summary = storage.join(root, status.SUMMARY_DIR)
     echo("")
     echo(f"results of the run in {root}:")
-    echo(f"  models         {storage.join(root, 'models')}/genGGGG.pt")
+    echo(f"  models         {storage.join(root, 'models')}/genGGGG.safetensors")
     echo(
         f"  self-play      {storage.join(root, 'games')}/genGGGG/gameIIIII.arrow"
         " (+ genGGGG.complete.json per generation)"

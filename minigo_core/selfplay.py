@@ -208,7 +208,7 @@ def cli_main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--config", required=True, help="run config YAML")
-    parser.add_argument("--model", required=True, help="model file (e.g. {root}/models/gen0003.pt)")
+    parser.add_argument("--model", required=True, help="model file (e.g. {root}/models/gen0003.safetensors)")
     parser.add_argument("--generation", type=int, required=True, help="generation of the model")
     parser.add_argument("--game", type=int, required=True, help="game index within the generation")
     parser.add_argument("--out", required=True, help="game file (e.g. {root}/games/gen0003/game00042.arrow)")
@@ -227,7 +227,7 @@ def cli_main(argv: list[str] | None = None) -> int:
         )
 
     from minigo_core import config as config_mod
-    from minigo_core import model as model_mod
+    from minigo_core import fused, modelfile
 
     try:
         run_cfg = config_mod.load_config(args.config)
@@ -240,10 +240,10 @@ def cli_main(argv: list[str] | None = None) -> int:
         import torch
 
         torch.set_num_threads(threads)
-    try:
-        net = model_mod.load_model(args.model, backend=backend, threads=threads)
-        sha256 = model_mod.model_digest(args.model)
-    except model_mod.ModelFileError as exc:
+    try:  # the dsp backend reads the model without torch: no torch import in a self-play job
+        net = fused.load_for_inference(args.model, backend=backend, threads=threads)
+        sha256 = modelfile.digest(args.model)
+    except modelfile.ModelFileError as exc:
         print(f"minigo selfplay: {exc}", file=sys.stderr)
         return 1
     if net.cfg.board_size != run_cfg.board_size:

@@ -118,7 +118,7 @@ def sha256_file(url: str) -> str:
 
 # Layout of a run on the shared filesystem (see README "Layout of a run").
 def model_path(root: str, generation: int) -> str:
-    return join(root, "models", f"gen{generation:04d}.pt")
+    return join(root, "models", f"gen{generation:04d}.safetensors")
 
 
 def games_dir(root: str, generation: int) -> str:

@@ -78,7 +78,7 @@ def train_tiny_model(path: str, seed: int = 2024, games: int = 300, steps: int =
 
 @pytest.fixture(scope="module")
 def trained_model(tmp_path_factory) -> str:
-    path = str(tmp_path_factory.mktemp("models") / "trained5.pt")
+    path = str(tmp_path_factory.mktemp("models") / "trained5.safetensors")
     train_tiny_model(path)
     return path
 
@@ -123,7 +123,7 @@ def test_model_against_itself_scores_about_half(trained_model):
 
 def test_model_against_gnugo_ends_with_a_result_both_agree_on(gnugo_path, tmp_path):
     torch.set_num_threads(1)
-    path = str(tmp_path / "tiny9.pt")
+    path = str(tmp_path / "tiny9.safetensors")
     save_model(path, random_model(ModelConfig(9, 1, 8, 16, "agz"), seed=3), {"generation": 0})
     model = model_player(path, "tiny9", readouts=8, softpick=0)
     with make_player(resolve_spec("gnugo:1", gnugo_path=gnugo_path), SearchSettings()) as gnugo:
@@ -159,13 +159,13 @@ def test_player_specs(tmp_path):
     root = str(tmp_path)
     assert resolve_spec("gen0", root).name == "gen0000"
     prev = resolve_spec("previous", root, generation=7)
-    assert prev.name == "gen0006" and prev.url.endswith("models/gen0006.pt")
+    assert prev.name == "gen0006" and prev.url.endswith("models/gen0006.safetensors")
     gnugo = resolve_spec("gnugo:3")
     assert gnugo.name == "gnugo:3" and gnugo.argv[gnugo.argv.index("--level") + 1] == "3"
     assert resolve_spec("random").kind == "random"
     assert resolve_spec("gtp:/usr/games/gnugo --mode gtp").argv == ("/usr/games/gnugo", "--mode", "gtp")
-    assert resolve_spec(f"{root}/models/gen0012.pt").name == "gen0012"
-    assert resolve_spec(f"{root}/elsewhere/best.pt").name == "model:best"
+    assert resolve_spec(f"{root}/models/gen0012.safetensors").name == "gen0012"
+    assert resolve_spec(f"{root}/elsewhere/best.safetensors").name == "model:best"
     for bad in ("previous", "gnugo:11", "gnugo:x", "gtp:", "nonsense"):
         with pytest.raises(PlayerError):
             resolve_spec(bad, root, generation=0)
@@ -174,7 +174,7 @@ def test_player_specs(tmp_path):
 def test_evaluate_command_writes_results_and_sgf(trained_model, tmp_path, capsys):
     root = tmp_path / "run"
     (root / "models").mkdir(parents=True)
-    (root / "models" / "gen0001.pt").write_bytes(open(trained_model, "rb").read())
+    (root / "models" / "gen0001.safetensors").write_bytes(open(trained_model, "rb").read())
     config = tmp_path / "config.yaml"
     config.write_text(f"root: {root}\nboard_size: {SMALL}\nkomi: {KOMI}\nmodel: {{backend: torch}}\n"
                       "evaluate: {games: 4, readouts: 8, softpick_moves: 2}\n")

@@ -150,16 +150,16 @@ def test_window_fails_past_max_bad_fraction_naming_the_files(run, tmp_path):
 # ---------------------------------------------------------------------------------------- bad model files
 def test_corrupt_model_file_is_named_by_selfplay_and_train(run, tmp_path):
     good = run["model"].read_bytes()
-    truncated = tmp_path / "truncated.pt"
+    truncated = tmp_path / "truncated.safetensors"
     truncated.write_bytes(good[: len(good) // 3])
-    garbage = tmp_path / "garbage.pt"
+    garbage = tmp_path / "garbage.safetensors"
     garbage.write_bytes(os.urandom(len(good)))
     cfg = str(run["config"])
     commands = {
         "selfplay": ["selfplay", "--config", cfg, "--model", str(truncated), "--generation", "0",
                      "--game", "7", "--out", str(tmp_path / "game.arrow")],
         "train": ["train", "--config", cfg, "--generation", "1", "--window-dir", str(run["window"]),
-                  "--parent", str(garbage), "--out", str(tmp_path / "gen0001.pt"), "--ranks", "1",
+                  "--parent", str(garbage), "--out", str(tmp_path / "gen0001.safetensors"), "--ranks", "1",
                   "--work-dir", str(tmp_path / "train")],
     }  # fmt: skip
     procs = {name: subprocess.Popen([PYTHON, "-m", "minigo_core.cli", *argv], stdout=subprocess.PIPE,
@@ -176,7 +176,7 @@ def test_corrupt_model_file_is_named_by_selfplay_and_train(run, tmp_path):
         elif "Traceback" in err:
             problems.append(f"minigo {name}: a traceback instead of (only) a message:\n{err[-3000:]}")
     assert not problems, "\n".join(problems)
-    assert not (tmp_path / "game.arrow").exists() and not (tmp_path / "gen0001.pt").exists()
+    assert not (tmp_path / "game.arrow").exists() and not (tmp_path / "gen0001.safetensors").exists()
     assert not no_temporaries(tmp_path)
 
 
@@ -205,7 +205,7 @@ def _rank_pid(launcher: int, rank: int) -> int | None:
 
 
 def test_killed_training_rank_fails_the_job_in_bounded_time_then_retry_succeeds(run, tmp_path):
-    out = tmp_path / "gen0001.pt"
+    out = tmp_path / "gen0001.safetensors"
     work = tmp_path / "train"
     argv = [PYTHON, "-m", "minigo_core.cli", "train", "--config", str(run["config"]), "--generation", "1",
             "--window-dir", str(run["window"]), "--parent", str(run["model"]), "--out", str(out),

@@ -109,7 +109,7 @@ def artifacts(tmp_path_factory) -> Artifacts:
     """A real model file, game file, shard and SGF made by the library on the tiny config."""
     root = tmp_path_factory.mktemp("fuzz_run")
     run_cfg = tiny_config(root)
-    model_url = str(root / "gen0000.pt")
+    model_url = str(root / "gen0000.safetensors")
     net = model.random_model(model.ModelConfig.from_run(run_cfg), seed=run_cfg.seed)
     model.save_model(model_url, net, {"generation": 0})
     net = model.load_model(model_url, backend="dsp", threads=1)
@@ -477,19 +477,19 @@ def check_model(path: Path, data: bytes) -> None:
 @FUZZ
 @given(data=st.data())
 def test_model_loader_mutated(artifacts, tmp_path, data):
-    check_model(tmp_path / "gen0001.pt", data.draw(mutated(artifacts["model"])))
+    check_model(tmp_path / "gen0001.safetensors", data.draw(mutated(artifacts["model"])))
 
 
 @FUZZ
 @given(data=st.binary(max_size=2048))
 def test_model_loader_random_bytes(tmp_path, data):
-    check_model(tmp_path / "gen0002.pt", data)
+    check_model(tmp_path / "gen0002.safetensors", data)
 
 
 def test_model_loader_foreign_files(artifacts, tmp_path):
     others = {**foreign_files(), "game": artifacts["game"], "shard": artifacts["shard"]}
     for name, data in others.items():
-        path = tmp_path / f"{name}.pt"
+        path = tmp_path / f"{name}.safetensors"
         path.write_bytes(data)
         with pytest.raises(model.ModelFileError) as info:
             model.load_model(str(path), backend="torch")
@@ -575,7 +575,7 @@ def test_gtp_engine_any_line_gets_one_clean_answer(line):
 
 def test_gtp_engine_survives_10000_garbage_lines(artifacts, tmp_path):
     """`minigo gtp --model M` as a subprocess: 10,000 garbage lines, then it still plays correctly."""
-    model_path = tmp_path / "gen0000.pt"
+    model_path = tmp_path / "gen0000.safetensors"
     model_path.write_bytes(artifacts["model"])
     lines = garbage_lines(10_000, seed=8)
     assert len(lines) >= 9_900

@@ -49,7 +49,7 @@ def make_record(board_size: int = 9, num_moves: int = 40, seed: int = 0, every: 
         "komi": 7.5,
         "features": "agz",
         "result": {"winner": winner, "score": position.score(), "resigned": False},
-        "model": {"url": "m.pt", "generation": 3, "sha256": "00"},
+        "model": {"url": "m.safetensors", "generation": 3, "sha256": "00"},
     }
     return GameRecord(
         metadata=metadata,

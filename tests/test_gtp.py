@@ -220,7 +220,7 @@ def tiny_model(tmp_path_factory) -> str:
     from minigo_core.model import ModelConfig, random_model, save_model
 
     torch.set_num_threads(1)
-    path = str(tmp_path_factory.mktemp("gtp") / "tiny.pt")
+    path = str(tmp_path_factory.mktemp("gtp") / "tiny.safetensors")
     save_model(path, random_model(ModelConfig(9, 1, 8, 16, "agz"), seed=5), {"generation": 0, "test": True})
     return path
 

@@ -24,7 +24,7 @@ def game_record() -> GameRecord:
         "komi": 7.5,
         "features": "agz",
         "result": {"winner": -1, "score": -7.5, "resigned": False},
-        "model": {"url": "models/gen0002.pt", "generation": 2, "sha256": "abcdef"},
+        "model": {"url": "models/gen0002.safetensors", "generation": 2, "sha256": "abcdef"},
         "resign": {
             "enabled": False,
             "threshold": -0.9,
@@ -55,7 +55,7 @@ def test_summary_and_final_board(game_file, capsys):
     assert cli_main([str(game_file)]) == 0
     out = capsys.readouterr().out
     assert "W+7.5" in out and "7 moves, 2 positions recorded" in out
-    assert "models/gen0002.pt" in out and "generation 2" in out
+    assert "models/gen0002.safetensors" in out and "generation 2" in out
     assert "W would have resigned at move 3, wrongly" in out
     assert "final position" in out
 
@@ -103,7 +103,7 @@ def test_sgf_of_a_self_play_game_reads_back(tmp_path):
     from minigo_core import config, selfplay
 
     cfg = config.from_dict({"selfplay": {"readouts": 8, "fast_readouts": 8}})
-    record = selfplay.play_game(UniformNet(), cfg, 0, 0, "m.pt")
+    record = selfplay.play_game(UniformNet(), cfg, 0, 0, "m.safetensors")
     path = tmp_path / "game.arrow"
     write_game(str(path), record)
     out = tmp_path / "game.sgf"
@@ -126,7 +126,7 @@ def test_model_file(tmp_path, capsys):
     torch.manual_seed(0)
     cfg = model.ModelConfig(board_size=9, blocks=1, filters=8, fc_width=8, feature_set="agz")
     net = model.DualNet(cfg)
-    path = tmp_path / "gen0000.pt"
+    path = tmp_path / "gen0000.safetensors"
     model.save_model(str(path), net, {"generation": 0, "seed": 1})
     assert cli_main([str(path)]) == 0
     out = capsys.readouterr().out

@@ -137,8 +137,8 @@ def test_fused_inference_equals_unfused_and_torch(batch, cfg):
     isas = [1, 0] if dsp._C.cpu_has_avx2() else [0]
     for cores, isa, winograd in [(c, i, w) for c in (1, 2) for i in isas for w in (True, False)]:
         dsp.set_num_threads(cores)
-        dsp._C.set_isa(isa)
-        dsp._C.set_winograd(winograd)
+        dsp.set_isa(isa)
+        dsp.set_winograd(winograd)
         with torch.no_grad():
             fused = net_d(x)  # eval + no_grad: the one-call fused path
         unfused = net_d._forward_dsp(x)  # layer by layer, BN not folded
@@ -149,8 +149,8 @@ def test_fused_inference_equals_unfused_and_torch(batch, cfg):
         for got, want in zip(fused, ref, strict=True):
             torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
     dsp.set_num_threads(1)
-    dsp._C.set_isa(isas[0])
-    dsp._C.set_winograd(True)
+    dsp.set_isa(isas[0])
+    dsp.set_winograd(True)
 
 
 def test_fused_path_follows_weight_updates():
@@ -186,12 +186,12 @@ def test_predict(backend):
 
 def test_save_load_roundtrip(tmp_path):
     net, _ = _pair(seed=9)
-    url = str(tmp_path / "models" / "gen0003.pt")
-    prov = {"generation": 3, "parent": "gen0002.pt", "data": ["window/gen0003"], "seed": 11}
+    url = str(tmp_path / "models" / "gen0003.safetensors")
+    prov = {"generation": 3, "parent": "gen0002.safetensors", "data": ["window/gen0003"], "seed": 11}
     model.save_model(url, net, prov)
     loaded = model.load_model(url, backend="torch")
     assert loaded.cfg == CFG
-    assert loaded.provenance["generation"] == 3 and loaded.provenance["parent"] == "gen0002.pt"
+    assert loaded.provenance["generation"] == 3 and loaded.provenance["parent"] == "gen0002.safetensors"
     assert loaded.provenance["software_version"]
     for (name, a), b in zip(net.state_dict().items(), loaded.state_dict().values(), strict=True):
         assert torch.equal(a, b), name
@@ -204,7 +204,7 @@ def test_load_model_dsp_backend(tmp_path):
     from minigo_core import dsp
 
     net, _ = _pair(seed=10)
-    url = str(tmp_path / "m.pt")
+    url = str(tmp_path / "m.safetensors")
     model.save_model(url, net, {"generation": 1})
     loaded = model.load_model(url, backend="dsp", threads=2)
     assert loaded.backend == "dsp" and dsp.get_num_threads() == 2
@@ -217,21 +217,21 @@ def test_bad_model_files_raise_model_file_error(tmp_path):
     net, _ = _pair(seed=11)
     good = model.model_bytes(net, {"generation": 0})
     cases = {
-        "truncated.pt": good[: len(good) // 2],
-        "empty.pt": b"",
-        "garbage.pt": b"\x00not a model at all" * 10,
+        "truncated.safetensors": good[: len(good) // 2],
+        "empty.safetensors": b"",
+        "garbage.safetensors": b"\x00not a model at all" * 10,
     }
     buf = io.BytesIO()
     torch.save({"weights": torch.zeros(3)}, buf)
-    cases["foreign.pt"] = buf.getvalue()
-    cases["pickle.pt"] = pickle.dumps(print)  # arbitrary object: must not be unpickled
+    cases["foreign.safetensors"] = buf.getvalue()
+    cases["pickle.safetensors"] = pickle.dumps(print)  # arbitrary object: must not be unpickled
     for name, data in cases.items():
         path = tmp_path / name
         path.write_bytes(data)
         with pytest.raises(ModelFileError, match=name):
             model.load_model(str(path), backend="torch")
     with pytest.raises(ModelFileError, match="does not exist"):
-        model.load_model(str(tmp_path / "missing.pt"))
+        model.load_model(str(tmp_path / "missing.safetensors"))
 
 
 def test_bootstrap_is_deterministic(tmp_path):
@@ -239,7 +239,7 @@ def test_bootstrap_is_deterministic(tmp_path):
     cfg_path.write_text(
         "board_size: 7\nseed: 5\nfeatures: agz\nmodel: {blocks: 1, filters: 8, backend: torch}\n"
     )
-    a, b, c = (str(tmp_path / n) for n in ("a.pt", "b.pt", "c.pt"))
+    a, b, c = (str(tmp_path / n) for n in ("a.safetensors", "b.safetensors", "c.safetensors"))
     assert model.cli_main(["--config", str(cfg_path), "--out", a]) == 0
     assert model.cli_main(["--config", str(cfg_path), "--out", b]) == 0
     assert model.cli_main(["--config", str(cfg_path), "--out", c, "--seed", "6"]) == 0

@@ -39,7 +39,7 @@ def _writer(url: str, payload: bytes, rounds: int) -> None:
 
 def test_racing_writers_leave_one_complete_file(tmp_path):
     """A retry and a straggler writing the same output: whichever wins, the file is whole."""
-    url = str(tmp_path / "model.pt")
+    url = str(tmp_path / "model.safetensors")
     payloads = [bytes([i]) * 200_000 for i in (1, 2)]
     ctx = mp.get_context("spawn")
     procs = [ctx.Process(target=_writer, args=(url, p, 20)) for p in payloads]
@@ -50,10 +50,10 @@ def test_racing_writers_leave_one_complete_file(tmp_path):
         assert proc.exitcode == 0
     data = storage.read_bytes(url)
     assert data in payloads
-    assert os.listdir(tmp_path) == ["model.pt"]
+    assert os.listdir(tmp_path) == ["model.safetensors"]
 
 
 def test_run_layout_paths():
     assert storage.game_path("r", 7, 42) == "r/games/gen0007/game00042.arrow"
-    assert storage.model_path("r/", 3) == "r/models/gen0003.pt"
+    assert storage.model_path("r/", 3) == "r/models/gen0003.safetensors"
     assert storage.shard_path("r", 8, 3) == "r/window/gen0008/shard003.arrow"

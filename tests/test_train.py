@@ -97,7 +97,7 @@ def _assert_same_weights(a: str, b: str, atol: float = 1e-6) -> None:
 @pytest.fixture(scope="module")
 def one_rank(setup) -> str:
     """The reference: one rank over both shards with twice the per-rank batch (same global batch)."""
-    out = str(setup["base"] / "one.pt")
+    out = str(setup["base"] / "one.safetensors")
     prov = train.train(_job(setup, "one", out, str(setup["base"] / "work-one"), record_wall_time=False))
     assert prov is not None and prov["steps"] >= 5
     return out
@@ -130,7 +130,7 @@ def test_one_rank_model_and_provenance(setup, one_rank):
 
 
 def test_two_ranks_match_one_rank(setup, one_rank, capfd):
-    out = str(setup["base"] / "two.pt")
+    out = str(setup["base"] / "two.safetensors")
     work = setup["base"] / "work-two"
     argv = [
         "--config",
@@ -161,7 +161,7 @@ def _last(work: str, event: str) -> dict:
 
 
 def test_resume_matches_uninterrupted(setup, one_rank):
-    out = str(setup["base"] / "resumed.pt")
+    out = str(setup["base"] / "resumed.safetensors")
     work = str(setup["base"] / "work-resume")
     assert train.train(_job(setup, "one", out, work, stop_after=4, record_wall_time=False)) is None
     assert not os.path.exists(out)
@@ -176,11 +176,11 @@ def test_resume_matches_uninterrupted(setup, one_rank):
 
 def test_checkpoint_of_other_inputs_is_ignored(setup, one_rank, tmp_path):
     work = str(tmp_path / "work")
-    train.train(_job(setup, "one", str(tmp_path / "a.pt"), work, stop_after=2))
-    other = tmp_path / "other-parent.pt"
+    train.train(_job(setup, "one", str(tmp_path / "a.safetensors"), work, stop_after=2))
+    other = tmp_path / "other-parent.safetensors"
     net = model.random_model(model.ModelConfig.from_run(config.load_config(setup["cfg"]["one"])), seed=6)
     model.save_model(str(other), net, {"generation": 2, "global_step": 4})
-    job = _job(setup, "one", str(tmp_path / "b.pt"), work)
+    job = _job(setup, "one", str(tmp_path / "b.safetensors"), work)
     job.parent = str(other)
     train.train(job)
     assert _last(work, "end")["resumed_from_step"] == 0
@@ -209,7 +209,7 @@ def test_rendezvous_path_is_unique_per_attempt(tmp_path):
 
 def test_srun_tasks_find_each_other_without_talking(setup, one_rank, tmp_path):
     """Two processes with the environment srun gives its tasks (and no --ranks) train together as 2 ranks."""
-    work, out = tmp_path / "work", str(tmp_path / "m.pt")
+    work, out = tmp_path / "work", str(tmp_path / "m.safetensors")
     argv = [sys.executable, "-m", "minigo_core.train", "--config", setup["cfg"]["two"], "--generation", "3",
             "--window-dir", setup["window"], "--parent", setup["parent"], "--out", out,
             "--work-dir", str(work), "--no-wall-time", "--timeout", "60"]  # fmt: skip
@@ -242,7 +242,7 @@ def test_dead_rank_fails_the_job_naming_it(setup, tmp_path, capfd):
         "--parent",
         setup["parent"],
         "--out",
-        str(tmp_path / "m.pt"),
+        str(tmp_path / "m.safetensors"),
         "--ranks",
         "2",
         "--work-dir",
@@ -256,16 +256,16 @@ def test_dead_rank_fails_the_job_naming_it(setup, tmp_path, capfd):
     err = capfd.readouterr().err
     assert "rank 1 of 2 exited with code 1" in err
     assert "shard001.arrow does not match the checksum" in err
-    assert not os.path.exists(tmp_path / "m.pt")
+    assert not os.path.exists(tmp_path / "m.safetensors")
     assert not [n for n in os.listdir(work) if n.startswith("rdzv-")]
 
 
 def test_bad_inputs_say_what_to_do(setup, tmp_path):
-    job = _job(setup, "two", str(tmp_path / "m.pt"), str(tmp_path / "w"))
+    job = _job(setup, "two", str(tmp_path / "m.safetensors"), str(tmp_path / "w"))
     job.world_size = 3
     with pytest.raises(train.TrainError, match="cannot be split over 3 ranks"):
         train.train(job)
-    job = _job(setup, "one", str(tmp_path / "m.pt"), str(tmp_path / "w"))
+    job = _job(setup, "one", str(tmp_path / "m.safetensors"), str(tmp_path / "w"))
     job.window_dir = str(tmp_path / "nowhere")
     with pytest.raises(train.TrainError, match="run `minigo window`"):
         train.train(job)
@@ -281,7 +281,7 @@ def test_dsp_backend_resume_is_bit_exact(setup, one_rank, tmp_path):
         return train.TrainJob(cfg=cfg, generation=3, window_dir=setup["window"], parent=setup["parent"],
                               out=out, work_dir=work, quiet=True, record_wall_time=False, **kw)  # fmt: skip
 
-    whole, resumed = str(tmp_path / "whole.pt"), str(tmp_path / "resumed.pt")
+    whole, resumed = str(tmp_path / "whole.safetensors"), str(tmp_path / "resumed.safetensors")
     train.train(job(whole, str(tmp_path / "w1")))
     assert train.train(job(resumed, str(tmp_path / "w2"), stop_after=3)) is None
     train.train(job(resumed, str(tmp_path / "w2")))

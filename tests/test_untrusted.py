@@ -9,7 +9,9 @@ into a shell command is quoted (`:q`), and a run root full of spaces and shell m
 from __future__ import annotations
 
 import ast
+import hashlib
 import io
+import json
 import os
 import pickle
 import re
@@ -18,11 +20,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+import safetensors.numpy
 import torch
 import yaml
 
-from minigo_core import model
+from minigo_core import fused, model
 
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
@@ -53,10 +57,19 @@ class RunsPython:
 
 
 def good_model(tmp_path: Path) -> tuple[Path, dict]:
+    """A good model, and the payload of the same model in format version 1 (a `torch.save` zip, still read
+    through torch for old runs: the format a planted pickle would imitate)."""
     cfg = model.ModelConfig(board_size=5, blocks=1, filters=8, fc_width=8, feature_set="agz")
-    path = tmp_path / "good.pt"
-    model.save_model(str(path), model.random_model(cfg, seed=1), {"generation": 0})
-    payload = torch.load(path, map_location="cpu", weights_only=True)
+    path = tmp_path / "good.safetensors"
+    net = model.random_model(cfg, seed=1)
+    model.save_model(str(path), net, {"generation": 0})
+    payload = {"format": model.MODEL_FORMAT, "format_version": 1, "config": cfg.to_dict(),
+               "provenance": {"generation": 0}, "state_dict": net.state_dict()}  # fmt: skip
+    buf = io.BytesIO()
+    torch.save(payload, buf)
+    v1 = tmp_path / "good_v1.pt"
+    v1.write_bytes(buf.getvalue())
+    assert model.load_model(str(v1), backend="torch").cfg == cfg  # the clean version-1 file loads
     return path, payload
 
 
@@ -185,17 +198,50 @@ def damaged_models(tmp_path: Path) -> dict[str, Path]:
         body = {k: v for k, v in body.items() if v is not None}
         out[name] = _save_payload(d / f"{name}.pt", body)
     out["plain_state_dict"] = _save_payload(d / "plain_state_dict.pt", state)  # a bare torch state dict
+    # Format version 2 (safetensors) with a damaged header, config or weights.
+    arrays = {k: v.numpy() for k, v in state.items()}
+    head = json.loads(data[8 : 8 + int.from_bytes(data[:8], "little")])
+    header = json.loads(head["__metadata__"]["minigo"])
+    st_variants = {
+        "st_config_mismatch_filters": ({"config": {**header["config"], "filters": 16}}, arrays),
+        "st_config_mismatch_board": ({"config": {**header["config"], "board_size": 9}}, arrays),
+        "st_config_negative": ({"config": {**header["config"], "blocks": -1}}, arrays),
+        "st_format_other": ({"format": "keras"}, arrays),
+        "st_format_version_future": ({"format_version": 99}, arrays),
+        "st_digest_missing": ({"tensors_sha256": None}, arrays),
+        "st_weights_missing": ({}, dict(list(arrays.items())[:-1])),
+        "st_weights_extra": ({}, {**arrays, "extra.weight": np.zeros(3, np.float32)}),
+        "st_weights_wrong_shape": ({}, {**arrays, next(iter(arrays)): np.zeros((2, 2), np.float32)}),
+        "st_weights_nan": ({}, {**arrays, "policy_fc.bias": np.full_like(arrays["policy_fc.bias"], np.nan)}),
+        "st_weights_changed": ({}, {**arrays, "policy_fc.bias": arrays["policy_fc.bias"] + 1}),
+    }
+    for name, (changes, tensors) in st_variants.items():
+        # the digest of the good file's weights: every variant keeps it unless it re-digests on purpose
+        meta = {k: v for k, v in {**header, **changes}.items() if v is not None}
+        if name in ("st_weights_missing", "st_weights_extra", "st_weights_wrong_shape", "st_weights_nan"):
+            bare = safetensors.numpy.save(tensors)
+            body = bare[8 + int.from_bytes(bare[:8], "little") :]
+            meta["tensors_sha256"] = hashlib.sha256(body).hexdigest()
+        out[name] = d / f"{name}.safetensors"
+        out[name].write_bytes(safetensors.numpy.save(tensors, metadata={"minigo": json.dumps(meta)}))
+    out["st_foreign"] = d / "st_foreign.safetensors"  # a safetensors file of another program
+    out["st_foreign"].write_bytes(safetensors.numpy.save(arrays, metadata={"name": "bert"}))
+    out["st_header_past_end"] = d / "st_header_past_end.safetensors"
+    out["st_header_past_end"].write_bytes((10**9).to_bytes(8, "little") + data[8:])
     out["tensor"] = _save_payload(d / "tensor.pt", torch.zeros(5))
     out["list"] = _save_payload(d / "list.pt", [1, 2, 3])
     return out
 
 
-def test_damaged_model_files_are_refused_naming_the_file(tmp_path):
+@pytest.mark.parametrize("loader", ["torch", "fused"])
+def test_damaged_model_files_are_refused_naming_the_file(tmp_path, loader):
+    """Both readers (the torch DualNet and the torch-free inference engine) refuse every damaged file."""
     problems = []
     files = damaged_models(tmp_path)
+    load = (lambda p: model.load_model(p, backend="torch")) if loader == "torch" else fused.load
     for name, path in files.items():
         try:
-            model.load_model(str(path), backend="torch")
+            load(str(path))
         except model.ModelFileError as exc:
             if str(path) not in str(exc):
                 problems.append(f"{name}: the error does not name the file: {exc}")
@@ -208,7 +254,7 @@ def test_damaged_model_files_are_refused_naming_the_file(tmp_path):
 
 
 def test_missing_model_file_is_named(tmp_path):
-    path = tmp_path / "models" / "gen0042.pt"
+    path = tmp_path / "models" / "gen0042.safetensors"
     with pytest.raises(model.ModelFileError, match=re.escape(str(path))):
         model.load_model(str(path), backend="torch")
 
@@ -365,5 +411,5 @@ def test_hostile_root_path_runs_for_real(tmp_path):
     proc = snakemake(tmp_path, config, target, timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"snakemake failed on root {str(root)!r}:\n{out[-4000:]}"
-    assert Path(target).is_file() and (root / "models" / "gen0000.pt").is_file()
+    assert Path(target).is_file() and (root / "models" / "gen0000.safetensors").is_file()
     assert not pwned(tmp_path), f"a job executed shell metacharacters from the root: {pwned(tmp_path)}"

@@ -181,8 +181,8 @@ def test_bad_config_fails_at_start_up_naming_the_key(tmp_path, override, message
 
 
 def test_snakemake_lint_has_only_the_accepted_deployment_lint(tmp_path):
-    # Policy (docs/readme_workflow.md): every job runs in the project's own environment (`make setup`, the
-    # same .venv on the shared filesystem), so the lint asking for a conda env or container per rule is
+    # Policy (README, "Running on a cluster"): every job runs in the project's own environment (`make setup`,
+    # the same .venv on the shared filesystem), so the lint asking for a conda env or container per rule is
     # accepted; any other lint fails this test.
     out = snakemake("--lint", "--configfile", str(tiny_config(tmp_path)))
     text = out.stdout + out.stderr
@@ -305,7 +305,7 @@ def test_artifacts_are_inspectable_from_the_command_line(tiny_run):
     rows = [line.split() for line in out.stdout.splitlines() if re.match(r"^\s*\d+\s", line)]
     assert [int(r[0]) for r in rows] == list(range(cfg.generations + 1))
     assert rows[0][1] == f"{cfg.selfplay.games}/{cfg.selfplay.games}"
-    assert rows[2][4] == "models/gen0002.pt"
+    assert rows[2][4] == "models/gen0002.safetensors"
     assert "all 2 generations are done" in out.stdout
 
 

@@ -198,7 +198,7 @@ def bench_inference(args: argparse.Namespace, batch: int, repeats: int, winograd
     """torch predict vs the fused dsp predict (3x3 convs: Winograd F(2x2,3x3), or direct if not winograd)."""
     from minigo_core import dsp
 
-    dsp._C.set_winograd(winograd)
+    dsp.set_winograd(winograd)
     cfg, net_t, net_d = _nets(args)
     net_t.eval()
     net_d.eval()
@@ -207,7 +207,7 @@ def bench_inference(args: argparse.Namespace, batch: int, repeats: int, winograd
     t = interleaved(
         {"torch": lambda: net_t.predict(planes), "dsp": lambda: net_d.predict(planes)}, repeats, 3
     )
-    dsp._C.set_winograd(True)
+    dsp.set_winograd(True)
     label = f"batch {batch}" if winograd else f"batch {batch}, direct conv"
     return _row("inference", label, t, None, (batch, cfg.board_size, cfg.blocks, cfg.filters))
 

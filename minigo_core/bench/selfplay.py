@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from minigo_core import config as config_mod
-    from minigo_core import model
+    from minigo_core import fused, model
 
     torch.set_num_threads(args.threads)
     cfg = config_mod.load_config(args.config)
@@ -201,10 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     with tempfile.TemporaryDirectory(prefix="minigo-bench-selfplay-") as tmp:
-        model_url = os.path.join(tmp, "gen0000.pt")
+        model_url = os.path.join(tmp, "gen0000.safetensors")
         net = model.random_model(model.ModelConfig.from_run(cfg), cfg.seed, backend="torch")
         model.save_model(model_url, net, {"generation": 0, "kind": "benchmark"})
-        net = model.load_model(model_url, backend=backend, threads=args.threads)
+        net = fused.load_for_inference(model_url, backend=backend, threads=args.threads)  # what jobs use
 
         # One thread: count CPU seconds (steady on a shared machine); more threads: wall-clock seconds.
         clock = time.process_time if args.threads == 1 else time.perf_counter
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             cfg19 = dataclasses.replace(cfg, board_size=19)
             net19 = model.random_model(model.ModelConfig.from_run(cfg19), cfg.seed, backend=backend)
             dir19 = os.path.join(tmp, "games19")
-            t19 = _play(net19, cfg19, args.games_19, 0, "gen0000-19x19.pt", dir19, clock)
+            t19 = _play(net19, cfg19, args.games_19, 0, "gen0000-19x19.safetensors", dir19, clock)
             _report(t19, args.games_19, 19, s.parallel_readouts, unit)
     return 0
 

@@ -84,7 +84,7 @@ def _run(
         json.dump(_config(data["root"], setup, backend, ranks, 8), fh)
     work = os.path.join(scratch, f"work-{setup}-{tag}")
     shutil.rmtree(work, ignore_errors=True)
-    out = os.path.join(scratch, f"{setup}-{tag}.pt")
+    out = os.path.join(scratch, f"{setup}-{tag}.safetensors")
     argv = [
         "--config", cfg_path, "--generation", "1", "--window-dir", data[f"window{ranks}_dir"],
         "--parent", data["parent"], "--out", out, "--ranks", str(ranks),

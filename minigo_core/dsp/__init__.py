@@ -11,7 +11,7 @@ extension `minigo_core.dsp._C` (built at install time from `csrc/`) plays that p
 - `bn_relu(x, bn, training, residual)`: fused batch norm (+ residual add) + ReLU, forward and backward;
 - `FusedNet(net)`: the whole network in one call with BN folded into the convolutions (self-play inference);
   each core runs its share of the batch through every layer; 3x3 convs with >= 16 input channels use
-  Winograd F(2x2,3x3) (16 instead of 36 multiplications per 2x2 outputs; `_C.set_winograd(False)` for the
+  Winograd F(2x2,3x3) (16 instead of 36 multiplications per 2x2 outputs; `set_winograd(False)` for the
   direct kernel), the 16 products running on the same broadcast-FMA kernel.
 
 All ops take float32 (fast path, AVX2+FMA when the CPU has it) or float64 (for gradcheck).
@@ -41,9 +41,12 @@ __all__ = [
     "bn_relu",
     "conv",
     "default_num_threads",
+    "get_isa",
     "get_num_threads",
     "measure_peak_gflops",
+    "set_isa",
     "set_num_threads",
+    "set_winograd",
 ]
 
 # Which BN+ReLU implementation the dsp backend uses for training: "dsp" (fused kernel) or "torch" (PyTorch's
@@ -64,10 +67,33 @@ def default_num_threads() -> int:
 
 
 def set_num_threads(n: int) -> None:
-    """Number of DSP cores (worker threads) used by every kernel call from now on."""
+    """Number of DSP cores (worker threads) used by every kernel call from now on (training kernels and the
+    fused inference engine)."""
+    from minigo_core import fused
+
     if int(n) < 1:
         raise ValueError(f"the number of DSP cores must be at least 1, got {n}")
     _C.set_num_threads(int(n))
+    fused.set_num_threads(int(n))
+
+
+def set_isa(isa: int) -> None:
+    """1: AVX2+FMA kernels, 0: portable kernels (same loop order); training kernels and inference engine."""
+    from minigo_core import fused
+
+    _C.set_isa(int(isa))
+    fused.set_isa(int(isa))
+
+
+def get_isa() -> int:
+    return int(_C.get_isa())
+
+
+def set_winograd(on: bool) -> None:
+    """Fused inference: Winograd F(2x2,3x3) for 3x3 convs with >= 16 input channels (default on)."""
+    from minigo_core import fused
+
+    fused.set_winograd(bool(on))
 
 
 def get_num_threads() -> int:
@@ -154,60 +180,29 @@ def torch_bn_relu(
 
 
 # ---- fused inference ----------------------------------------------------------------------------------
-def _fold(conv_bn) -> tuple[torch.Tensor, torch.Tensor]:
-    """BN folded into the conv: w' = w * gamma/sqrt(var+eps), b' = beta - mean * gamma/sqrt(var+eps)."""
-    bn = conv_bn.bn
-    scale = bn.weight.double() / torch.sqrt(bn.running_var.double() + bn.eps)
-    w = conv_bn.conv.weight.double() * scale[:, None, None, None]
-    b = bn.bias.double() - bn.running_mean.double() * scale
-    return w.float().contiguous(), b.float().contiguous()
-
-
 class FusedNet:
-    """A DualNet's eval-mode network folded into one extension call: `fused(x) -> (logits, value)`."""
+    """A DualNet's eval-mode network folded into one call of the fused inference engine:
+    `fused(x) -> (logits, value)` on torch tensors, `fused.predict(planes)` on numpy.
+
+    The engine is the torch-free `minigo_core.fused.FusedModel` (the `_infer` library, same kernels as `_C`),
+    built from the net's current weights; self-play jobs load it straight from the model file instead.
+    """
 
     def __init__(self, net) -> None:
-        cfg = net.cfg
-        n = cfg.board_size
-        hw = n * n
+        from minigo_core import fused
+
         with torch.no_grad():
-            layers = [net.conv3_initial]
-            for block in net.blocks:
-                layers += [block.conv1, block.conv2]
-            layers += [net.conv1_policy, net.conv1_value]
-            folded = [_fold(m) for m in layers]
-            # policy_fc reads the (2, N, N) head output in NCHW order; the engine keeps NHWC (N, N, 2)
-            pw = (
-                net.policy_fc.weight.detach()
-                .float()
-                .view(hw + 1, 2, hw)
-                .permute(2, 1, 0)
-                .reshape(2 * hw, hw + 1)
-            )
-            self._engine = _C.FusedNet(
-                n,
-                cfg.planes,
-                cfg.filters,
-                cfg.blocks,
-                cfg.fc_width,
-                [w for w, _ in folded],
-                [b for _, b in folded],
-                pw.contiguous(),
-                net.policy_fc.bias.detach().float().contiguous(),
-                net.value_fc1.weight.detach().float().t().contiguous(),
-                net.value_fc1.bias.detach().float().contiguous(),
-                net.value_fc2.weight.detach().float().reshape(-1).contiguous(),
-                float(net.value_fc2.bias.detach().item()),
-            )
+            state = {k: v.detach().to("cpu", torch.float32).contiguous().numpy() for k, v in
+                     net.state_dict().items() if not k.endswith("num_batches_tracked")}  # fmt: skip
+        self._engine = fused.FusedModel(net.cfg, state)
 
     def __call__(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """float or uint8 (B, planes, N, N) -> (policy logits (B, N*N+1), value (B,)), float32."""
         if x.dtype not in (torch.uint8, torch.float32):
             x = x.float()
-        logits, value = self._engine.run(x.contiguous(), False)
-        return logits, value
+        logits, value = self._engine.logits(x.detach().cpu().contiguous().numpy())
+        return torch.from_numpy(logits), torch.from_numpy(value)
 
     def predict(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """uint8 (B, planes, N, N) -> (move probabilities (B, N*N+1), values (B,)), float32 numpy."""
-        probs, value = self._engine.run(torch.from_numpy(np.ascontiguousarray(planes)), True)
-        return probs.numpy(), value.numpy()
+        return self._engine.predict(planes)

@@ -67,7 +67,7 @@ def opponent_slugs():
 
 # ---------------------------------------------------------------------------------------------- paths
 EFFECTIVE_CONFIG = status.effective_config_path(ROOT)
-MODEL = f"{ROOT}/models/gen{{generation}}.pt"
+MODEL = f"{ROOT}/models/gen{{generation}}.safetensors"
 GAME = f"{ROOT}/games/gen{{generation}}/game{{game}}.arrow"
 # next to, not inside, the generation's directory of game files (see status.complete_marker_path)
 GAMES_COMPLETE = f"{ROOT}/games/gen{{generation}}.complete.json"

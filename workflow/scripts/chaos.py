@@ -197,7 +197,7 @@ def validate(path: Path, rel: str, manifest_sha: dict[str, str] | None = None) -
     from minigo_core import gamefile, model, shards
 
     try:
-        if fnmatch.fnmatch(rel, "models/*.pt"):
+        if fnmatch.fnmatch(rel, "models/*.safetensors"):
             model.load_model(str(path), backend="torch")
         elif fnmatch.fnmatch(rel, "games/*/*.arrow"):
             gamefile.read_game(str(path)).training_examples()
@@ -325,14 +325,14 @@ def describe_difference(rel: str, a: Path, b: Path, ignored: frozenset[str] = fr
     offset = next((i for i, (x, y) in enumerate(zip(da, db, strict=False)) if x != y), min(len(da), len(db)))
     head = f"{rel}: {len(da)} vs {len(db)} bytes, first difference at byte {offset}"
     try:
-        if rel.endswith(".pt"):
-            import torch
+        if rel.endswith(".safetensors"):
+            from minigo_core import modelfile
 
-            pa_ = torch.load(a, map_location="cpu", weights_only=True)
-            pb_ = torch.load(b, map_location="cpu", weights_only=True)
-            sa, sb = pa_.pop("state_dict", {}), pb_.pop("state_dict", {})
-            tensors = [k for k in sa if k not in sb or not torch.equal(sa[k], sb[k])]
-            fields = _json_diff(pa_, pb_)
+            fa, fb = modelfile.read(str(a)), modelfile.read(str(b))
+            sa, sb = fa.tensors, fb.tensors
+            tensors = [k for k in sa if k not in sb or not np.array_equal(sa[k], sb[k])]
+            fields = _json_diff({"config": fa.config.to_dict(), "provenance": fa.provenance},
+                                {"config": fb.config.to_dict(), "provenance": fb.provenance})
             return f"{head}; weights differ in {tensors[:5] or 'none'}; other fields: {fields[:6] or 'none'}"
         if fnmatch.fnmatch(rel, "games/*/*.arrow"):
             from minigo_core import gamefile

@@ -113,77 +113,10 @@ std::vector<Tensor> bn_relu_backward(const Tensor& dy, const Tensor& y, const Te
   return {dx, dgamma, dbeta, dres};
 }
 
-std::vector<float> to_vec(const Tensor& t) {
-  const Tensor c = t.detach().to(torch::kFloat32).contiguous();
-  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-}
-
-// The fused whole-network inference engine. Built from BN-folded float32 tensors prepared in Python.
-class FusedNet {
- public:
-  // convs: [w (K,C,R,R), bias (K)] x (1 + 2*blocks + 2) in network order; heads in NHWC-flatten order
-  FusedNet(int64_t board_size, int64_t planes, int64_t filters, int64_t blocks, int64_t fc_width,
-           const std::vector<Tensor>& conv_weights, const std::vector<Tensor>& conv_biases,
-           const Tensor& policy_wt, const Tensor& policy_b, const Tensor& value_w1t, const Tensor& value_b1,
-           const Tensor& value_w2, double value_b2) {
-    auto& n = core_;
-    n.N = board_size;
-    n.planes = planes;
-    n.filters = filters;
-    n.blocks = blocks;
-    n.fc = fc_width;
-    TORCH_CHECK(conv_weights.size() == static_cast<size_t>(3 + 2 * blocks) && conv_biases.size() == conv_weights.size(),
-                "FusedNet needs 3 + 2*blocks conv layers");
-    for (size_t i = 0; i < conv_weights.size(); ++i) {
-      const Tensor w = conv_weights[i].detach().to(torch::kFloat32).contiguous();
-      mgdsp::FusedConv L;
-      L.K = w.size(0);
-      L.C = w.size(1);
-      L.R = w.size(2);
-      L.w = mgdsp::pack_weights<float>(w.data_ptr<float>(), L.K, L.C, L.R, false);
-      if (L.R == 3 && L.C >= mgdsp::kWinogradMinC) L.wino = mgdsp::winograd_weights(w.data_ptr<float>(), L.K, L.C);
-      L.bias = to_vec(conv_biases[i]);
-      TORCH_CHECK(static_cast<int>(L.bias.size()) == L.K, "conv bias length mismatch");
-      L.bias.resize(mgdsp::round_up8(L.K), 0.f);
-      n.convs.push_back(std::move(L));
-    }
-    n.policy_wt = to_vec(policy_wt);
-    n.policy_b = to_vec(policy_b);
-    n.value_w1t = to_vec(value_w1t);
-    n.value_b1 = to_vec(value_b1);
-    n.value_w2 = to_vec(value_w2);
-    n.value_b2 = static_cast<float>(value_b2);
-    const int64_t HW = board_size * board_size;
-    TORCH_CHECK(static_cast<int64_t>(n.policy_wt.size()) == 2 * HW * (HW + 1), "policy weights shape mismatch");
-    TORCH_CHECK(static_cast<int64_t>(n.value_w1t.size()) == HW * fc_width, "value weights shape mismatch");
-  }
-
-  // x: (B, planes, N, N) uint8 or float32, NCHW contiguous -> (policy (B, N*N+1), value (B,))
-  std::vector<Tensor> run(const Tensor& x, bool softmax) const {
-    const auto& n = core_;
-    TORCH_CHECK(x.dim() == 4 && x.size(1) == n.planes && x.size(2) == n.N && x.size(3) == n.N,
-                "input must be (B, ", n.planes, ", ", n.N, ", ", n.N, ")");
-    Tensor xc = x.contiguous();
-    const bool is_u8 = xc.scalar_type() == torch::kUInt8;
-    if (!is_u8 && xc.scalar_type() != torch::kFloat32) xc = xc.to(torch::kFloat32);
-    const int B = xc.size(0);
-    auto opts = torch::TensorOptions().dtype(torch::kFloat32);
-    Tensor policy = torch::empty({B, n.N * n.N + 1}, opts), value = torch::empty({B}, opts);
-    {
-      pybind11::gil_scoped_release nogil;
-      n.run(xc.data_ptr(), is_u8, B, softmax, policy.data_ptr<float>(), value.data_ptr<float>());
-    }
-    return {policy, value};
-  }
-
- private:
-  mgdsp::FusedNetCore core_;
-};
-
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.doc() = "MiniGo DSP-emulation kernels: NHWC conv3x3/conv1x1, fused BN+ReLU, fused inference";
+  m.doc() = "MiniGo DSP-emulation kernels: NHWC conv3x3/conv1x1, fused BN+ReLU (training)";
   m.def("conv_forward", &conv_forward, "y = conv(x NHWC, w (K,C,R,R)), stride 1, pad R/2");
   m.def("conv_backward", &conv_backward, "(dx, dw) of conv_forward", pybind11::arg("dy"), pybind11::arg("x"),
         pybind11::arg("w"), pybind11::arg("need_input"), pybind11::arg("need_weight"));
@@ -194,13 +127,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("cpu_has_avx2", &mgdsp::cpu_has_avx2);
   m.def("set_isa", &mgdsp::set_isa, "1: AVX2+FMA kernels, 0: portable kernels");
   m.def("get_isa", &mgdsp::get_isa);
-  m.def("set_winograd", &mgdsp::set_winograd, "fused inference: Winograd F(2x2,3x3) for 3x3 convs (default on)");
-  m.def("winograd_enabled", &mgdsp::winograd_enabled);
   m.def("measure_peak_gflops", &mgdsp::measure_peak_gflops, "FP32 GFLOP/s of one core's FMA loop",
         pybind11::arg("seconds") = 0.5, pybind11::call_guard<pybind11::gil_scoped_release>());
-  pybind11::class_<FusedNet>(m, "FusedNet")
-      .def(pybind11::init<int64_t, int64_t, int64_t, int64_t, int64_t, const std::vector<Tensor>&,
-                          const std::vector<Tensor>&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                          const Tensor&, double>())
-      .def("run", &FusedNet::run, pybind11::arg("x"), pybind11::arg("softmax"));
 }

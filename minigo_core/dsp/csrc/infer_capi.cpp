@@ -1,0 +1,99 @@
+// A plain C interface to the fused inference engine, built into its own shared library
+// (minigo_core/dsp/_infer*.so) with no torch or Python dependency and loaded with ctypes by
+// minigo_core/fused.py. Self-play and evaluation jobs use it, so they never import torch: a job's start-up is
+// then numpy + pyarrow, not libtorch (about 2 s of a 9x9 game's ~3 s on the reference machine).
+//
+// The weights come in torch layout, BN already folded in (done in numpy by fused.py):
+//   conv i (i = 0 .. 2 + 2*blocks): weight (K, C, R, R) and bias (K), in network order: conv3_initial,
+//   conv1/conv2 of each block, conv1_policy (K=2, R=1), conv1_value (K=1, R=1);
+//   policy_wt (2*N*N, N*N+1) in NHWC-flatten order, policy_b (N*N+1); value_w1t (N*N, fc), value_b1 (fc),
+//   value_w2 (fc), value_b2.
+#include <cstdio>
+#include <exception>
+#include <new>
+
+#include "kernels.h"
+
+namespace {
+
+void set_error(char* err, int errlen, const char* msg) {
+  if (err != nullptr && errlen > 0) std::snprintf(err, static_cast<size_t>(errlen), "%s", msg);
+}
+
+std::vector<float> copy_of(const float* p, size_t n) { return std::vector<float>(p, p + n); }
+
+}  // namespace
+
+// The library is compiled with -fvisibility=hidden: only these functions are exported, so its copy of the
+// kernels never interposes on (or is interposed by) the torch extension's copy in the same process.
+#define MG_API __attribute__((visibility("default")))
+
+extern "C" {
+
+// Returns an engine handle, or null with a message in err.
+MG_API void* mg_fused_create(int N, int planes, int filters, int blocks, int fc, const float* const* conv_w,
+                      const float* const* conv_b, const float* policy_wt, const float* policy_b,
+                      const float* value_w1t, const float* value_b1, const float* value_w2, float value_b2,
+                      char* err, int errlen) {
+  if (N < 1 || planes < 1 || filters < 1 || blocks < 0 || fc < 1) {
+    set_error(err, errlen, "bad network shape (board size, planes, filters, blocks, fc width)");
+    return nullptr;
+  }
+  try {
+    auto* n = new mgdsp::FusedNetCore();
+    n->N = N;
+    n->planes = planes;
+    n->filters = filters;
+    n->blocks = blocks;
+    n->fc = fc;
+    const int layers = 3 + 2 * blocks;
+    for (int i = 0; i < layers; ++i) {
+      mgdsp::FusedConv L;
+      L.C = i == 0 ? planes : filters;
+      L.K = i < layers - 2 ? filters : (i == layers - 2 ? 2 : 1);
+      L.R = i < layers - 2 ? 3 : 1;
+      L.w = mgdsp::pack_weights<float>(conv_w[i], L.K, L.C, L.R, false);
+      if (L.R == 3 && L.C >= mgdsp::kWinogradMinC) L.wino = mgdsp::winograd_weights(conv_w[i], L.K, L.C);
+      L.bias = copy_of(conv_b[i], static_cast<size_t>(L.K));
+      L.bias.resize(mgdsp::round_up8(L.K), 0.f);
+      n->convs.push_back(std::move(L));
+    }
+    const size_t hw = static_cast<size_t>(N) * N;
+    n->policy_wt = copy_of(policy_wt, 2 * hw * (hw + 1));
+    n->policy_b = copy_of(policy_b, hw + 1);
+    n->value_w1t = copy_of(value_w1t, hw * fc);
+    n->value_b1 = copy_of(value_b1, static_cast<size_t>(fc));
+    n->value_w2 = copy_of(value_w2, static_cast<size_t>(fc));
+    n->value_b2 = value_b2;
+    return n;
+  } catch (const std::bad_alloc&) {
+    set_error(err, errlen, "out of memory building the inference engine");
+  } catch (const std::exception& e) {
+    set_error(err, errlen, e.what());
+  }
+  return nullptr;
+}
+
+// x: (B, planes, N, N) NCHW contiguous, uint8 (is_u8) or float32. Writes policy (B, N*N+1) (probabilities if
+// softmax, else logits) and value (B,). Returns 0, or -1 on failure.
+MG_API int mg_fused_run(const void* handle, const void* x, int is_u8, int B, int softmax, float* policy, float* value) {
+  if (handle == nullptr || x == nullptr || B < 0) return -1;
+  try {
+    static_cast<const mgdsp::FusedNetCore*>(handle)->run(x, is_u8 != 0, B, softmax != 0, policy, value);
+    return 0;
+  } catch (...) {
+    return -1;
+  }
+}
+
+MG_API void mg_fused_destroy(void* handle) { delete static_cast<mgdsp::FusedNetCore*>(handle); }
+
+MG_API void mg_set_num_threads(int n) { mgdsp::set_num_threads(n); }
+MG_API int mg_get_num_threads() { return mgdsp::num_threads(); }
+MG_API void mg_set_winograd(int on) { mgdsp::set_winograd(on != 0); }
+MG_API int mg_winograd_enabled() { return mgdsp::winograd_enabled() ? 1 : 0; }
+MG_API void mg_set_isa(int isa) { mgdsp::set_isa(isa); }
+MG_API int mg_get_isa() { return mgdsp::get_isa(); }
+MG_API int mg_cpu_has_avx2() { return mgdsp::cpu_has_avx2() ? 1 : 0; }
+
+}  // extern "C"
