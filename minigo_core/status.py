@@ -305,14 +305,23 @@ def _number(record: dict | None, *keys: str) -> float | None:
     return None
 
 
-def _count_games(root: str, generation: int) -> int:
+def _count_games(root: str, generation: int, planned: int) -> int:
+    """Game files of the planned self-play jobs written so far (`game00000.arrow` .. `game{planned-1}`).
+
+    Other `.arrow` files in the folder (copied in, left from another config) are not this generation's games.
+    Only names are looked at: the games-complete job reads and checks every file.
+    """
     directory = storage.games_dir(root, generation)
     try:
-        return sum(
-            1 for name in os.listdir(directory) if name.endswith(".arrow") and not storage.is_temporary(name)
-        )
+        names = os.listdir(directory)
     except OSError:
         return 0
+    count = 0
+    for name in names:
+        match = re.fullmatch(r"game(\d+)\.arrow", name)
+        if match and int(match.group(1)) < planned:
+            count += 1
+    return count
 
 
 def win_rate(path: str) -> float | None:
@@ -372,7 +381,7 @@ def collect(cfg: RunConfig) -> list[GenerationStatus]:
                 if finished is not None and row.model_time is not None:
                     row.selfplay_seconds = max(0.0, finished - row.model_time)
             else:
-                row.games_done = _count_games(root, g)
+                row.games_done = _count_games(root, g, cfg.selfplay.games)
         if g >= 1:
             manifest = _read_json(storage.window_manifest_path(root, g))
             if isinstance(manifest, dict):

@@ -134,6 +134,15 @@ def test_status_reports_skipped_game_files(run):
     )
 
 
+def test_status_counts_only_the_planned_games_of_an_unfinished_generation(run):
+    """Files that no self-play job of this config writes (game00090.arrow with 6 games planned) are not games."""
+    from minigo_core import status
+
+    rows = status.collect(config.load_config(str(run["config"])))
+    assert rows[0].games_total == GOOD_GAMES and not rows[0].games_complete
+    assert rows[0].games_done == GOOD_GAMES, f"counted {rows[0].games_done} games, {GOOD_GAMES} were played"
+
+
 def test_window_fails_past_max_bad_fraction_naming_the_files(run, tmp_path):
     cfg_path = write_config(tmp_path / "strict.yaml", run["root"], max_bad_fraction=0.2)
     out_dir = tmp_path / "window"
