@@ -73,12 +73,12 @@ def lib() -> ctypes.CDLL:
                                     ("mg_cpu_has_avx2", i, [])):  # fmt: skip
                 getattr(handle, name).restype = res
                 getattr(handle, name).argtypes = args
-            handle.mg_set_num_threads(_THREADS if _THREADS is not None else _default_threads())
+            handle.mg_set_num_threads(_THREADS if _THREADS is not None else default_num_threads())
             _LIB = handle
         return _LIB
 
 
-def _default_threads() -> int:
+def default_num_threads() -> int:
     """The cores given to this job: SLURM_CPUS_PER_TASK if set, else the CPU affinity mask."""
     slurm = os.environ.get("SLURM_CPUS_PER_TASK", "")
     if slurm.isdigit() and int(slurm) > 0:

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from minigo_core import __version__, modelfile, storage
+from minigo_core import __version__, modelfile
 from minigo_core.modelfile import (  # noqa: F401  (re-exported: the model file's names live in modelfile)
     FEATURE_PLANES,
     MODEL_FORMAT,
@@ -181,10 +181,13 @@ class DualNet(nn.Module):
 
 
 # ---- model files --------------------------------------------------------------------------------------
+def _state_arrays(net: DualNet) -> dict[str, np.ndarray]:
+    return {k: v.detach().to("cpu").contiguous().numpy() for k, v in net.state_dict().items()}
+
+
 def model_bytes(net: DualNet, provenance: dict) -> bytes:
     """The model file's bytes: deterministic for identical weights, config and provenance."""
-    state = {k: v.detach().to("cpu").contiguous().numpy() for k, v in net.state_dict().items()}
-    return modelfile.encode(net.cfg, provenance, state)
+    return modelfile.encode(net.cfg, provenance, _state_arrays(net))
 
 
 def save_model(url: str, net: DualNet, provenance: dict) -> None:
@@ -192,9 +195,7 @@ def save_model(url: str, net: DualNet, provenance: dict) -> None:
 
     Provenance should name generation, parent model, training data and seed; the software version is added.
     """
-    data = model_bytes(net, provenance)
-    with storage.atomic_open(url, "wb") as handle:
-        handle.write(data)
+    modelfile.write(url, net.cfg, provenance, _state_arrays(net))
     net.provenance = {"software_version": __version__, **provenance}
 
 

@@ -135,7 +135,7 @@ def test_status_reports_skipped_game_files(run):
 
 
 def test_status_counts_only_the_planned_games_of_an_unfinished_generation(run):
-    """Files that no self-play job of this config writes (game00090.arrow with 6 games planned) are not games."""
+    """Files no self-play job of this config writes (game00090.arrow, 6 games planned) are not games."""
     from minigo_core import status
 
     rows = status.collect(config.load_config(str(run["config"])))

@@ -19,8 +19,6 @@ All ops take float32 (fast path, AVX2+FMA when the CPU has it) or float64 (for g
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -57,13 +55,9 @@ BN_RELU_IMPL = "dsp"
 
 def default_num_threads() -> int:
     """The cores given to this job: SLURM_CPUS_PER_TASK if set, else the CPU affinity mask."""
-    slurm = os.environ.get("SLURM_CPUS_PER_TASK", "")
-    if slurm.isdigit() and int(slurm) > 0:
-        return int(slurm)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+    from minigo_core import fused
+
+    return fused.default_num_threads()
 
 
 def set_num_threads(n: int) -> None:
