@@ -179,10 +179,8 @@ def write(url: str, config: ModelConfig, provenance: dict, tensors: dict[str, np
 
 
 def read_bytes(url: str) -> bytes:
-    fs, path = storage.fs_and_path(url)
     try:
-        with fs.open(path, "rb") as handle:
-            return handle.read()
+        return storage.read_bytes(url)
     except FileNotFoundError:
         raise ModelFileError(
             f"model file {url} does not exist; check the path or run `minigo bootstrap`"

@@ -46,6 +46,12 @@ def snakemake(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
 
 
+def dry_run(run_config: Path, *config: str, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """`snakemake -n --quiet rules --cores 1 --configfile RUN_CONFIG [--config ...]` of the repository."""
+    args = ["-n", "--quiet", "rules", "--cores", "1", "--configfile", str(run_config)]
+    return snakemake(*args, *(["--config", *config] if config else []), *extra)
+
+
 def job_counts(output: str) -> dict[str, int]:
     """The `Job stats` table of a Snakemake dry run."""
     counts = {}
@@ -110,17 +116,7 @@ def test_dry_run_plans_only_unfinished_generations_without_their_history(tmp_pat
     for g in range(3):  # older game files are never looked at: the markers stand for them
         for i in range(5):
             os.remove(storage.game_path(cfg.root, g, i))
-    out = snakemake(
-        "-n",
-        "--quiet",
-        "rules",
-        "--cores",
-        "1",
-        "--configfile",
-        str(run_config),
-        "--config",
-        "plan_max_jobs=1",
-    )
+    out = dry_run(run_config, "plan_max_jobs=1")
     assert out.returncode == 0, out.stderr[-3000:]
     counts = job_counts(out.stdout + out.stderr)
     assert counts["selfplay"] == 5 and counts["games_complete"] == 1  # generation 3's games only
@@ -135,8 +131,7 @@ def test_dry_run_runs_deferred_evaluations_alongside_the_next_generation(tmp_pat
     cfg, run_config = finished_run(tmp_path, done=4, games=5)
     for path in status.evaluation_files(cfg, 3):
         os.remove(path)
-    out = snakemake("-n", "--quiet", "rules", "--cores", "1", "--configfile", str(run_config),
-                    "--config", "plan_max_jobs=1")  # fmt: skip
+    out = dry_run(run_config, "plan_max_jobs=1")
     assert out.returncode == 0, out.stderr[-3000:]
     counts = job_counts(out.stdout + out.stderr)
     assert counts["evaluate"] == 2 and counts["selfplay"] == 5 and counts["train"] == 1
@@ -144,20 +139,7 @@ def test_dry_run_runs_deferred_evaluations_alongside_the_next_generation(tmp_pat
 
 def test_dry_run_explicit_rerun_of_one_generation(tmp_path):
     cfg, run_config = finished_run(tmp_path, done=3, games=4)
-    out = snakemake(
-        "-n",
-        "--quiet",
-        "rules",
-        "--cores",
-        "1",
-        "--configfile",
-        str(run_config),
-        "--config",
-        "first_generation=1",
-        "last_generation=1",
-        "--forcerun",
-        "selfplay",
-    )
+    out = dry_run(run_config, "first_generation=1", "last_generation=1", extra=("--forcerun", "selfplay"))
     assert out.returncode == 0, out.stderr[-3000:]
     counts = job_counts(out.stdout + out.stderr)
     assert counts == {"selfplay": 4, "games_complete": 1, "all": 1}
