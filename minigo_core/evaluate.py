@@ -383,10 +383,6 @@ def cli_main(argv: list[str]) -> int:
         return 2
     threads = cfg.selfplay.threads if args.threads is None else max(1, args.threads)
     backend = args.backend or cfg.model.backend
-    if backend == "torch":  # the dsp backend plays through the torch-free fused engine
-        import torch
-
-        torch.set_num_threads(threads)
     try:
         results = run_match(
             player_spec, opponent_spec, games=games, board_size=cfg.board_size, komi=cfg.komi, search=search,

@@ -227,10 +227,14 @@ def load(url: str, threads: int | None = None) -> FusedModel:
 
 
 def load_for_inference(url: str, backend: str = "dsp", threads: int = 1) -> Any:
-    """A network for self-play, evaluation and GTP: the torch-free FusedModel on the dsp backend, a torch
-    DualNet (`minigo_core.model.load_model`) on the torch backend."""
+    """A network for self-play, evaluation and GTP: the torch-free FusedModel on the dsp backend (`threads`
+    DSP cores), a torch DualNet (`minigo_core.model.load_model`) on the torch backend (`threads` torch
+    threads). Only the torch backend imports torch."""
     if backend == "dsp":
         return load(url, threads=threads)
+    import torch
+
     from minigo_core import model
 
+    torch.set_num_threads(max(1, int(threads)))
     return model.load_model(url, backend=backend, threads=threads)

@@ -408,11 +408,7 @@ def _serve(args: argparse.Namespace, stdout: IO[bytes]) -> int:
                 cfg = load_config(args.config)
                 readouts = readouts or cfg.evaluate.readouts
                 backend = backend or cfg.model.backend
-            if (backend or "dsp") == "torch":  # the dsp backend plays through the torch-free fused engine
-                import torch
-
-                torch.set_num_threads(max(1, args.threads))
-            engine = build_model_engine(args.model, readouts or 200, backend or "dsp", args.threads,
+            engine = build_model_engine(args.model, readouts or 200, backend or "dsp", max(1, args.threads),
                                         args.config, args.komi, args.resign_threshold)
     except Exception as exc:  # noqa: BLE001 - start-up errors: one clear line, exit status 2
         print(f"minigo gtp: {exc}", file=sys.stderr)

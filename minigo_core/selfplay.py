@@ -239,10 +239,6 @@ def cli_main(argv: list[str] | None = None) -> int:
         return 2
     backend = args.backend or run_cfg.model.backend
     threads = args.threads or run_cfg.selfplay.threads
-    if backend == "torch":
-        import torch
-
-        torch.set_num_threads(threads)
     try:  # the dsp backend reads the model without torch: no torch import in a self-play job
         net = fused.load_for_inference(args.model, backend=backend, threads=threads)
         sha256 = modelfile.digest(args.model)
