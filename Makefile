@@ -1,15 +1,16 @@
 # Two commands do all set-up on a fresh machine:
 #   make run   - create .venv, install everything, run the default local config end to end
-#   make test  - the same set-up, then the whole test suite
+#   make test  - the same set-up, then lint, format checks, the architecture contracts and the whole test suite
+# While editing: `make test-fast` (lint, contracts and the fast tests: no end-to-end runs, no Slurm).
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXT_SOURCES := $(wildcard minigo_core/dsp/csrc/*.cpp minigo_core/dsp/csrc/*.h)
+EXT_SOURCES := $(wildcard minigo_core/nn/dsp/csrc/*.cpp minigo_core/nn/dsp/csrc/*.h)
 PROFILE ?= profiles/local
 CONFIG ?= config.yaml
 
-.PHONY: run test setup system-deps lint bench clean
+.PHONY: run test test-fast setup system-deps lint contracts clean
 
 setup: system-deps $(STAMP)
 
@@ -27,12 +28,20 @@ $(STAMP): pyproject.toml setup.py $(EXT_SOURCES)
 run: setup
 	$(VENV)/bin/python -m minigo_core.cli run --profile $(PROFILE) --config $(CONFIG)
 
-test: setup
+test: setup lint contracts
 	$(VENV)/bin/python -m pytest -q -ra tests
 
+test-fast: setup lint contracts
+	$(VENV)/bin/python -m pytest -q -ra -x -m "not slow and not slurm" tests
+
 lint: setup
-	$(VENV)/bin/ruff check minigo_core tests workflow/scripts
+	$(VENV)/bin/ruff check minigo_core tests workflow/scripts setup.py
+	$(VENV)/bin/ruff format --check minigo_core tests workflow/scripts setup.py
 	$(VENV)/bin/snakefmt --check Snakefile workflow/rules
 
+# The layers of minigo_core point one way; only nn/ imports torch; only pipeline/ knows Snakemake; no cycles.
+contracts: setup
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider tests/test_architecture.py
+
 clean:
-	rm -rf build *.egg-info minigo_core/dsp/*.so
+	rm -rf build *.egg-info minigo_core/nn/dsp/*.so

@@ -2,11 +2,14 @@
 # (one job per game) -> games-complete marker, with evaluation off the critical path.
 #
 #   snakemake --profile profiles/local                       # a laptop
-#   snakemake --profile profiles/slurm                       # a Slurm cluster (edit the profile first)
+#   snakemake --profile profiles/slurm                       # a Slurm cluster (first edit the profile's
+#                                                            # SITE keys: README.md, "On a Slurm cluster")
 #   snakemake --profile profiles/local --configfile config/tiny.yaml
 #
-# Only the generations that are not finished are planned (see workflow/rules/common.smk and
-# docs/readme_workflow.md): the DAG, and the time to plan it, stay the same size at generation 100.
+# Only the generations that are not finished are planned (minigo_core/pipeline/plan.py, called from
+# workflow/rules/common.smk; docs/ARCHITECTURE.md, "The workflow"): the DAG, and the time to plan it, stay
+# the same size at generation 100. Rules reach the library only through minigo_core.pipeline and
+# minigo_core.data.layout, and each runs one `minigo COMMAND`.
 
 
 configfile: "config.yaml"

@@ -1,8 +1,8 @@
-"""Builds the two compiled parts of minigo_core.dsp against the installed torch.
+"""Builds the two compiled parts of minigo_core.nn.dsp against the installed torch.
 
-- `minigo_core.dsp._C`: the DSP-emulation kernels as torch ops (training, and the dsp backend of DualNet);
-- `minigo_core.dsp._infer`: the same kernels' fused inference engine behind a plain C interface, with no
-  torch or Python dependency, loaded with ctypes by `minigo_core.fused` (self-play and evaluation never
+- `minigo_core.nn.dsp._C`: the DSP-emulation kernels as torch ops (training, and the dsp backend of DualNet);
+- `minigo_core.nn.dsp._infer`: the same kernels' fused inference engine behind a plain C interface, with no
+  torch or Python dependency, loaded with ctypes by `minigo_core.nn.fused` (self-play and evaluation never
   import torch).
 
 Install with `pip install --no-build-isolation -e .` so both are compiled once, at install time, against
@@ -13,7 +13,7 @@ import os
 
 from setuptools import Extension, setup
 
-CSRC = os.path.join("minigo_core", "dsp", "csrc")
+CSRC = os.path.join("minigo_core", "nn", "dsp", "csrc")
 CXX_FLAGS = ["-O3", "-g0", "-std=c++20", "-fno-math-errno", "-pthread"]
 
 ext_modules = []
@@ -24,7 +24,7 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
     kernels = os.path.join(CSRC, "kernels.cpp")
     ext_modules.append(
         CppExtension(
-            "minigo_core.dsp._C",
+            "minigo_core.nn.dsp._C",
             [kernels, os.path.join(CSRC, "ops.cpp")],
             extra_compile_args=CXX_FLAGS,
             extra_link_args=["-pthread"],
@@ -32,7 +32,7 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
     )
     ext_modules.append(
         Extension(
-            "minigo_core.dsp._infer",
+            "minigo_core.nn.dsp._infer",
             [kernels, os.path.join(CSRC, "infer_capi.cpp")],
             language="c++",
             extra_compile_args=[*CXX_FLAGS, "-fvisibility=hidden"],

@@ -10,22 +10,24 @@ import importlib
 import sys
 
 COMMANDS = {
-    "bootstrap": ("minigo_core.model", "generation 0: a randomly initialised model file"),
-    "selfplay": ("minigo_core.selfplay", "play one self-play game and write one game file"),
-    "inspect": ("minigo_core.inspect", "show a game file or model file; export SGF"),
-    "window": ("minigo_core.window", "sample the last W generations' games into N_train shards"),
-    "train": ("minigo_core.train", "data-parallel training of generation g over its shards"),
-    "evaluate": ("minigo_core.evaluate", "play a match between two players; win rate with interval"),
-    "gtp": ("minigo_core.gtp", "a GTP engine playing a model file"),
-    "ratings": ("minigo_core.ratings", "Bradley-Terry Elo over a run's evaluation games; time to target"),
-    "status": ("minigo_core.status", "one line per generation of a run, from its files alone"),
-    "run": ("minigo_core.runner", "run the Snakemake workflow end to end (what `make run` calls)"),
+    "bootstrap": ("minigo_core.jobs.bootstrap", "generation 0: a randomly initialised model file"),
+    "selfplay": ("minigo_core.jobs.selfplay", "play one self-play game and write one game file"),
+    "inspect": ("minigo_core.jobs.inspect", "show a game file or model file; export SGF"),
+    "window": ("minigo_core.data.window", "sample the last W generations' games into N_train shards"),
+    "train": ("minigo_core.jobs.train", "data-parallel training of generation g over its shards"),
+    "evaluate": ("minigo_core.jobs.evaluate", "play a match between two players; win rate with interval"),
+    "gtp": ("minigo_core.jobs.gtp", "a GTP engine playing a model file"),
+    "ratings": ("minigo_core.jobs.ratings", "Bradley-Terry Elo over a run's evaluation games; time to target"),
+    "status": ("minigo_core.pipeline.status", "one line per generation of a run, from its files alone"),
+    "games-complete": ("minigo_core.pipeline.games_complete", "verify a generation's game files; write its marker"),
+    "plots": ("minigo_core.pipeline.plots", "the report's plots and status table of a run"),
+    "run": ("minigo_core.pipeline.runner", "run the Snakemake workflow end to end (what `make run` calls)"),
 }
 
 
 def usage() -> str:
     lines = ["usage: minigo COMMAND [options]   (minigo COMMAND --help for a command's options)", ""]
-    lines += [f"  {name:<10} {doc}" for name, (_, doc) in COMMANDS.items()]
+    lines += [f"  {name:<15} {doc}" for name, (_, doc) in COMMANDS.items()]
     return "\n".join(lines)
 
 

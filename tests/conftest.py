@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from minigo_core.gtp_client import find_gnugo
+from minigo_core.search.gtp_client import find_gnugo
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from minigo_core.config import ConfigError, check_root_writable, from_dict, learning_rate_at, load_config
+from minigo_core.base.config import ConfigError, from_dict, learning_rate_at, load_config
+from minigo_core.data.storage import check_root_writable
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minigo_core import coords
+from minigo_core.game import coords
 
 
 def test_gtp_corners_and_skipped_i() -> None:

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from minigo_core import dsp  # fails with build instructions if the extension is not built
+from minigo_core.nn import dsp  # fails with build instructions if the extension is not built
 
 _C = dsp._C
 

@@ -23,7 +23,10 @@ import pytest
 import torch
 import yaml
 
-from minigo_core import config, gamefile, model, selfplay, storage
+from minigo_core.base import config
+from minigo_core.data import gamefile, layout, storage
+from minigo_core.jobs import selfplay
+from minigo_core.nn import model
 
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
@@ -77,15 +80,15 @@ def run(tmp_path_factory) -> Run:
     root = base / "run"
     cfg_path = write_config(base / "config.yaml", root)
     run_cfg = config.load_config(str(cfg_path))
-    model_url = storage.model_path(str(root), 0)
+    model_url = layout.model_path(str(root), 0)
     net = model.random_model(model.ModelConfig.from_run(run_cfg), seed=run_cfg.seed)
     model.save_model(model_url, net, {"generation": 0, "parent": None})
     net = model.load_model(model_url, backend="dsp")
     for i in range(GOOD_GAMES):
         record = selfplay.play_game(net, run_cfg, 0, i, model_url)
-        gamefile.write_game(storage.game_path(str(root), 0, i), record)
-    good = Path(storage.game_path(str(root), 0, 0)).read_bytes()
-    games = Path(storage.games_dir(str(root), 0))
+        gamefile.write_game(layout.game_path(str(root), 0, i), record)
+    good = Path(layout.game_path(str(root), 0, 0)).read_bytes()
+    games = Path(layout.games_dir(str(root), 0))
     bad = {
         games / "game00090.arrow": good[: len(good) // 2],  # truncated
         games / "game00091.arrow": b"",  # empty
@@ -96,7 +99,7 @@ def run(tmp_path_factory) -> Run:
         path.write_bytes(data)
     # A writer killed mid-write leaves a temporary name: ignored, never read, never reported as bad.
     (games / f"{storage.TMP_PREFIX}game00094.arrow.123.abcd").write_bytes(good[:100])
-    out_dir = Path(storage.window_dir(str(root), 1))
+    out_dir = Path(layout.window_dir(str(root), 1))
     proc = minigo("window", "--config", str(cfg_path), "--generation", "1", "--out-dir", str(out_dir))
     return Run(
         base=base, root=root, config=cfg_path, bad=bad, window=out_dir, proc=proc, model=Path(model_url)
@@ -136,7 +139,7 @@ def test_status_reports_skipped_game_files(run):
 
 def test_status_counts_only_the_planned_games_of_an_unfinished_generation(run):
     """Files no self-play job of this config writes (game00090.arrow, 6 games planned) are not games."""
-    from minigo_core import status
+    from minigo_core.pipeline import status
 
     rows = status.collect(config.load_config(str(run["config"])))
     assert rows[0].games_total == GOOD_GAMES and not rows[0].games_complete

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minigo_core import coords, features, go
+from minigo_core.game import coords, features, go
 
 
 def play(moves: list[str], n: int = 9) -> list[go.Position]:

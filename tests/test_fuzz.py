@@ -28,8 +28,12 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from minigo_core import config, gamefile, gtp, model, selfplay, sgf, shards
-from minigo_core.players import RandomPlayer
+from minigo_core.base import config
+from minigo_core.data import gamefile, shards
+from minigo_core.game import sgf
+from minigo_core.jobs import gtp, selfplay
+from minigo_core.nn import model
+from minigo_core.search.players import RandomPlayer
 
 REPO = Path(__file__).resolve().parents[1]
 HANG_SECONDS = 20  # one read of a few KB that takes longer than this is a hang

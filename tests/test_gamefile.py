@@ -9,8 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from minigo_core import features, go
-from minigo_core.gamefile import (
+from minigo_core.data.gamefile import (
     GameFileError,
     GameRecord,
     decode_moves,
@@ -20,6 +19,7 @@ from minigo_core.gamefile import (
     read_metadata,
     write_game,
 )
+from minigo_core.game import features, go
 
 
 def make_record(board_size: int = 9, num_moves: int = 40, seed: int = 0, every: int = 3) -> GameRecord:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minigo_core import coords, go
+from minigo_core.game import coords, go
 
 
 def board_from(diagram: str) -> np.ndarray:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from minigo_core import coords, go, sgf
-from minigo_core.gtp import GTPEngine, clean_line, format_response
-from minigo_core.players import RESIGN, Player, RandomPlayer
+from minigo_core.game import coords, go, sgf
+from minigo_core.jobs.gtp import GTPEngine, clean_line, format_response
+from minigo_core.search.players import RESIGN, Player, RandomPlayer
 
 REPO = Path(__file__).resolve().parents[1]
 REQUIRED = ["protocol_version", "name", "version", "known_command", "list_commands", "quit", "boardsize",
@@ -217,7 +217,7 @@ def test_quit_ends_the_session():
 def tiny_model(tmp_path_factory) -> str:
     import torch
 
-    from minigo_core.model import ModelConfig, random_model, save_model
+    from minigo_core.nn.model import ModelConfig, random_model, save_model
 
     torch.set_num_threads(1)
     path = str(tmp_path_factory.mktemp("gtp") / "tiny.safetensors")
@@ -249,9 +249,9 @@ def test_minigo_gtp_process_speaks_only_gtp_on_stdout(tiny_model):
 
 def test_minigo_gtp_plays_a_full_game_against_gnugo(tiny_model, gnugo_path):
     """GNU Go's side of a match: `minigo gtp` as an outside GTP engine, refereed by `minigo evaluate`."""
-    from minigo_core.evaluate import play_game
-    from minigo_core.gtp_client import gnugo_argv
-    from minigo_core.players import GTPPlayer
+    from minigo_core.jobs.evaluate import play_game
+    from minigo_core.search.gtp_client import gnugo_argv
+    from minigo_core.search.players import GTPPlayer
 
     with GTPPlayer(gtp_argv(tiny_model, "--resign-threshold", "-1"), "minigo-gtp") as minigo, \
             GTPPlayer(gnugo_argv(0, gnugo_path), "gnugo:0") as gnugo:

@@ -7,9 +7,10 @@ import pytest
 import torch
 from sgfmill import sgf as sgfmill_sgf
 
-from minigo_core import coords, model
-from minigo_core.gamefile import GameRecord, write_game
-from minigo_core.inspect import cli_main, top_moves
+from minigo_core.data.gamefile import GameRecord, write_game
+from minigo_core.game import coords
+from minigo_core.jobs.inspect import cli_main, top_moves
+from minigo_core.nn import model
 
 
 def game_record() -> GameRecord:
@@ -100,7 +101,8 @@ class UniformNet:
 
 
 def test_sgf_of_a_self_play_game_reads_back(tmp_path):
-    from minigo_core import config, selfplay
+    from minigo_core.base import config
+    from minigo_core.jobs import selfplay
 
     cfg = config.from_dict({"selfplay": {"readouts": 8, "fast_readouts": 8}})
     record = selfplay.play_game(UniformNet(), cfg, 0, 0, "m.safetensors")

@@ -7,9 +7,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from minigo_core import coords, go
-from minigo_core.config import SelfplaySettings
-from minigo_core.mcts import MCTSNode, MCTSPlayer
+from minigo_core.base.config import SelfplaySettings
+from minigo_core.game import coords, go
+from minigo_core.search.mcts import MCTSNode, MCTSPlayer
 
 
 class StoneCountNet:
@@ -300,7 +300,7 @@ def test_terminal_leaves_are_scored_not_evaluated():
 
 
 def test_tree_reuse_over_two_moves_when_enabled(monkeypatch):
-    from minigo_core import mcts
+    from minigo_core.search import mcts
 
     monkeypatch.setattr(mcts, "MAX_REUSE", 2)
     p = player(readouts=200)

@@ -10,8 +10,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from minigo_core import model
-from minigo_core.model import DualNet, ModelConfig, ModelFileError
+from minigo_core.nn import model
+from minigo_core.jobs import bootstrap
+from minigo_core.nn.model import DualNet, ModelConfig, ModelFileError
 
 torch.set_num_threads(1)
 
@@ -45,7 +46,7 @@ def _batch(cfg: ModelConfig, b: int, seed: int = 1) -> torch.Tensor:
 
 
 def test_config_planes_and_from_run():
-    from minigo_core.config import load_config
+    from minigo_core.base.config import load_config
 
     assert ModelConfig(feature_set="agz").planes == 17
     assert ModelConfig(feature_set="mlperf07").planes == 13
@@ -128,7 +129,7 @@ WIDE = ModelConfig(board_size=7, blocks=1, filters=33, fc_width=7, feature_set="
 
 @pytest.mark.parametrize("batch,cfg", [(1, CFG), (8, CFG), (1, WIDE), (3, WIDE)], ids=str)
 def test_fused_inference_equals_unfused_and_torch(batch, cfg):
-    from minigo_core import dsp
+    from minigo_core.nn import dsp
 
     net_t, net_d = _pair(cfg, seed=2)
     net_t.eval()
@@ -201,7 +202,7 @@ def test_save_load_roundtrip(tmp_path):
 
 
 def test_load_model_dsp_backend(tmp_path):
-    from minigo_core import dsp
+    from minigo_core.nn import dsp
 
     net, _ = _pair(seed=10)
     url = str(tmp_path / "m.safetensors")
@@ -240,9 +241,9 @@ def test_bootstrap_is_deterministic(tmp_path):
         "board_size: 7\nseed: 5\nfeatures: agz\nmodel: {blocks: 1, filters: 8, backend: torch}\n"
     )
     a, b, c = (str(tmp_path / n) for n in ("a.safetensors", "b.safetensors", "c.safetensors"))
-    assert model.cli_main(["--config", str(cfg_path), "--out", a]) == 0
-    assert model.cli_main(["--config", str(cfg_path), "--out", b]) == 0
-    assert model.cli_main(["--config", str(cfg_path), "--out", c, "--seed", "6"]) == 0
+    assert bootstrap.cli_main(["--config", str(cfg_path), "--out", a]) == 0
+    assert bootstrap.cli_main(["--config", str(cfg_path), "--out", b]) == 0
+    assert bootstrap.cli_main(["--config", str(cfg_path), "--out", c, "--seed", "6"]) == 0
     assert model.model_digest(a) == model.model_digest(b) != model.model_digest(c)
     net = model.load_model(a, backend="torch")
     assert net.provenance["generation"] == 0 and net.provenance["seed"] == 5

@@ -9,8 +9,9 @@ import os
 import numpy as np
 import pytest
 
-from minigo_core import ratings, storage
-from minigo_core.ratings import expected_score, fit_bradley_terry, wilson_interval
+from minigo_core.data import layout, storage
+from minigo_core.jobs import ratings
+from minigo_core.jobs.ratings import expected_score, fit_bradley_terry, wilson_interval
 
 
 def synthetic_games(true_elo: dict[str, float], games_per_pair: int, seed: int, pairs=None):
@@ -102,7 +103,7 @@ def synthetic_run(tmp_path):
     root = str(tmp_path / "run")
     start = 1_700_000_000.0
     for g in range(5):
-        path = storage.model_path(root, g)
+        path = layout.model_path(root, g)
         storage.write_bytes(path, b"not a real model: ratings only reads timestamps")
         os.utime(path, (start + 3600 * g, start + 3600 * g))
     # Win rates against gen0: 0.5 (gen1, not above), 0.4, 0.7 (gen3: the first above 50%), 0.9.

@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from minigo_core import config, go, model
-from minigo_core.gamefile import game_bytes, read_game, timing_path
-from minigo_core.selfplay import cli_main, game_rng, play_game
+from minigo_core.base import config
+from minigo_core.data.gamefile import game_bytes, read_game, timing_path
+from minigo_core.game import go
+from minigo_core.jobs.selfplay import cli_main, game_rng, play_game
+from minigo_core.nn import model
 
 
 def run_config(board_size: int = 9, **selfplay) -> config.RunConfig:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sgfmill import sgf as sgfmill_sgf
 
-from minigo_core import coords, go, sgf
+from minigo_core.game import coords, go, sgf
 
 
 def test_write_has_the_properties() -> None:

@@ -18,8 +18,9 @@ import pytest
 import yaml
 from slurm_cluster import SlurmCluster, SlurmUnavailable
 
-from minigo_core import status, storage
-from minigo_core.config import load_config
+from minigo_core.base.config import load_config
+from minigo_core.data import layout
+from minigo_core.pipeline import status
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
@@ -66,14 +67,16 @@ def test_slurm_run_submits_every_job_to_slurm(slurm_run):
 
 
 def test_slurm_run_artifacts_validate(slurm_run):
-    from minigo_core import gamefile, model, ratings
+    from minigo_core.data import gamefile
+    from minigo_core.jobs import ratings
+    from minigo_core.nn import model
 
     cfg, _ = slurm_run
     root = cfg.root
     for g in (0, 1):
-        assert model.load_model(storage.model_path(root, g), backend="torch").cfg.board_size == cfg.board_size
+        assert model.load_model(layout.model_path(root, g), backend="torch").cfg.board_size == cfg.board_size
     for i in range(cfg.selfplay.games):
-        assert gamefile.read_game(storage.game_path(root, 0, i)).metadata["seed"]["game"] == i
+        assert gamefile.read_game(layout.game_path(root, 0, i)).metadata["seed"]["game"] == i
     assert json.loads(Path(status.complete_marker_path(root, 0)).read_text())["games"] == cfg.selfplay.games
     metrics = [json.loads(line) for line in Path(status.train_metrics_path(root, 1)).read_text().splitlines()]
     assert metrics[0]["ranks"] == 2 and metrics[-1]["event"] == "end"

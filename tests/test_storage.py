@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from minigo_core import storage
+from minigo_core.data import layout, storage
 
 
 def test_atomic_write_and_read(tmp_path):
@@ -54,6 +54,6 @@ def test_racing_writers_leave_one_complete_file(tmp_path):
 
 
 def test_run_layout_paths():
-    assert storage.game_path("r", 7, 42) == "r/games/gen0007/game00042.arrow"
-    assert storage.model_path("r/", 3) == "r/models/gen0003.safetensors"
-    assert storage.shard_path("r", 8, 3) == "r/window/gen0008/shard003.arrow"
+    assert layout.game_path("r", 7, 42) == "r/games/gen0007/game00042.arrow"
+    assert layout.model_path("r/", 3) == "r/models/gen0003.safetensors"
+    assert layout.shard_path("r", 8, 3) == "r/window/gen0008/shard003.arrow"

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from minigo_core import symmetries
+from minigo_core.game import symmetries
 
 SYMS = range(symmetries.NUM_SYMMETRIES)
 

@@ -13,8 +13,11 @@ import numpy as np
 import pytest
 import torch
 
-from minigo_core import config, gamefile, model, storage, train, window
+from minigo_core.base import config
 from minigo_core.bench.window import random_moves, synthetic_game
+from minigo_core.data import gamefile, layout, storage, window
+from minigo_core.jobs import train
+from minigo_core.nn import model
 
 BOARD = 9
 PER_RANK = 8
@@ -47,16 +50,16 @@ def setup(tmp_path_factory) -> dict:
     for gen in range(3):
         for i in range(5):
             record = synthetic_game(random_moves(BOARD, rng, max_moves=50), BOARD, rng, recorded_fraction=0.9)
-            gamefile.write_game(storage.game_path(root, gen, i), record)
+            gamefile.write_game(layout.game_path(root, gen, i), record)
     paths = {}
     for name, batch in (("two", PER_RANK), ("one", 2 * PER_RANK)):
         paths[name] = str(base / f"{name}.yaml")
         with open(paths[name], "w") as fh:
             json.dump(_cfg_dict(root, batch), fh)
     cfg = config.load_config(paths["two"])
-    window_dir = storage.window_dir(root, 3)
+    window_dir = layout.window_dir(root, 3)
     manifest = window.build_window(cfg, 3, window_dir, workers="threads")
-    parent = storage.model_path(root, 2)
+    parent = layout.model_path(root, 2)
     net = model.random_model(model.ModelConfig.from_run(cfg), seed=5)
     model.save_model(parent, net, {"generation": 2, "global_step": 4})
     return {
@@ -126,7 +129,7 @@ def test_one_rank_model_and_provenance(setup, one_rank):
     # The schedule is indexed by the global step: lr 0.05 before global step 6, 0.01 from it.
     assert [x["lr"] for x in steps_logged][:3] == [0.05, 0.05, 0.01]
     assert lines[-1]["event"] == "end" and "data_wait_fraction" in lines[-1]
-    assert not os.path.exists(setup["base"] / "work-one" / train.CHECKPOINT_NAME)
+    assert not os.path.exists(setup["base"] / "work-one" / layout.CHECKPOINT)
 
 
 def test_two_ranks_match_one_rank(setup, one_rank, capfd):
@@ -156,7 +159,7 @@ def test_two_ranks_match_one_rank(setup, one_rank, capfd):
 
 
 def _last(work: str, event: str) -> dict:
-    with open(os.path.join(work, train.METRICS_NAME)) as fh:
+    with open(os.path.join(work, layout.METRICS)) as fh:
         return [r for r in map(json.loads, fh) if r["event"] == event][-1]
 
 
@@ -165,7 +168,7 @@ def test_resume_matches_uninterrupted(setup, one_rank):
     work = str(setup["base"] / "work-resume")
     assert train.train(_job(setup, "one", out, work, stop_after=4, record_wall_time=False)) is None
     assert not os.path.exists(out)
-    ckpt = torch.load(os.path.join(work, train.CHECKPOINT_NAME), weights_only=True)
+    ckpt = torch.load(os.path.join(work, layout.CHECKPOINT), weights_only=True)
     assert ckpt["step"] == 4
     train.train(_job(setup, "one", out, work, record_wall_time=False))
     assert _last(work, "end")["resumed_from_step"] == 4
@@ -210,7 +213,7 @@ def test_rendezvous_path_is_unique_per_attempt(tmp_path):
 def test_srun_tasks_find_each_other_without_talking(setup, one_rank, tmp_path):
     """Two processes with the environment srun gives its tasks (and no --ranks) train together as 2 ranks."""
     work, out = tmp_path / "work", str(tmp_path / "m.safetensors")
-    argv = [sys.executable, "-m", "minigo_core.train", "--config", setup["cfg"]["two"], "--generation", "3",
+    argv = [sys.executable, "-m", "minigo_core.jobs.train", "--config", setup["cfg"]["two"], "--generation", "3",
             "--window-dir", setup["window"], "--parent", setup["parent"], "--out", out,
             "--work-dir", str(work), "--no-wall-time", "--timeout", "60"]  # fmt: skip
     procs = []
@@ -273,7 +276,7 @@ def test_bad_inputs_say_what_to_do(setup, tmp_path):
 
 def test_dsp_backend_resume_is_bit_exact(setup, one_rank, tmp_path):
     """The default backend (compiled DSP-emulation kernels): a resumed run ends with the same file."""
-    pytest.importorskip("minigo_core.dsp", reason="the DSP-emulation extension is not built")
+    pytest.importorskip("minigo_core.nn.dsp", reason="the DSP-emulation extension is not built")
     cfg = config.load_config(setup["cfg"]["one"])
     cfg = config.from_dict({**cfg.to_dict(), "train": {**cfg.to_dict()["train"], "backend": "dsp"}})
 

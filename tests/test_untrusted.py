@@ -26,7 +26,7 @@ import safetensors.numpy
 import torch
 import yaml
 
-from minigo_core import fused, model
+from minigo_core.nn import fused, model
 
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable

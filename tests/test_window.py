@@ -11,9 +11,11 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from minigo_core import config, features, gamefile, shards, storage, window
+from minigo_core.base import config
 from minigo_core.bench.window import random_moves, synthetic_game
-from minigo_core.prefetch import Prefetcher
+from minigo_core.data import gamefile, layout, shards, storage, window
+from minigo_core.data.prefetch import Prefetcher
+from minigo_core.game import features
 
 BOARD = 9
 
@@ -23,7 +25,7 @@ def _write_games(root: str, gens: list[int], per_gen: int, seed: int = 0) -> Non
     for gen in gens:
         for i in range(per_gen):
             record = synthetic_game(random_moves(BOARD, rng, max_moves=40), BOARD, rng, recorded_fraction=0.8)
-            gamefile.write_game(storage.game_path(root, gen, i), record)
+            gamefile.write_game(layout.game_path(root, gen, i), record)
 
 
 def _cfg(root: str, ranks: int = 3, **window_settings) -> config.RunConfig:
@@ -117,29 +119,29 @@ def test_process_readers_give_the_same_window(games_root, tmp_path):
 def test_bad_files_are_skipped_and_listed(tmp_path):
     root = str(tmp_path / "run")
     _write_games(root, [0], 6, seed=3)
-    good = storage.game_path(root, 0, 0)
+    good = layout.game_path(root, 0, 0)
     data = open(good, "rb").read()
     bad = {
-        storage.game_path(root, 0, 10): data[: len(data) // 2],  # truncated
-        storage.game_path(root, 0, 11): b"",  # empty
-        storage.game_path(root, 0, 12): b"PK\x03\x04 this is a zip, not a game",  # foreign
+        layout.game_path(root, 0, 10): data[: len(data) // 2],  # truncated
+        layout.game_path(root, 0, 11): b"",  # empty
+        layout.game_path(root, 0, 12): b"PK\x03\x04 this is a zip, not a game",  # foreign
     }
     for path, content in bad.items():
         with open(path, "wb") as fh:
             fh.write(content)
     rng = np.random.default_rng(0)  # a valid game of another board size
-    gamefile.write_game(storage.game_path(root, 0, 13), synthetic_game(random_moves(5, rng, 12), 5, rng))
-    with open(os.path.join(storage.games_dir(root, 0), ".tmp-game00014.arrow.123.abc"), "wb") as fh:
+    gamefile.write_game(layout.game_path(root, 0, 13), synthetic_game(random_moves(5, rng, 12), 5, rng))
+    with open(os.path.join(layout.games_dir(root, 0), ".tmp-game00014.arrow.123.abc"), "wb") as fh:
         fh.write(b"half written")  # temporary names are never read
     manifest = window.build_window(
         _cfg(root, ranks=2, max_bad_fraction=0.5), 1, str(tmp_path / "w"), workers="threads"
     )
     skipped = {s["path"]: s["reason"] for s in manifest["skipped"]}
-    assert set(skipped) == set(bad) | {storage.game_path(root, 0, 13)}
-    assert "truncated" in skipped[storage.game_path(root, 0, 10)]
-    assert "empty" in skipped[storage.game_path(root, 0, 11)]
-    assert "not a MiniGo game file" in skipped[storage.game_path(root, 0, 12)]
-    assert "5x5" in skipped[storage.game_path(root, 0, 13)]
+    assert set(skipped) == set(bad) | {layout.game_path(root, 0, 13)}
+    assert "truncated" in skipped[layout.game_path(root, 0, 10)]
+    assert "empty" in skipped[layout.game_path(root, 0, 11)]
+    assert "not a MiniGo game file" in skipped[layout.game_path(root, 0, 12)]
+    assert "5x5" in skipped[layout.game_path(root, 0, 13)]
     assert len(manifest["games"]) == 6
     with pytest.raises(window.WindowError, match="game00010.arrow") as err:
         window.build_window(

@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from minigo_core import status, storage
+from minigo_core.base.config import ConfigError, load_config
 from minigo_core.bench.dag import build_run
-from minigo_core.config import ConfigError, load_config
+from minigo_core.data import layout
+from minigo_core.pipeline import status
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "config" / "tiny.yaml"
@@ -87,7 +88,7 @@ def test_plan_keeps_a_missing_old_evaluation_without_replanning_its_generation(t
 
 def test_plan_missing_model_moves_the_frontier_back(tmp_path):
     cfg, _ = finished_run(tmp_path, done=3)
-    os.remove(storage.model_path(cfg.root, 2))
+    os.remove(layout.model_path(cfg.root, 2))
     assert status.plan(cfg).first == 2
 
 
@@ -115,7 +116,7 @@ def test_dry_run_plans_only_unfinished_generations_without_their_history(tmp_pat
     cfg, run_config = finished_run(tmp_path, done=3, games=5)
     for g in range(3):  # older game files are never looked at: the markers stand for them
         for i in range(5):
-            os.remove(storage.game_path(cfg.root, g, i))
+            os.remove(layout.game_path(cfg.root, g, i))
     out = dry_run(run_config, "plan_max_jobs=1")
     assert out.returncode == 0, out.stderr[-3000:]
     counts = job_counts(out.stdout + out.stderr)
@@ -149,7 +150,7 @@ def test_dry_run_explicit_rerun_of_one_generation(tmp_path):
     ("override", "message"),
     [
         ({"board_size": 4}, "board_size"),  # the schema
-        ({"selfplay": {"readouts": 4}}, "selfplay.readouts"),  # minigo_core.config: below parallel_readouts
+        ({"selfplay": {"readouts": 4}}, "selfplay.readouts"),  # minigo_core.base.config: below parallel_readouts
         ({"evaluate": {"opponents": ["gen9"]}}, "gen9"),  # an opponent beyond the run's generations
         ({"train": {"rankz": 2}}, "rankz"),  # unknown key
     ],
@@ -216,31 +217,33 @@ def tiny_run(tmp_path_factory):
 
 @pytest.mark.slow
 def test_local_run_produces_every_artifact_and_each_validates(tiny_run):
-    from minigo_core import gamefile, model, ratings
+    from minigo_core.data import gamefile
+    from minigo_core.jobs import ratings
+    from minigo_core.nn import model
 
     cfg, _, stdout = tiny_run
     root = cfg.root
     assert load_config(status.effective_config_path(root)) == cfg
     for g in range(cfg.generations + 1):
-        net = model.load_model(storage.model_path(root, g), backend="torch")
+        net = model.load_model(layout.model_path(root, g), backend="torch")
         assert net.cfg.board_size == cfg.board_size
     for g in status.selfplay_generations(cfg):
         marker = json.loads(Path(status.complete_marker_path(root, g)).read_text())
         assert marker["games"] == cfg.selfplay.games and marker["bad_files"] == []
         lengths = []
         for i in range(cfg.selfplay.games):
-            record = gamefile.read_game(storage.game_path(root, g, i))
+            record = gamefile.read_game(layout.game_path(root, g, i))
             assert record.metadata["seed"] == {"run_seed": cfg.seed, "generation": g, "game": i}
             lengths.append(len(record.moves))
         assert marker["game_lengths"] == lengths
         assert marker["positions"] == sum(
-            gamefile.read_game(storage.game_path(root, g, i)).metadata["num_positions"]
+            gamefile.read_game(layout.game_path(root, g, i)).metadata["num_positions"]
             for i in range(cfg.selfplay.games)
         )
     for g in range(1, cfg.generations + 1):
-        manifest = json.loads(Path(storage.window_manifest_path(root, g)).read_text())
+        manifest = json.loads(Path(layout.window_manifest_path(root, g)).read_text())
         assert manifest["generation"] == g and manifest["rows"] > 0
-        assert all(Path(storage.shard_path(root, g, r)).stat().st_size > 0 for r in range(cfg.train.ranks))
+        assert all(Path(layout.shard_path(root, g, r)).stat().st_size > 0 for r in range(cfg.train.ranks))
         steps = [
             json.loads(line) for line in Path(status.train_metrics_path(root, g)).read_text().splitlines()
         ]
@@ -269,7 +272,7 @@ def test_local_run_produces_every_artifact_and_each_validates(tiny_run):
 @pytest.mark.slow
 def test_artifacts_are_inspectable_from_the_command_line(tiny_run):
     cfg, _, _ = tiny_run
-    for path in (storage.game_path(cfg.root, 1, 0), storage.model_path(cfg.root, 2)):
+    for path in (layout.game_path(cfg.root, 1, 0), layout.model_path(cfg.root, 2)):
         out = subprocess.run(
             [sys.executable, "-m", "minigo_core.cli", "inspect", path],
             cwd=REPO,
@@ -306,12 +309,12 @@ def fingerprints(files: list[str]) -> dict[str, tuple[str, int]]:
 def test_rerunning_a_generations_training_and_selfplay_reproduces_model_and_games(tiny_run):
     cfg, config, _ = tiny_run
     g = 1
-    files = [storage.model_path(cfg.root, g)] + [storage.game_path(cfg.root, g, i) for i in range(4)]
+    files = [layout.model_path(cfg.root, g)] + [layout.game_path(cfg.root, g, i) for i in range(4)]
     before = fingerprints(files)
     others = [
-        storage.model_path(cfg.root, 2),
-        storage.game_path(cfg.root, 0, 0),
-        storage.shard_path(cfg.root, g, 0),
+        layout.model_path(cfg.root, 2),
+        layout.game_path(cfg.root, 0, 0),
+        layout.shard_path(cfg.root, g, 0),
     ]
     untouched = {f: os.stat(f).st_mtime_ns for f in others}
     rerun(config, g, "--forcerun", "train", "selfplay", "games_complete")
@@ -325,8 +328,8 @@ def test_rerunning_a_generations_training_and_selfplay_reproduces_model_and_game
 def test_rerunning_a_generations_window_and_training_reproduces_shards_and_model(tiny_run):
     cfg, config, _ = tiny_run
     g = 2
-    files = [storage.shard_path(cfg.root, g, r) for r in range(cfg.train.ranks)]
-    files += [storage.model_path(cfg.root, g)]
+    files = [layout.shard_path(cfg.root, g, r) for r in range(cfg.train.ranks)]
+    files += [layout.model_path(cfg.root, g)]
     before = fingerprints(files)
     rerun(config, g, "--forcerun", "window", "train", "--until", "train")
     after = fingerprints(files)

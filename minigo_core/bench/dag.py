@@ -24,8 +24,9 @@ from pathlib import Path
 
 import yaml
 
-from minigo_core import status, storage
-from minigo_core.config import load_config
+from minigo_core.base.config import load_config
+from minigo_core.data import layout
+from minigo_core.pipeline import status
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -53,21 +54,21 @@ def build_run(root: str, config_file: Path, done: int, games: int, generations: 
     for g in range(done):
         t = t0 + 3600 * (g + 1)
         if g >= 1:
-            window = storage.window_dir(root, g)
+            window = layout.window_dir(root, g)
             os.makedirs(window, exist_ok=True)
             for rank in range(cfg.train.ranks):
-                _touch(storage.shard_path(root, g, rank), t - 30)
-            _touch(storage.window_manifest_path(root, g), t - 30, "{}")
-            os.makedirs(storage.train_dir(root, g), exist_ok=True)
+                _touch(layout.shard_path(root, g, rank), t - 30)
+            _touch(layout.window_manifest_path(root, g), t - 30, "{}")
+            os.makedirs(layout.train_dir(root, g), exist_ok=True)
             _touch(status.train_metrics_path(root, g), t - 1, "{}\n")
-        os.makedirs(storage.model_path(root, g).rsplit("/", 1)[0], exist_ok=True)
-        _touch(storage.model_path(root, g), t)
-        os.makedirs(storage.games_dir(root, g), exist_ok=True)
+        os.makedirs(layout.model_path(root, g).rsplit("/", 1)[0], exist_ok=True)
+        _touch(layout.model_path(root, g), t)
+        os.makedirs(layout.games_dir(root, g), exist_ok=True)
         for i in range(games):
-            _touch(storage.game_path(root, g, i), t + 60)
+            _touch(layout.game_path(root, g, i), t + 60)
         _touch(status.complete_marker_path(root, g), t + 120, "{}")
         if g >= 1:
-            os.makedirs(storage.eval_dir(root, g), exist_ok=True)
+            os.makedirs(layout.eval_dir(root, g), exist_ok=True)
             for spec in status.evaluation_specs(cfg, g):
                 _touch(status.eval_path(root, g, spec), t + 90, "{}")
     return run_config

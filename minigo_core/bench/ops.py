@@ -24,6 +24,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from minigo_core.nn import dsp
+from minigo_core.nn.model import DualNet, ModelConfig, random_model
+
 PRESETS = {
     # the paper's network and batch: 19x19, 6 blocks x 64 filters, mlperf07 features, batch 96
     "paper": dict(board_size=19, blocks=6, filters=64, fc_width=64, features="mlperf07", batch=96),
@@ -57,7 +60,6 @@ def _nchw(x: torch.Tensor) -> torch.Tensor:
 def bench_conv(
     name: str, b: int, n: int, c: int, k: int, r: int, input_grad: bool, repeats: int
 ) -> list[dict]:
-    from minigo_core import dsp
 
     g = torch.Generator().manual_seed(0)
     x = torch.randn(b, n, n, c, generator=g)
@@ -110,7 +112,6 @@ def _row(op: str, direction: str, t: dict[str, float], flops: float | None, shap
 
 def bench_bn_relu(b: int, n: int, c: int, repeats: int) -> tuple[list[dict], dict]:
     """Fused dsp bn_relu vs torch batch_norm + relu (training mode), forward and backward."""
-    from minigo_core import dsp
 
     g = torch.Generator().manual_seed(1)
     bn = torch.nn.BatchNorm2d(c, momentum=0.05)
@@ -161,7 +162,6 @@ def bench_bn_relu(b: int, n: int, c: int, repeats: int) -> tuple[list[dict], dic
 
 
 def _nets(args: argparse.Namespace):
-    from minigo_core.model import DualNet, ModelConfig, random_model
 
     cfg = ModelConfig(args.board_size, args.blocks, args.filters, args.fc_width, args.features)
     net_t = random_model(cfg, 0, backend="torch")
@@ -196,7 +196,6 @@ def bench_training_step(args: argparse.Namespace, repeats: int) -> dict:
 
 def bench_inference(args: argparse.Namespace, batch: int, repeats: int, winograd: bool = True) -> dict:
     """torch predict vs the fused dsp predict (3x3 convs: Winograd F(2x2,3x3), or direct if not winograd)."""
-    from minigo_core import dsp
 
     dsp.set_winograd(winograd)
     cfg, net_t, net_d = _nets(args)
@@ -214,7 +213,6 @@ def bench_inference(args: argparse.Namespace, batch: int, repeats: int, winograd
 
 def run(args: argparse.Namespace) -> dict:
     global _clock
-    from minigo_core import dsp
 
     if args.clock == "auto":
         args.clock = "cpu" if args.threads == 1 else "wall"
@@ -224,7 +222,6 @@ def run(args: argparse.Namespace) -> dict:
     peak_core = dsp.measure_peak_gflops(0.5)
     peak = peak_core * args.threads
     b, n, f = args.batch, args.board_size, args.filters
-    from minigo_core.model import ModelConfig
 
     planes = ModelConfig(n, args.blocks, f, args.fc_width, args.features).planes
     r = args.repeats

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from minigo_core import features, go
+from minigo_core.game import features, go
 
 
 def random_playout(board_size: int, rng: random.Random) -> list[go.Position]:

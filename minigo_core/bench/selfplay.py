@@ -21,10 +21,14 @@ import sys
 import tempfile
 import time
 
+from minigo_core.base import config as config_mod
+from minigo_core.data.gamefile import timing_path, write_game
+from minigo_core.game import go
+from minigo_core.jobs.selfplay import GameTiming, play_game
+from minigo_core.nn import inference, model
+
 
 def _play(net, cfg, games: int, generation: int, model_url: str, out_dir: str, clock) -> dict:
-    from minigo_core.gamefile import write_game
-    from minigo_core.selfplay import GameTiming, play_game
 
     totals = dict(
         wall_s=0.0,
@@ -51,7 +55,6 @@ def _play(net, cfg, games: int, generation: int, model_url: str, out_dir: str, c
 
 def _startup(config: str, model_url: str, backend: str, threads: int, out_dir: str) -> dict:
     """Run one real `minigo selfplay` job; its timing sidecar holds process start -> first move."""
-    from minigo_core.gamefile import timing_path
 
     out = os.path.join(out_dir, "startup", "game00000.arrow")
     argv = [
@@ -128,7 +131,6 @@ def _go_rules_share(net, cfg, model_url: str, out_dir: str, clock, other_us: flo
 
     (Timing each call in place would cost a system call per call for CPU time, more than some calls take.)
     """
-    from minigo_core import go
 
     calls: dict[str, list] = {"play_move": [], "all_legal_moves": []}
     originals = {name: getattr(go.Position, name) for name in calls}
@@ -183,10 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-startup", action="store_true", help="skip the start-up measurement")
     args = parser.parse_args(argv)
 
-    import torch
+    import torch  # lazy: only the torch-backend comparison needs it
 
-    from minigo_core import config as config_mod
-    from minigo_core import fused, model
 
     torch.set_num_threads(args.threads)
     cfg = config_mod.load_config(args.config)
@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         model_url = os.path.join(tmp, "gen0000.safetensors")
         net = model.random_model(model.ModelConfig.from_run(cfg), cfg.seed, backend="torch")
         model.save_model(model_url, net, {"generation": 0, "kind": "benchmark"})
-        net = fused.load_for_inference(model_url, backend=backend, threads=args.threads)  # what jobs use
+        net = inference.load_for_inference(model_url, backend=backend, threads=args.threads)  # what jobs use
 
         # One thread: count CPU seconds (steady on a shared machine); more threads: wall-clock seconds.
         clock = time.process_time if args.threads == 1 else time.perf_counter

@@ -21,9 +21,11 @@ import shutil
 import sys
 import tempfile
 
-from minigo_core import config as config_mod
-from minigo_core import model, storage, train, window
+from minigo_core.base import config as config_mod
 from minigo_core.bench.window import make_window_games
+from minigo_core.data import layout, window
+from minigo_core.jobs import train
+from minigo_core.nn import model
 
 SETUPS = {
     # name: board, features, blocks, filters, batch per rank, steps scale
@@ -65,14 +67,14 @@ def _prepare(scratch: str, setup: str, backend: str, steps: int) -> dict:
         out[f"window{ranks}"] = window.build_window(cfg, 1, os.path.join(root, f"window{ranks}"))
         out[f"window{ranks}_dir"] = os.path.join(root, f"window{ranks}")
     cfg = config_mod.from_dict(_config(root, setup, backend, 1, 8))
-    parent = storage.model_path(root, 0)
+    parent = layout.model_path(root, 0)
     model.save_model(parent, model.random_model(model.ModelConfig.from_run(cfg), seed=1), {"generation": 0})
     out["parent"] = parent
     return out
 
 
 def _end_record(work: str) -> dict:
-    with open(os.path.join(work, train.METRICS_NAME)) as fh:
+    with open(os.path.join(work, layout.METRICS)) as fh:
         return [json.loads(line) for line in fh if '"event": "end"' in line][-1]
 
 

@@ -24,8 +24,9 @@ import time
 
 import numpy as np
 
-from minigo_core import config as config_mod
-from minigo_core import gamefile, go, storage
+from minigo_core.base import config as config_mod
+from minigo_core.data import gamefile, layout, shards, storage, window
+from minigo_core.game import features, go
 
 
 def random_moves(board_size: int, rng: np.random.Generator, max_moves: int | None = None) -> list:
@@ -115,7 +116,7 @@ def make_window_games(
             record = synthetic_game(moves, board_size, rng, features, recorded_fraction=recorded_fraction)
             # game_bytes + a plain write: the files are the same, without write_game's per-file fsync, which
             # would make 40960 files take an hour on this disk.
-            path = storage.game_path(root, gen, i)
+            path = layout.game_path(root, gen, i)
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "wb") as handle:
                 handle.write(gamefile.game_bytes(record))
@@ -136,7 +137,6 @@ def _config(root: str, board_size: int, ranks: int, features: str) -> config_mod
 
 def load_raw(cfg: config_mod.RunConfig, generation: int, rank: int, ranks: int) -> tuple[float, int]:
     """One reader without shards: read every raw game file, sample, build its 1/ranks share of the rows."""
-    from minigo_core import features, window
 
     t0 = time.perf_counter()
     rows = 0
@@ -155,7 +155,6 @@ def load_raw(cfg: config_mod.RunConfig, generation: int, rank: int, ranks: int) 
 
 def load_shard(url: str) -> tuple[float, int]:
     """One reader with shards: read its shard and decode every row into training arrays."""
-    from minigo_core import shards
 
     t0 = time.perf_counter()
     shard = shards.load_shard(url)
@@ -210,7 +209,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _bench_a(args: argparse.Namespace, scratch: str) -> None:
-    from minigo_core import window
 
     root = os.path.join(scratch, "a")
     gens = [0, 1, 2, 3, 4]
@@ -254,7 +252,7 @@ def _bench_a(args: argparse.Namespace, scratch: str) -> None:
     if limit < len(files):
         sub_root = os.path.join(scratch, "a-sub")
         for gen, url in files[:limit]:
-            dst = storage.game_path(sub_root, gen, int(os.path.basename(url)[4:9]))
+            dst = layout.game_path(sub_root, gen, int(os.path.basename(url)[4:9]))
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             shutil.copyfile(url, dst)
         sub_cfg = _config(sub_root, args.board_size, args.ranks, cfg.features)
@@ -274,7 +272,6 @@ def _bench_a(args: argparse.Namespace, scratch: str) -> None:
 
 
 def _bench_d(args: argparse.Namespace, scratch: str) -> None:
-    from minigo_core import features, shards
 
     print("(d) window build: time, peak RSS of a fresh process, bytes per example on disk; 'packed' is the")
     print("    size of the window's examples bit-packed, which an in-memory shuffle would hold at once")

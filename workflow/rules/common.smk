@@ -5,20 +5,15 @@ import os
 import shlex
 import sys
 
-import yaml
 from snakemake.utils import validate
 
-from minigo_core import status, storage
-from minigo_core.config import ConfigError, from_dict
-
-# Workflow-only keys (not part of the run config the library sees); settable with --config KEY=VALUE.
-WORKFLOW_KEYS = ("first_generation", "last_generation", "plan_max_jobs")
-
+from minigo_core.data import layout
+from minigo_core.pipeline import workflow as minigo
 
 validate(config, "../schemas/config.schema.yaml", set_default=False)
 try:
-    RUN = from_dict({k: v for k, v in config.items() if k not in WORKFLOW_KEYS})
-except ConfigError as exc:
+    RUN = minigo.run_config(config)
+except minigo.ConfigError as exc:
     raise WorkflowError(f"invalid config: {exc}") from None
 if "://" in RUN.root:
     raise WorkflowError(
@@ -30,9 +25,8 @@ ROOT = RUN.root.rstrip("/")
 # The interpreter running Snakemake: its environment (the project's .venv) has minigo_core.
 PYTHON = sys.executable
 MINIGO = f"{shlex.quote(PYTHON)} -m minigo_core.cli"
-SCRIPTS = os.path.join(workflow.basedir, "workflow", "scripts")
 
-# The bounded plan (see status.plan): in the main Snakemake process it is read from the run's files;
+# The bounded plan (see minigo_core/pipeline/plan.py): in the main Snakemake process it is read from the run's files;
 # in a cluster job (which builds no DAG beyond its own job) every generation is allowed, so a job never
 # disagrees with the plan that submitted it.
 if workflow.remote_exec:
@@ -42,13 +36,13 @@ if workflow.remote_exec:
     BOOTSTRAPPED = r"0000"
 else:
     try:
-        PLAN = status.plan(
+        PLAN = minigo.plan(
             RUN,
             first=config.get("first_generation"),
             last=config.get("last_generation"),
-            max_jobs=config.get("plan_max_jobs", 10000),
+            max_jobs=config.get("plan_max_jobs", minigo.DEFAULT_MAX_JOBS),
         )
-    except ConfigError as exc:
+    except minigo.ConfigError as exc:
         raise WorkflowError(str(exc)) from None
 
     def _alternatives(generations):
@@ -61,29 +55,32 @@ else:
 
 
 def opponent_slugs():
-    specs = status.opponent_specs(RUN)
-    return "|".join(status.opponent_slug(s) for s in specs) or "(?!)"
+    return "|".join(minigo.opponent_slugs(RUN)) or "(?!)"
 
 
 # ---------------------------------------------------------------------------------------------- paths
-EFFECTIVE_CONFIG = status.effective_config_path(ROOT)
-MODEL = f"{ROOT}/models/gen{{generation}}.safetensors"
-GAME = f"{ROOT}/games/gen{{generation}}/game{{game}}.arrow"
-# next to, not inside, the generation's directory of game files (see status.complete_marker_path)
-GAMES_COMPLETE = f"{ROOT}/games/gen{{generation}}.complete.json"
-WINDOW = f"{ROOT}/window/gen{{generation}}"
-TRAIN = f"{ROOT}/train/gen{{generation}}"
-EVAL = f"{ROOT}/eval/gen{{generation}}/vs_{{opponent}}.json"
-SUMMARY = f"{ROOT}/summary"
-LOGS = f"{ROOT}/logs"
+EFFECTIVE_CONFIG = layout.effective_config_path(ROOT)
+# Path patterns: the run layout (minigo_core/data/layout.py) with Snakemake wildcards for the variable parts.
+MODEL = layout.model_path(ROOT, "{generation}")
+GAME = layout.game_path(ROOT, "{generation}", "{game}")
+# next to, not inside, the generation's directory of game files (see layout.complete_marker_path)
+GAMES_COMPLETE = layout.complete_marker_path(ROOT, "{generation}")
+WINDOW = layout.window_dir(ROOT, "{generation}")
+WINDOW_MANIFEST = layout.window_manifest_path(ROOT, "{generation}")
+TRAIN = layout.train_dir(ROOT, "{generation}")
+TRAIN_METRICS = layout.train_metrics_path(ROOT, "{generation}")
+EVAL = layout.eval_path(ROOT, "{generation}", "{opponent}")
+SUMMARY = layout.summary_dir(ROOT)
+LOGS = layout.logs_dir(ROOT)
 # One window shard per training rank.
-SHARDS = [f"{WINDOW}/shard{rank:03d}.arrow" for rank in range(RUN.train.ranks)]
+SHARDS = [
+    layout.shard_path(ROOT, "{generation}", rank) for rank in range(RUN.train.ranks)
+]
 
 
 def effective_config_text():
     """The validated run config as YAML: what every library command reads."""
-    header = "# Effective config of this run, written by the workflow; every job reads this file.\n"
-    return header + yaml.safe_dump(RUN.to_dict(), sort_keys=False)
+    return minigo.effective_config_text(RUN)
 
 
 # ---------------------------------------------------------------------------------------------- targets
@@ -98,12 +95,12 @@ def generation_targets():
         return []
     targets = []
     for g in PLAN.late_evaluations:
-        targets += status.generation_outputs(RUN, g)
+        targets += minigo.generation_outputs(RUN, g)
     defer = PLAN.last < RUN.generations and not PLAN.explicit
     for g in PLAN.planned:
-        outputs = status.generation_outputs(RUN, g)
+        outputs = minigo.generation_outputs(RUN, g)
         if defer and g == PLAN.last:
-            outputs = [f for f in outputs if f not in status.evaluation_files(RUN, g)]
+            outputs = [f for f in outputs if f not in minigo.evaluation_files(RUN, g)]
         targets += outputs
     return targets
 
@@ -116,7 +113,7 @@ def all_targets():
     if PLAN is None:
         return []
     targets = [EFFECTIVE_CONFIG, *GENERATION_TARGETS]
-    if not PLAN.explicit and PLAN.last >= 1 and status.opponent_specs(RUN):
+    if not PLAN.explicit and PLAN.last >= 1 and minigo.opponent_slugs(RUN):
         targets += summary_outputs()
     return targets
 
@@ -140,33 +137,33 @@ SUMMARY_FILES = (
 
 # ---------------------------------------------------------------------------------------------- inputs
 def parent_model(wildcards):
-    return storage.model_path(ROOT, int(wildcards.generation) - 1)
+    return layout.model_path(ROOT, int(wildcards.generation) - 1)
 
 
 def game_files(wildcards):
     """All game files of one generation (thousands of inputs, but only one generation's worth)."""
     g = int(wildcards.generation)
-    return [storage.game_path(ROOT, g, i) for i in range(RUN.selfplay.games)]
+    return [layout.game_path(ROOT, g, i) for i in range(RUN.selfplay.games)]
 
 
 def window_markers(wildcards):
     """Games-complete markers of the W generations before `generation` (not their game files)."""
     g = int(wildcards.generation)
     return [
-        status.complete_marker_path(ROOT, h)
+        layout.complete_marker_path(ROOT, h)
         for h in range(max(0, g - RUN.window.generations), g)
     ]
 
 
 def opponent_spec(wildcards):
-    return status.opponent_spec(wildcards.opponent)
+    return minigo.opponent_text(wildcards.opponent)
 
 
 def opponent_model(wildcards):
     """The opponent's model file (none for GNU Go or the random player)."""
     g = int(wildcards.generation)
-    other = status.opponent_generation(status.opponent_spec(wildcards.opponent), g)
-    return [] if other is None else [storage.model_path(ROOT, other)]
+    other = minigo.opponent_model_generation(wildcards.opponent, g)
+    return [] if other is None else [layout.model_path(ROOT, other)]
 
 
 def summary_inputs(wildcards):
@@ -176,12 +173,12 @@ def summary_inputs(wildcards):
     if PLAN is None:
         return []
     produced = set(GENERATION_TARGETS)
-    produced.update(status.train_metrics_path(ROOT, g) for g in PLAN.planned if g >= 1)
+    produced.update(layout.train_metrics_path(ROOT, g) for g in PLAN.planned if g >= 1)
     files = []
     for g in range(0, PLAN.last + 1):
-        candidates = status.generation_outputs(RUN, g)[1:]
+        candidates = minigo.generation_outputs(RUN, g)[1:]
         if g >= 1:
-            candidates.append(status.train_metrics_path(ROOT, g))
+            candidates.append(layout.train_metrics_path(ROOT, g))
         files += [f for f in candidates if f in produced or os.path.exists(f)]
     return files
 

@@ -11,7 +11,7 @@ rule run_config:
     params:
         text=effective_config_text(),
     run:
-        storage.write_text(output[0], params.text)
+        minigo.write_effective_config(output[0], params.text)
 
 
 rule bootstrap:

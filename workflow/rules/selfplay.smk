@@ -38,8 +38,7 @@ rule games_complete:
     resources:
         runtime=30,
     params:
-        python=PYTHON,
-        script=f"{SCRIPTS}/games_complete.py",
+        minigo=MINIGO,
     shell:
-        "{params.python:q} {params.script:q} --config {input.config:q}"
+        "{params.minigo} games-complete --config {input.config:q}"
         " --generation {wildcards.generation:q} --out {output.marker:q} > {log:q} 2>&1"

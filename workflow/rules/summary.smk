@@ -55,10 +55,9 @@ rule plots:
     resources:
         runtime=10,
     params:
-        python=PYTHON,
-        script=f"{SCRIPTS}/plots.py",
+        minigo=MINIGO,
         root=directory_of("config"),
         out_dir=directory_of("status"),
     shell:
-        "{params.python:q} {params.script:q} --root {params.root:q} --out-dir {params.out_dir:q}"
+        "{params.minigo} plots --root {params.root:q} --out-dir {params.out_dir:q}"
         " > {log:q} 2>&1"

@@ -8,7 +8,7 @@ rule window:
         config=ancient(EFFECTIVE_CONFIG),
         markers=window_markers,
     output:
-        manifest=f"{WINDOW}/manifest.json",
+        manifest=WINDOW_MANIFEST,
         shards=SHARDS,
     log:
         f"{LOGS}/window/gen{{generation}}.log",
@@ -28,12 +28,12 @@ rule window:
 rule train:
     input:
         config=ancient(EFFECTIVE_CONFIG),
-        manifest=f"{WINDOW}/manifest.json",
+        manifest=WINDOW_MANIFEST,
         shards=SHARDS,
         parent=parent_model,
     output:
         model=MODEL,
-        metrics=f"{TRAIN}/metrics.jsonl",
+        metrics=TRAIN_METRICS,
     log:
         f"{LOGS}/train/gen{{generation}}.log",
     wildcard_constraints:

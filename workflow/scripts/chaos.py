@@ -42,7 +42,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from minigo_core import storage  # noqa: E402
+from minigo_core.data import storage  # noqa: E402
 
 ROOT = "run"  # the run root, relative to each run's working directory
 # Files that are not artifacts, or hold nothing but wall-clock facts: never compared.
@@ -88,6 +88,8 @@ KIND_OF_SUBCOMMAND = {
     "evaluate": "evaluate",
     "bootstrap": "bootstrap",
     "ratings": "ratings",
+    "games-complete": "games_complete",
+    "plots": "plots",
 }
 
 
@@ -127,15 +129,11 @@ def classify(argv: list[str]) -> str | None:
         return None
     if any(os.path.basename(a) == "snakemake" for a in argv[:2]) or argv[1:3] == ["-m", "snakemake"]:
         return "snakemake"
-    if "minigo_core.train" in argv and "--rank" in argv:
+    if "minigo_core.jobs.train" in argv and "--rank" in argv:
         return "train-rank"
     if "minigo_core.cli" in argv:
         i = argv.index("minigo_core.cli")
         return KIND_OF_SUBCOMMAND.get(argv[i + 1] if i + 1 < len(argv) else "", None)
-    if any(a.endswith("games_complete.py") for a in argv):
-        return "games_complete"
-    if any(a.endswith("plots.py") for a in argv):
-        return "plots"
     return None
 
 
@@ -194,7 +192,8 @@ def undisturbed_run(workdir: Path, config: Path, cores: int, timeout_s: int) -> 
 # ------------------------------------------------------------------------------------------------ validity
 def validate(path: Path, rel: str, manifest_sha: dict[str, str] | None = None) -> str | None:
     """None if the artifact at `path` is complete and valid, else what is wrong with it."""
-    from minigo_core import gamefile, model, shards
+    from minigo_core.data import gamefile, shards
+    from minigo_core.nn import model
 
     try:
         if fnmatch.fnmatch(rel, "models/*.safetensors"):
@@ -326,7 +325,7 @@ def describe_difference(rel: str, a: Path, b: Path, ignored: frozenset[str] = fr
     head = f"{rel}: {len(da)} vs {len(db)} bytes, first difference at byte {offset}"
     try:
         if rel.endswith(".safetensors"):
-            from minigo_core import modelfile
+            from minigo_core.nn import modelfile
 
             fa, fb = modelfile.read(str(a)), modelfile.read(str(b))
             sa, sb = fa.tensors, fb.tensors
@@ -335,7 +334,7 @@ def describe_difference(rel: str, a: Path, b: Path, ignored: frozenset[str] = fr
                                 {"config": fb.config.to_dict(), "provenance": fb.provenance})
             return f"{head}; weights differ in {tensors[:5] or 'none'}; other fields: {fields[:6] or 'none'}"
         if fnmatch.fnmatch(rel, "games/*/*.arrow"):
-            from minigo_core import gamefile
+            from minigo_core.data import gamefile
 
             ra, rb = gamefile.read_game(str(a)), gamefile.read_game(str(b))
             fields = _json_diff(ra.metadata, rb.metadata)

@@ -1,0 +1,318 @@
+"""Typed run configuration: every setting of a run, validated, with errors that name the key.
+
+`load_config(path_or_dict)` returns a `RunConfig`; every part of the library takes the section it needs
+(`cfg.model`, `cfg.selfplay`, ...). The same dataclasses travel inside model files and game files, so any
+artifact can be inspected on its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
+
+FEATURE_SETS = ("agz", "mlperf07")
+BACKENDS = ("dsp", "torch")
+
+
+class ConfigError(ValueError):
+    """A config value is missing, of the wrong type or out of range; the message names the key."""
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    blocks: int = 4
+    filters: int = 32
+    fc_width: int = 64
+    backend: str = "dsp"
+
+
+@dataclass(frozen=True)
+class SelfplaySettings:
+    games: int = 32
+    readouts: int = 64
+    fast_readouts: int = 16
+    full_search_fraction: float = 0.25
+    parallel_readouts: int = 8
+    c_base: float = 19652.0
+    c_init: float = 1.25
+    dirichlet_weight: float = 0.25
+    softpick_moves: int = -1
+    resign_threshold: float = -0.9
+    resign_disabled_fraction: float = 0.05
+    init_unvisited: str = "parent"
+    threads: int = 1
+
+
+@dataclass(frozen=True)
+class WindowSettings:
+    generations: int = 5
+    sample_fraction: float = 0.3
+    max_bad_fraction: float = 0.05
+    read_threads: int = 2
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    ranks: int = 2
+    batch_per_rank: int = 32
+    learning_rate: tuple = ((0, 0.02),)
+    momentum: float = 0.9
+    l2: float = 1e-4
+    value_weight: float = 1.0
+    threads_per_rank: int = 1
+    prefetch_batches: int = 8
+    checkpoint_every: int = 50
+    backend: str = "dsp"
+
+
+@dataclass(frozen=True)
+class EvaluateSettings:
+    games: int = 20
+    readouts: int = 32
+    softpick_moves: int = 4
+    opponents: tuple = ("gen0", "previous")
+    target: str = "gen0"
+    early_stop: bool = True
+    gnugo: str = "/usr/games/gnugo"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    root: str = "runs/local"
+    seed: int = 1
+    board_size: int = 9
+    komi: float = 7.5
+    features: str = "agz"
+    generations: int = 8
+    model: ModelSettings = field(default_factory=ModelSettings)
+    selfplay: SelfplaySettings = field(default_factory=SelfplaySettings)
+    window: WindowSettings = field(default_factory=WindowSettings)
+    train: TrainSettings = field(default_factory=TrainSettings)
+    evaluate: EvaluateSettings = field(default_factory=EvaluateSettings)
+
+    @property
+    def softpick_moves(self) -> int:
+        """Moves chosen in proportion to visits: the configured value, or MiniGo's (N^2 // 12) // 2 * 2."""
+        if self.selfplay.softpick_moves >= 0:
+            return self.selfplay.softpick_moves
+        return (self.board_size**2 // 12) // 2 * 2
+
+    @property
+    def dirichlet_alpha(self) -> float:
+        return 0.03 * 361 / self.board_size**2
+
+    def to_dict(self) -> dict:
+        return to_plain(self)
+
+
+SECTIONS = {
+    "model": ModelSettings,
+    "selfplay": SelfplaySettings,
+    "window": WindowSettings,
+    "train": TrainSettings,
+    "evaluate": EvaluateSettings,
+}
+
+
+def to_plain(obj: Any) -> Any:
+    """Dataclasses/tuples -> dicts/lists, for JSON and YAML."""
+    if dataclasses.is_dataclass(obj):
+        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [to_plain(v) for v in obj]
+    return obj
+
+
+def _check_type(key: str, value: Any, expected: Any) -> Any:
+    if expected is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"config key '{key}' must be true or false, got {value!r}")
+        return value
+    if expected is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"config key '{key}' must be an integer, got {value!r}")
+        return value
+    if expected is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ConfigError(f"config key '{key}' must be a finite number, got {value!r}")
+        return float(value)
+    if expected is str:
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"config key '{key}' must be a non-empty string, got {value!r}")
+        return value
+    if expected is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"config key '{key}' must be a list, got {value!r}")
+        return tuple(tuple(v) if isinstance(v, list) else v for v in value)
+    return value
+
+
+def _build(cls: type, data: Any, prefix: str) -> Any:
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config key '{prefix.rstrip('.') or '<top>'}' must be a mapping, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ConfigError(
+            f"unknown config key '{prefix}{unknown[0]}'; allowed keys here: {', '.join(sorted(names))}"
+        )
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in data:
+            continue
+        key = prefix + f.name
+        if f.name in SECTIONS and cls is RunConfig:
+            kwargs[f.name] = _build(SECTIONS[f.name], data[f.name], key + ".")
+        else:
+            kwargs[f.name] = _check_type(key, data[f.name], hints[f.name])
+    return cls(**kwargs)
+
+
+def _require(cond: bool, key: str, allowed: str, value: Any) -> None:
+    if not cond:
+        raise ConfigError(f"config key '{key}' = {value!r} is out of range; allowed: {allowed}")
+
+
+def validate(cfg: RunConfig) -> RunConfig:
+    """Range and consistency checks; raises ConfigError naming the key and the allowed values."""
+    _require(5 <= cfg.board_size <= 19, "board_size", "an integer from 5 to 19", cfg.board_size)
+    _require(0 <= cfg.komi <= 400, "komi", "a number from 0 to 400", cfg.komi)
+    _require(cfg.features in FEATURE_SETS, "features", " or ".join(FEATURE_SETS), cfg.features)
+    _require(1 <= cfg.generations <= 10000, "generations", "1..10000", cfg.generations)
+    _require(0 <= cfg.seed < 2**63, "seed", "0 .. 2^63-1", cfg.seed)
+    m = cfg.model
+    _require(1 <= m.blocks <= 40, "model.blocks", "1..40", m.blocks)
+    _require(1 <= m.filters <= 512, "model.filters", "1..512", m.filters)
+    _require(1 <= m.fc_width <= 1024, "model.fc_width", "1..1024", m.fc_width)
+    _require(m.backend in BACKENDS, "model.backend", " or ".join(BACKENDS), m.backend)
+    s = cfg.selfplay
+    _require(1 <= s.games <= 10**6, "selfplay.games", "1..1000000", s.games)
+    _require(1 <= s.parallel_readouts <= 256, "selfplay.parallel_readouts", "1..256", s.parallel_readouts)
+    _require(
+        s.readouts >= s.parallel_readouts,
+        "selfplay.readouts",
+        f"at least selfplay.parallel_readouts ({s.parallel_readouts})",
+        s.readouts,
+    )
+    _require(
+        1 <= s.fast_readouts <= s.readouts,
+        "selfplay.fast_readouts",
+        f"1..selfplay.readouts ({s.readouts})",
+        s.fast_readouts,
+    )
+    _require(
+        0 < s.full_search_fraction <= 1, "selfplay.full_search_fraction", "(0, 1]", s.full_search_fraction
+    )
+    _require(s.c_base > 0, "selfplay.c_base", "> 0", s.c_base)
+    _require(s.c_init > 0, "selfplay.c_init", "> 0", s.c_init)
+    _require(0 <= s.dirichlet_weight <= 1, "selfplay.dirichlet_weight", "[0, 1]", s.dirichlet_weight)
+    _require(s.softpick_moves >= -1, "selfplay.softpick_moves", "-1 (auto) or >= 0", s.softpick_moves)
+    _require(-1 <= s.resign_threshold <= 0, "selfplay.resign_threshold", "[-1, 0]", s.resign_threshold)
+    _require(
+        0 <= s.resign_disabled_fraction <= 1,
+        "selfplay.resign_disabled_fraction",
+        "[0, 1]",
+        s.resign_disabled_fraction,
+    )
+    _require(
+        s.init_unvisited in ("parent", "loss"), "selfplay.init_unvisited", "parent or loss", s.init_unvisited
+    )
+    _require(1 <= s.threads <= 1024, "selfplay.threads", "1..1024", s.threads)
+    w = cfg.window
+    _require(1 <= w.generations <= 100, "window.generations", "1..100", w.generations)
+    _require(0 < w.sample_fraction <= 1, "window.sample_fraction", "(0, 1]", w.sample_fraction)
+    _require(0 <= w.max_bad_fraction <= 1, "window.max_bad_fraction", "[0, 1]", w.max_bad_fraction)
+    _require(1 <= w.read_threads <= 256, "window.read_threads", "1..256", w.read_threads)
+    t = cfg.train
+    _require(1 <= t.ranks <= 4096, "train.ranks", "1..4096", t.ranks)
+    _require(1 <= t.batch_per_rank <= 65536, "train.batch_per_rank", "1..65536", t.batch_per_rank)
+    _check_schedule(t.learning_rate)
+    _require(0 <= t.momentum < 1, "train.momentum", "[0, 1)", t.momentum)
+    _require(0 <= t.l2 < 1, "train.l2", "[0, 1)", t.l2)
+    _require(0 <= t.value_weight <= 100, "train.value_weight", "[0, 100]", t.value_weight)
+    _require(1 <= t.threads_per_rank <= 1024, "train.threads_per_rank", "1..1024", t.threads_per_rank)
+    _require(1 <= t.prefetch_batches <= 4096, "train.prefetch_batches", "1..4096", t.prefetch_batches)
+    _require(1 <= t.checkpoint_every, "train.checkpoint_every", ">= 1", t.checkpoint_every)
+    _require(t.backend in BACKENDS, "train.backend", " or ".join(BACKENDS), t.backend)
+    e = cfg.evaluate
+    _require(0 <= e.games <= 100000, "evaluate.games", "0..100000", e.games)
+    _require(
+        e.readouts >= s.parallel_readouts,
+        "evaluate.readouts",
+        f"at least selfplay.parallel_readouts ({s.parallel_readouts})",
+        e.readouts,
+    )
+    _require(e.softpick_moves >= 0, "evaluate.softpick_moves", ">= 0", e.softpick_moves)
+    try:
+        for i, opp in enumerate(e.opponents):
+            PlayerSpec.parse_config(opp, f"evaluate.opponents[{i}]")
+        PlayerSpec.parse_config(e.target, "evaluate.target")
+    except PlayerSpecError as exc:
+        raise ConfigError(str(exc)) from None
+    return cfg
+
+
+def _check_schedule(schedule: tuple) -> None:
+    key = "train.learning_rate"
+    if not schedule:
+        raise ConfigError(f"config key '{key}' must list at least one [step, lr] pair")
+    last = -1
+    for i, item in enumerate(schedule):
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise ConfigError(
+                f"config key '{key}[{i}]' must be a [global_step, learning_rate] pair, got {item!r}"
+            )
+        step, lr = item
+        if isinstance(step, bool) or not isinstance(step, int) or step <= last:
+            raise ConfigError(f"config key '{key}[{i}]' step must be an integer above {last}, got {step!r}")
+        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (0 < lr < 10):
+            raise ConfigError(f"config key '{key}[{i}]' learning rate must be in (0, 10), got {lr!r}")
+        last = step
+    if schedule[0][0] != 0:
+        raise ConfigError(f"config key '{key}[0]' must start at step 0, got step {schedule[0][0]}")
+
+
+def learning_rate_at(schedule: tuple, global_step: int) -> float:
+    """Piecewise-constant learning rate at a global step (counted across generations, as MLPerf does)."""
+    lr = schedule[0][1]
+    for step, value in schedule:
+        if global_step >= step:
+            lr = value
+    return float(lr)
+
+
+def from_dict(data: dict) -> RunConfig:
+    """Build and validate a RunConfig from a plain mapping (for example Snakemake's `config`)."""
+    return validate(_build(RunConfig, data, ""))
+
+
+def load_config(source: str | Path | dict) -> RunConfig:
+    """Load a YAML file (or take a mapping) and validate it; ConfigError names the key on failure."""
+    if isinstance(source, dict):
+        return from_dict(source)
+    path = Path(source)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a mapping of keys, got {type(data).__name__}")
+    try:
+        return from_dict(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None

@@ -1,0 +1,123 @@
+"""Player specs: the one grammar that names a player, on the command line and in the config.
+
+    gen0, gen7, genN     the model of that generation: {root}/models/genNNNN.safetensors
+    previous             the model of the generation before the one evaluated (generation G-1)
+    gnugo:LEVEL          GNU Go at LEVEL 0..10, through GTP
+    random               a uniformly random legal move (the floor of the rating scale)
+    gtp:COMMAND LINE     any GTP engine, e.g. `gtp:/usr/games/gnugo --mode gtp --level 5`
+    PATH                 a model file anywhere (command line only)
+
+`PlayerSpec.parse` checks a spec; `slug` is its file-name form (`vs_gnugo-1.json`); `generation_at(g)` is
+the generation whose model it names when generation g is evaluated; `rating_name(g)` is its identity in
+results files and ratings (`gen0007`, `gnugo:1`, `random`). The run config allows the run-relative forms
+(`CONFIG_KINDS`): generations, previous, gnugo and random.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass, field
+
+HELP = "gen0, previous, genN (N an integer), gnugo:LEVEL (LEVEL 0..10), random, 'gtp:<command line>', or a model file"
+CONFIG_HELP = "gen0, previous, genN (N an integer), gnugo:LEVEL (LEVEL 0..10), or random"
+CONFIG_KINDS = ("generation", "previous", "gnugo", "random")
+MODEL_SUFFIXES = (".safetensors", ".pt")
+GNUGO_LEVELS = range(0, 11)
+
+
+class PlayerSpecError(ValueError):
+    """A player spec that does not parse; the message says what to write instead."""
+
+
+def generation_name(generation: int) -> str:
+    """A generation's name in results files and ratings: `gen0007`."""
+    return f"gen{int(generation):04d}"
+
+
+@dataclass(frozen=True)
+class PlayerSpec:
+    text: str
+    kind: str  # generation | previous | gnugo | random | gtp | file
+    generation: int | None = None  # genN, or a model file named genNNNN.safetensors
+    level: int | None = None  # gnugo:LEVEL
+    command: tuple[str, ...] = field(default=())  # gtp:COMMAND LINE
+
+    @classmethod
+    def parse(cls, text: str) -> PlayerSpec:
+        text = text.strip() if isinstance(text, str) else text
+        if not isinstance(text, str) or not text:
+            raise PlayerSpecError(f"empty player spec {text!r}; use {HELP}")
+        if text == "previous":
+            return cls(text, "previous")
+        if text == "random":
+            return cls(text, "random")
+        m = re.fullmatch(r"gen(\d+)", text)
+        if m:
+            return cls(text, "generation", generation=int(m.group(1)))
+        if text.startswith("gnugo:"):
+            level = text[6:]
+            if not level.isdigit() or int(level) not in GNUGO_LEVELS:
+                raise PlayerSpecError(f"player spec {text!r}: GNU Go level must be an integer 0..10 (e.g. gnugo:1)")
+            return cls(text, "gnugo", level=int(level))
+        if text.startswith("gtp:"):
+            command = tuple(shlex.split(text[4:]))
+            if not command:
+                raise PlayerSpecError(f"player spec {text!r} has no command line after 'gtp:'")
+            return cls(text, "gtp", command=command)
+        m = re.fullmatch(r"gen(\d+)\.(?:safetensors|pt)", os.path.basename(text.rstrip("/")))
+        return cls(text, "file", generation=int(m.group(1)) if m else None)
+
+    @classmethod
+    def parse_config(cls, text: object, key: str) -> PlayerSpec:
+        """A spec as the run config allows it; the error names the config key."""
+        try:
+            spec = cls.parse(text) if isinstance(text, str) else None
+        except PlayerSpecError:
+            spec = None
+        if spec is None or spec.kind not in CONFIG_KINDS:
+            raise PlayerSpecError(f"config key '{key}' = {text!r} is out of range; allowed: {CONFIG_HELP}")
+        return spec
+
+    @property
+    def slug(self) -> str:
+        """A file-name-safe form: `gnugo:1` -> `gnugo-1`; model specs stay as they are."""
+        return self.text.replace(":", "-") if self.kind in ("gnugo",) else self.text
+
+    @classmethod
+    def from_slug(cls, slug: str) -> PlayerSpec:
+        """Inverse of `slug` for the config's forms."""
+        return cls.parse(slug.replace("-", ":", 1) if slug.startswith("gnugo-") else slug)
+
+    def generation_at(self, generation: int | None) -> int | None:
+        """The generation whose model this spec names when `generation` is evaluated (None: no model of the
+        run: GNU Go, random, a GTP engine; or `previous` at generation 0)."""
+        if self.kind == "previous":
+            return generation - 1 if generation is not None and generation >= 1 else None
+        if self.kind == "generation":
+            return self.generation
+        return None
+
+    def opponent_key(self, generation: int) -> str:
+        """Which opponent this is at `generation`: specs naming the same model share a key (`gen3`)."""
+        other = self.generation_at(generation)
+        if other is None and self.kind == "previous":
+            return self.text
+        return self.text if other is None else f"gen{other}"
+
+    def rating_name(self, generation: int | None = None) -> str | None:
+        """The player's name in results files and ratings (None: `previous` at generation 0)."""
+        if self.kind in ("generation", "previous"):
+            other = self.generation_at(generation)
+            return None if other is None else generation_name(other)
+        if self.kind == "gnugo":
+            return f"gnugo:{self.level}"
+        if self.kind == "file":
+            if self.generation is not None:
+                return generation_name(self.generation)
+            base = os.path.basename(self.text.rstrip("/"))
+            for suffix in MODEL_SUFFIXES:
+                base = base.removesuffix(suffix)
+            return f"model:{base}"
+        return self.text  # random, gtp:...

@@ -1,0 +1,396 @@
+"""The self-play game file: one game, one Arrow IPC stream, zstd-compressed, written atomically.
+
+One row per recorded position (the moves that got a full search):
+
+| column         | type                              | meaning                                               |
+|----------------|-----------------------------------|-------------------------------------------------------|
+| `move_index`   | uint16                            | moves played before this position (0 = empty board)   |
+| `visits`       | fixed_size_list<uint16>[N*N+1]    | root visit counts per move (flat index, pass last)    |
+| `value_target` | int8                              | game result from the view of the player to move       |
+| `full_search`  | bool                              | the move got the full number of readouts              |
+| `root_value`   | float32                           | the search's root value, player-to-move's view        |
+
+The schema metadata key `minigo` holds a JSON document: format and version, board size, komi, feature set, the
+model (url, generation, sha256), the seeds, the result, the move count, the resignation settings and their
+false-positive record, the search settings, the software version, and `moves`: the whole game (unrecorded
+moves included) as SGF points, two letters per move (column then row from the top; `tt` is a pass).
+Features are rebuilt by replaying the moves (`training_examples`); no planes are stored. Wall-clock timings
+are kept out of the file (in `selfplay`'s `.timing.json` sidecar): the same seed gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from minigo_core.base.config import FEATURE_SETS
+from minigo_core.data import storage
+from minigo_core.game import coords, features, go
+
+FORMAT = "minigo-game"
+FORMAT_VERSION = 1
+METADATA_KEY = b"minigo"
+PASS_POINT = "tt"
+_SGF_LETTERS = "abcdefghijklmnopqrs"
+_STREAM_START = b"\xff\xff\xff\xff"
+_STREAM_END = b"\xff\xff\xff\xff\x00\x00\x00\x00"
+COLUMNS = ("move_index", "visits", "value_target", "full_search", "root_value")
+REQUIRED_METADATA = (
+    "format",
+    "format_version",
+    "board_size",
+    "komi",
+    "features",
+    "num_moves",
+    "num_positions",
+    "result",
+    "moves",
+)
+
+
+class GameFileError(ValueError):
+    """A game file is missing, empty, truncated, corrupt or not a MiniGo game file; the message names it."""
+
+
+def encode_moves(moves: list[coords.Move], board_size: int) -> str:
+    """Moves as SGF points, two letters each (`tt` for a pass)."""
+    return "".join(PASS_POINT if m is None else coords.to_sgf(m, board_size) for m in moves)
+
+
+def decode_moves(text: str, board_size: int) -> list[coords.Move]:
+    if len(text) % 2:
+        raise ValueError(f"move string has odd length {len(text)}")
+    moves: list[coords.Move] = []
+    for i in range(0, len(text), 2):
+        point = text[i : i + 2]
+        if point == PASS_POINT:
+            moves.append(None)
+            continue
+        col, row = _SGF_LETTERS.find(point[0]), _SGF_LETTERS.find(point[1])
+        if not (0 <= row < board_size and 0 <= col < board_size):
+            raise ValueError(
+                f"move {i // 2 + 1} {point!r} is not a point on a {board_size}x{board_size} board"
+            )
+        moves.append((row, col))
+    return moves
+
+
+@dataclass
+class GameRecord:
+    """A finished self-play game: metadata, the full move list, and the recorded positions' targets."""
+
+    metadata: dict
+    moves: list[coords.Move]
+    move_index: np.ndarray  # int64 (n,)
+    visits: np.ndarray  # int64 (n, N*N+1)
+    value_target: np.ndarray  # float32 (n,): -1, 0 or 1 from the view of the player to move
+    full_search: np.ndarray  # bool (n,)
+    root_value: np.ndarray  # float32 (n,)
+    source: str = field(default="<memory>", compare=False)
+
+    @property
+    def board_size(self) -> int:
+        return int(self.metadata["board_size"])
+
+    @property
+    def komi(self) -> float:
+        return float(self.metadata["komi"])
+
+    @property
+    def winner(self) -> int:
+        """1 Black, -1 White, 0 a draw."""
+        return int(self.metadata["result"]["winner"])
+
+    @property
+    def num_positions(self) -> int:
+        return int(self.move_index.shape[0])
+
+    def positions(self) -> list:
+        """The position before each move, then the final one (replayed with `go.replay`)."""
+
+        try:
+            return go.replay(self.moves, self.board_size, self.komi)
+        except go.IllegalMove as exc:
+            raise GameFileError(f"game file {self.source}: its move list does not replay ({exc})") from None
+
+    def training_examples(self, feature_set: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(planes uint8 (n, P, N, N), pi float32 (n, N*N+1) summing to 1, z float32 (n,)): full searches.
+
+        Features are rebuilt by replaying the moves; `feature_set` defaults to the one the game used.
+        """
+
+        feature_set = feature_set or self.metadata["features"]
+        keep = np.flatnonzero(self.full_search)
+        positions = self.positions()
+        n = self.board_size
+        if keep.size == 0:
+            planes = np.zeros((0, features.num_planes(feature_set), n, n), dtype=np.uint8)
+        else:
+            planes = features.extract_batch([positions[int(i)] for i in self.move_index[keep]], feature_set)
+        visits = self.visits[keep].astype(np.float32)
+        pi = visits / visits.sum(axis=1, keepdims=True)
+        return planes, pi, self.value_target[keep].astype(np.float32)
+
+
+def _arrow(values: np.ndarray, dtype: pa.DataType) -> pa.Array:
+    """A numpy vector as an Arrow array of a fixed-width `dtype` (or bool), built from its buffer.
+
+    Same result as `pa.array(values, dtype)`, which on its first call imports pandas (about 0.35 s of a
+    self-play job's start-up) only to ask whether `values` is a pandas object.
+    """
+    values = np.ascontiguousarray(values)
+    if dtype == pa.bool_():
+        data = np.packbits(values.astype(bool), bitorder="little")
+    else:
+        data = values.astype(dtype.to_pandas_dtype(), copy=False)
+    return pa.Array.from_buffers(dtype, len(values), [None, pa.py_buffer(data)])
+
+
+def _table(record: GameRecord) -> pa.Table:
+    n = record.board_size
+    num_moves = n * n + 1
+    visits = np.asarray(record.visits)
+    if visits.ndim != 2 or visits.shape[1] != num_moves:
+        raise ValueError(f"visits must be (positions, {num_moves}) for a {n}x{n} board, got {visits.shape}")
+    if visits.size and (visits.min() < 0 or visits.max() > np.iinfo(np.uint32).max):
+        raise ValueError("visit counts must be in 0..2^32-1")
+    counts_type = pa.uint16() if not visits.size or visits.max() <= np.iinfo(np.uint16).max else pa.uint32()
+    counts = _arrow(visits.reshape(-1), counts_type)
+    metadata = dict(record.metadata)
+    missing = [k for k in ("board_size", "komi", "features", "result") if k not in metadata]
+    if missing:
+        raise ValueError(f"game record metadata lacks {missing}; a reader could not use the file")
+    metadata["moves"] = encode_moves(record.moves, n)
+    metadata["num_moves"] = len(record.moves)
+    metadata["num_positions"] = int(visits.shape[0])
+    metadata.setdefault("format", FORMAT)
+    metadata.setdefault("format_version", FORMAT_VERSION)
+    table = pa.Table.from_arrays(
+        [
+            _arrow(np.asarray(record.move_index, dtype=np.uint16), pa.uint16()),
+            pa.FixedSizeListArray.from_arrays(counts, num_moves),
+            _arrow(np.asarray(record.value_target, dtype=np.int8), pa.int8()),
+            _arrow(np.asarray(record.full_search, dtype=bool), pa.bool_()),
+            _arrow(np.asarray(record.root_value, dtype=np.float32), pa.float32()),
+        ],
+        names=["move_index", "visits", "value_target", "full_search", "root_value"],
+    )
+    text = json.dumps(metadata, sort_keys=True, separators=(",", ":"))
+    return table.replace_schema_metadata({METADATA_KEY: text.encode()})
+
+
+def game_bytes(record: GameRecord) -> bytes:
+    """The game file's bytes (deterministic: same record, same bytes)."""
+    table = _table(record)
+    sink = io.BytesIO()
+    options = pa.ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=3), use_threads=False)
+    with pa.ipc.new_stream(sink, table.schema, options=options) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+def write_game(url: str, record: GameRecord) -> int:
+    """Write a game file atomically (temporary name, then rename). Returns its size in bytes."""
+    data = game_bytes(record)
+    with storage.atomic_open(url, "wb") as handle:
+        handle.write(data)
+    return len(data)
+
+
+def timing_path(url: str) -> str:
+    """The wall-clock sidecar of a game file: `game00042.arrow` -> `game00042.timing.json`."""
+    url = str(url)
+    return (url[: -len(".arrow")] if url.endswith(".arrow") else url) + ".timing.json"
+
+
+def _read_bytes(url: str) -> bytes:
+    fs, path = storage.fs_and_path(url)
+    try:
+        with fs.open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise GameFileError(f"game file {url} does not exist") from None
+    except OSError as exc:
+        raise GameFileError(f"cannot read game file {url}: {exc}") from exc
+
+
+def _metadata_of(schema: pa.Schema, url: str) -> dict:
+    raw = (schema.metadata or {}).get(METADATA_KEY)
+    if raw is None:
+        raise GameFileError(
+            f"{url} is an Arrow file but not a MiniGo game file (no '{METADATA_KEY.decode()}' "
+            "metadata); it was probably written by another program"
+        )
+    try:
+        metadata = json.loads(raw)
+    except ValueError as exc:
+        raise GameFileError(f"game file {url} has unreadable metadata ({exc})") from None
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
+        raise GameFileError(f"{url} is not a MiniGo game file (metadata format is not '{FORMAT}')")
+    if metadata.get("format_version") != FORMAT_VERSION:
+        raise GameFileError(
+            f"game file {url} has format version {metadata.get('format_version')!r}; this software reads "
+            f"version {FORMAT_VERSION}; re-run its self-play job or use the software version that wrote it "
+            f"({metadata.get('software_version', 'unknown')})"
+        )
+    missing = [k for k in REQUIRED_METADATA if k not in metadata]
+    if missing:
+        raise GameFileError(f"game file {url} lacks metadata keys {missing}")
+    problem = _metadata_problem(metadata)
+    if problem:
+        raise GameFileError(f"game file {url} has bad metadata: {problem}")
+    return metadata
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _metadata_problem(m: dict) -> str | None:
+    """What is wrong with the metadata's types and ranges, or None."""
+    if not _is_int(m["board_size"]) or not 2 <= m["board_size"] <= len(_SGF_LETTERS):
+        return f"board_size {m['board_size']!r} is not an integer from 2 to {len(_SGF_LETTERS)}"
+    if not isinstance(m["komi"], (int, float)) or isinstance(m["komi"], bool) or not math.isfinite(m["komi"]):
+        return f"komi {m['komi']!r} is not a number"
+    if not isinstance(m["features"], str) or not isinstance(m["moves"], str):
+        return "features and moves must be strings"
+    if m["features"] not in FEATURE_SETS:
+        return f"features {m['features']!r} is not one of {', '.join(FEATURE_SETS)}"
+    for key in ("num_moves", "num_positions"):
+        if not _is_int(m[key]) or m[key] < 0:
+            return f"{key} {m[key]!r} is not a count"
+    result = m["result"]
+    if (
+        not isinstance(result, dict)
+        or result.get("winner") not in (-1, 0, 1)
+        or isinstance(result["winner"], bool)
+    ):
+        return f"result {result!r} has no winner -1, 0 or 1"
+    return None
+
+
+def _open_stream(data: bytes, url: str) -> pa.ipc.RecordBatchStreamReader:
+    if not data:
+        raise GameFileError(
+            f"game file {url} is empty (0 bytes); its self-play job did not finish, re-run it"
+        )
+    if not data.startswith(_STREAM_START):
+        raise GameFileError(
+            f"{url} is not a MiniGo game file (not an Arrow IPC stream; first bytes {data[:8]!r})"
+        )
+    if not data.endswith(_STREAM_END):
+        raise GameFileError(
+            f"game file {url} is truncated ({len(data)} bytes, no end-of-stream marker); "
+            "re-run its self-play job"
+        )
+    try:
+        return pa.ipc.open_stream(data)
+    except (pa.ArrowException, OSError) as exc:
+        raise GameFileError(f"game file {url} is truncated or corrupt ({len(data)} bytes: {exc})") from None
+
+
+def read_metadata(url: str) -> dict:
+    """The file-level metadata only (result, move and position counts, model, seeds) without decoding rows."""
+    data = _read_bytes(url)
+    return _metadata_of(_open_stream(data, url).schema, url)
+
+
+def read_game(url: str) -> GameRecord:
+    """Read and validate a game file; raises `GameFileError` naming the file for anything wrong with it."""
+    data = _read_bytes(url)
+    reader = _open_stream(data, url)
+    metadata = _metadata_of(reader.schema, url)
+    try:
+        table = reader.read_all()
+    except (pa.ArrowException, OSError) as exc:
+        raise GameFileError(f"game file {url} is truncated or corrupt ({len(data)} bytes: {exc})") from None
+    return _record_from_table(table, metadata, url)
+
+
+def _record_from_table(table: pa.Table, metadata: dict, url: str) -> GameRecord:
+    try:
+        return _decode_table(table, metadata, url)
+    except GameFileError:
+        raise
+    except (pa.ArrowException, ValueError, TypeError, IndexError, KeyError, OverflowError) as exc:
+        raise GameFileError(f"game file {url} is corrupt ({type(exc).__name__}: {exc})") from None
+
+
+def _decode_table(table: pa.Table, metadata: dict, url: str) -> GameRecord:
+    n = metadata["board_size"]
+    num_moves = n * n + 1
+    expected = {
+        "move_index": pa.uint16(),
+        "value_target": pa.int8(),
+        "full_search": pa.bool_(),
+        "root_value": pa.float32(),
+    }
+    for name in COLUMNS:
+        if name not in table.column_names:
+            raise GameFileError(f"game file {url} lacks column '{name}'")
+        column_type = table.schema.field(name).type
+        if name == "visits":
+            ok = (
+                pa.types.is_fixed_size_list(column_type)
+                and column_type.list_size == num_moves
+                and column_type.value_type in (pa.uint16(), pa.uint32())
+            )
+        else:
+            ok = column_type == expected[name]
+        if not ok:
+            raise GameFileError(
+                f"game file {url}: column '{name}' has type {column_type}, not what this "
+                f"format writes for a {n}x{n} board"
+            )
+        if table.column(name).null_count:
+            raise GameFileError(f"game file {url}: column '{name}' has missing values")
+    table.validate(full=True)
+    moves = decode_moves(metadata["moves"], n)
+    rows = table.num_rows
+    if rows != metadata["num_positions"] or len(moves) != metadata["num_moves"]:
+        raise GameFileError(
+            f"game file {url} is inconsistent: {rows} rows and {len(moves)} moves, metadata says "
+            f"{metadata['num_positions']} positions and {metadata['num_moves']} moves"
+        )
+    visits_col = table.column("visits").combine_chunks()
+    visits = visits_col.flatten().to_numpy(zero_copy_only=False).astype(np.int64).reshape(rows, num_moves)
+    move_index = table.column("move_index").to_numpy().astype(np.int64)
+    value_target = table.column("value_target").to_numpy().astype(np.float32)
+    root_value = table.column("root_value").to_numpy().astype(np.float32)
+    if rows and move_index.max() >= len(moves):
+        raise GameFileError(f"game file {url}: a move_index is outside the game's {len(moves)} moves")
+    if rows and (visits.sum(axis=1) <= 0).any():
+        raise GameFileError(f"game file {url}: a recorded position has no visits")
+    if not np.isin(value_target, (-1.0, 0.0, 1.0)).all() or not np.isfinite(root_value).all():
+        raise GameFileError(
+            f"game file {url}: a value target is not -1, 0 or 1, or a root value is not finite"
+        )
+    return GameRecord(
+        metadata=metadata,
+        moves=moves,
+        move_index=move_index,
+        visits=visits,
+        value_target=value_target,
+        full_search=table.column("full_search").to_numpy(zero_copy_only=False).astype(bool),
+        root_value=root_value,
+        source=str(url),
+    )
+
+
+def result_string(metadata: dict) -> str:
+    """SGF/GTP-style result: `B+R`, `W+3.5`, `0` (draw)."""
+    result: dict[str, Any] = metadata["result"]
+    winner = int(result["winner"])
+    if winner == 0:
+        return "0"
+    side = "B" if winner > 0 else "W"
+    if result.get("resigned"):
+        return f"{side}+R"
+    score = result.get("score")
+    return f"{side}+{abs(score):g}" if score is not None else side + "+"

@@ -1,0 +1,128 @@
+"""The run layout: every path of a run on the shared filesystem, in one place.
+
+    {root}/config.yaml                            the validated config the run was started with
+    {root}/models/gen0007.safetensors             model of generation 7 (weights, config, provenance)
+    {root}/games/gen0007/game00042.arrow          one self-play game (+ game00042.timing.json)
+    {root}/games/gen0007.complete.json            all of generation 7's games verified (next to, not in, the folder)
+    {root}/window/gen0008/shard003.arrow          training data of generation 8, one shard per rank
+    {root}/window/gen0008/manifest.json           which games, positions, skipped files and why
+    {root}/train/gen0008/metrics.jsonl            losses and throughput (+ checkpoint.pt while training)
+    {root}/eval/gen0008/vs_gnugo-1.json           a match's games, win rate and interval
+    {root}/summary/elo.json                       ratings, time to target, plots, status
+    {root}/logs/...                               one log per job
+
+Every function takes a generation as an int (`7` -> `gen0007`) or, for the workflow's path patterns, as a
+Snakemake wildcard string (`"{generation}"` -> `gen{generation}`), so the library, `workflow/rules/common.smk`,
+`minigo run` and the chaos script spell each file name the same way.
+"""
+
+from __future__ import annotations
+
+from minigo_core.data.storage import join
+
+EFFECTIVE_CONFIG = "config.yaml"
+SUMMARY = "summary"
+RATINGS_FILE = "elo.json"
+MANIFEST = "manifest.json"
+METRICS = "metrics.jsonl"
+CHECKPOINT = "checkpoint.pt"
+MODEL_SUFFIX = ".safetensors"
+GAME_SUFFIX = ".arrow"
+TIMING_SUFFIX = ".timing.json"
+COMPLETE_SUFFIX = ".complete.json"
+
+Generation = int | str  # an int, or a wildcard pattern such as "{generation}"
+
+
+def generation_name(generation: Generation) -> str:
+    """`gen0007` for 7; `gen{generation}` for the wildcard `"{generation}"` (its values are 4 digits)."""
+    return f"gen{generation}" if isinstance(generation, str) else f"gen{int(generation):04d}"
+
+
+def game_name(game: int | str) -> str:
+    return f"game{game}" if isinstance(game, str) else f"game{int(game):05d}"
+
+
+def effective_config_path(root: str) -> str:
+    return join(root, EFFECTIVE_CONFIG)
+
+
+def models_dir(root: str) -> str:
+    return join(root, "models")
+
+
+def model_path(root: str, generation: Generation) -> str:
+    return join(models_dir(root), generation_name(generation) + MODEL_SUFFIX)
+
+
+def games_dir(root: str, generation: Generation) -> str:
+    return join(root, "games", generation_name(generation))
+
+
+def game_path(root: str, generation: Generation, game: int | str) -> str:
+    return join(games_dir(root, generation), game_name(game) + GAME_SUFFIX)
+
+
+def timing_path(game_url: str) -> str:
+    """The timing side file of a game file: `game00042.arrow` -> `game00042.timing.json`."""
+    return game_url[: -len(GAME_SUFFIX)] + TIMING_SUFFIX if game_url.endswith(GAME_SUFFIX) else game_url + TIMING_SUFFIX
+
+
+def complete_marker_path(root: str, generation: Generation) -> str:
+    """`games/genXXXX.complete.json`: written once every self-play game of the generation is verified.
+
+    It sits next to the generation's game directory, not in it: Snakemake caches the listing of every
+    directory holding an input file, and a directory of 8192 game files per generation would make that cost
+    grow with the run's history.
+    """
+    return join(root, "games", generation_name(generation) + COMPLETE_SUFFIX)
+
+
+def window_dir(root: str, generation: Generation) -> str:
+    return join(root, "window", generation_name(generation))
+
+
+def shard_name(rank: int) -> str:
+    return f"shard{rank:03d}{GAME_SUFFIX}"
+
+
+def shard_path(root: str, generation: Generation, rank: int) -> str:
+    return join(window_dir(root, generation), shard_name(rank))
+
+
+def manifest_path(window: str) -> str:
+    """The manifest of a window directory."""
+    return join(window, MANIFEST)
+
+
+def window_manifest_path(root: str, generation: Generation) -> str:
+    return manifest_path(window_dir(root, generation))
+
+
+def train_dir(root: str, generation: Generation) -> str:
+    return join(root, "train", generation_name(generation))
+
+
+def train_metrics_path(root: str, generation: Generation) -> str:
+    return join(train_dir(root, generation), METRICS)
+
+
+def eval_dir(root: str, generation: Generation) -> str:
+    return join(root, "eval", generation_name(generation))
+
+
+def eval_path(root: str, generation: Generation, opponent_slug: str) -> str:
+    """A match's results file; `opponent_slug` is `PlayerSpec.slug` (`gnugo-1`, `gen0`, `previous`)."""
+    return join(eval_dir(root, generation), f"vs_{opponent_slug}.json")
+
+
+def summary_dir(root: str) -> str:
+    return join(root, SUMMARY)
+
+
+def ratings_path(root: str) -> str:
+    return join(summary_dir(root), RATINGS_FILE)
+
+
+def logs_dir(root: str, *parts: str) -> str:
+    return join(root, "logs", *parts)

@@ -1,0 +1,134 @@
+"""Paths and atomic writes on the shared filesystem, through fsspec.
+
+Every artifact is written under a temporary name in its final directory and renamed into place, so a
+reader never sees half a file and a killed job leaves nothing that looks finished. Temporary names
+start with `.tmp-` and are ignored by every reader in the project.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import uuid
+from collections.abc import Iterator
+from typing import IO
+
+import fsspec
+
+from minigo_core.base.config import ConfigError, RunConfig
+
+TMP_PREFIX = ".tmp-"
+
+
+def fs_and_path(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
+    """The fsspec filesystem for `url` and the path within it (plain paths are local files)."""
+    fs, path = fsspec.core.url_to_fs(str(url))
+    return fs, path
+
+
+def join(root: str, *parts: str) -> str:
+    root = str(root).rstrip("/")
+    return "/".join([root, *[p.strip("/") for p in parts]])
+
+
+def is_temporary(name: str) -> bool:
+    return os.path.basename(name).startswith(TMP_PREFIX)
+
+
+def temporary_name(final: str) -> str:
+    """A unique temporary sibling of `final` (same directory, so the rename stays atomic)."""
+    head, tail = os.path.split(final)
+    return os.path.join(head, f"{TMP_PREFIX}{tail}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+
+
+@contextlib.contextmanager
+def atomic_open(url: str, mode: str = "wb") -> Iterator[IO]:
+    """Open `url` for writing under a temporary name; rename into place on success, remove on failure.
+
+    On a local filesystem the data is fsynced before the rename so a crash cannot leave a renamed but
+    empty file. Concurrent writers of the same path each rename a complete file; the last one wins.
+    """
+    if "w" not in mode:
+        raise ValueError(f"atomic_open is for writing, got mode {mode!r}")
+    fs, path = fs_and_path(url)
+    parent = os.path.dirname(path)
+    if parent:
+        fs.makedirs(parent, exist_ok=True)
+    tmp = temporary_name(path)
+    try:
+        with fs.open(tmp, mode) as handle:
+            yield handle
+            handle.flush()
+            fileno = getattr(handle, "fileno", None)
+            if fileno is not None:
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    os.fsync(fileno())
+        fs.mv(tmp, path)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            fs.rm(tmp)
+        raise
+
+
+def write_bytes(url: str, data: bytes) -> None:
+    with atomic_open(url, "wb") as handle:
+        handle.write(data)
+
+
+def write_text(url: str, text: str) -> None:
+    write_bytes(url, text.encode())
+
+
+def read_bytes(url: str) -> bytes:
+    fs, path = fs_and_path(url)
+    with fs.open(path, "rb") as handle:
+        return handle.read()
+
+
+def exists(url: str) -> bool:
+    fs, path = fs_and_path(url)
+    return fs.exists(path)
+
+
+def list_files(url: str, suffix: str = "") -> list[str]:
+    """Finished files in a directory (temporary names skipped), sorted, as URLs/paths like `url`."""
+    fs, path = fs_and_path(url)
+    if not fs.exists(path):
+        return []
+    names = []
+    for entry in fs.ls(path, detail=False):
+        base = os.path.basename(entry.rstrip("/"))
+        if is_temporary(base) or not base.endswith(suffix):
+            continue
+        names.append(join(str(url), base))
+    return sorted(names)
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(url: str) -> str:
+    fs, path = fs_and_path(url)
+    digest = hashlib.sha256()
+    with fs.open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def check_root_writable(cfg: RunConfig) -> None:
+    """Fail early, naming `root`, when the run directory cannot be created or written."""
+    fs, path = fs_and_path(cfg.root)
+    probe = join(path, f".tmp-write-probe-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        fs.makedirs(path, exist_ok=True)
+        with fs.open(probe, "wb") as handle:
+            handle.write(b"ok")
+        fs.rm(probe)
+    except Exception as exc:  # any filesystem failure means the same thing to the user
+        raise ConfigError(
+            f"config key 'root' = {cfg.root!r}: the run directory cannot be written ({exc}); "
+            "choose a path (or fsspec URL) this user can create and write"
+        ) from None

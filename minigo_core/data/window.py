@@ -1,0 +1,488 @@
+"""The sample window of generation g (`minigo window`): games of the last W models -> N_train shards.
+
+For generation g the window reads every finished game file of generations max(0, g-W) .. g-1, samples
+`window.sample_fraction` of each game's recorded positions (seeded by run seed, g and the game file), shuffles
+the examples uniformly across the whole window and writes exactly `train.ranks` shards whose sizes differ by
+at most one row, plus `manifest.json` (source games, positions per game, skipped files and why, rows, bytes
+and sha256 per shard, seed, timings). Shards and manifest are written atomically; the manifest comes last, so
+a window with a manifest is complete.
+
+Bounded memory (a two-pass bucketed shuffle): pass 1 sends each sampled example to one of B bucket files on
+local scratch, chosen uniformly at random; pass 2 loads one bucket at a time, permutes it and appends it to
+the shards in order. A random bucket then a random order inside it is a uniform permutation of the whole
+window (the Rao-Sandelius shuffle), and memory is one bucket (about `BUCKET_ROWS` rows) whatever the window
+size.
+
+Game files are read by `window.read_threads` parallel readers: processes by default (replaying a game to
+rebuild its planes is CPU work that Python threads cannot share), or threads (`--workers threads`). A file
+that cannot be read (truncated, empty, foreign, wrong board size or features) is skipped and listed with the
+reason; if more than `window.max_bad_fraction` of the files are bad the job fails naming them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import multiprocessing
+import os
+import resource
+import sys
+import tempfile
+import time
+import zlib
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from minigo_core.base import config as config_mod
+from minigo_core.data import gamefile, layout, shards, storage
+from minigo_core.game import features
+
+MANIFEST_FORMAT = "minigo-window"
+MANIFEST_VERSION = 1
+BUCKET_ROWS = 1 << 15  # target rows per bucket: what pass 2 holds in memory at once
+MAX_BUCKETS = 512  # bucket files open at once (well under the usual 1024 file-descriptor limit)
+FLUSH_ROWS = 1 << 14  # rows buffered over all buckets in pass 1 before they go to the bucket files
+GAME_SUFFIX = ".arrow"
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class WindowError(RuntimeError):
+    """The window cannot be built (no games, too many bad files); the message names them and what to do."""
+
+
+def window_generations(generation: int, size: int) -> list[int]:
+    """Generations whose games form generation g's window: max(0, g-W) .. g-1."""
+    if generation < 1:
+        raise WindowError(f"generation {generation} has no window: windows start at generation 1")
+    return list(range(max(0, generation - size), generation))
+
+
+def game_files(root: str, generations: Iterable[int]) -> list[tuple[int, str]]:
+    """(generation, url) of every finished game file (temporary names skipped), in a fixed order."""
+    out = []
+    for gen in generations:
+        out += [(gen, url) for url in storage.list_files(layout.games_dir(root, gen), GAME_SUFFIX)]
+    return out
+
+
+def sample_count(positions: int, fraction: float, rng: np.random.Generator) -> int:
+    """fraction * positions, rounded up or down at random so that the expected count is exact."""
+    exact = fraction * positions
+    k = int(np.floor(exact))
+    return min(positions, k + int(rng.random() < exact - k))
+
+
+@dataclass
+class GameSample:
+    index: int
+    url: str
+    generation: int
+    positions: int
+    sampled: np.ndarray  # indices of the sampled positions among the recorded ones
+    batch: pa.RecordBatch | None
+    skipped: str | None = None
+
+
+def sample_game(
+    index: int, generation: int, url: str, cfg: config_mod.RunConfig, window_gen: int, num_planes: int
+) -> GameSample:
+    """Read one game file, sample its positions and encode them; a bad file comes back with `skipped` set."""
+
+    empty = np.zeros(0, dtype=np.int64)
+
+    def skip(reason: str) -> GameSample:
+        return GameSample(index, url, generation, 0, empty, None, reason)
+
+    try:
+        record = gamefile.read_game(url)
+    except Exception as exc:  # GameFileError and anything a damaged file provokes: skip and report
+        return skip(_reason(exc))
+    if record.board_size != cfg.board_size:
+        return skip(
+            f"foreign game: {record.board_size}x{record.board_size}, this run plays "
+            f"{cfg.board_size}x{cfg.board_size}"
+        )
+    # The recorded positions are those with a full search (what GameRecord.training_examples returns); only
+    # the sampled ones get feature planes, which saves most of the feature work at a 30% sample.
+    recorded = np.flatnonzero(record.full_search)
+    n = int(recorded.size)
+    key = zlib.crc32(os.path.basename(url).encode())
+    rng = np.random.default_rng([cfg.seed, window_gen, generation, key])
+    chosen = np.sort(rng.choice(n, size=sample_count(n, cfg.window.sample_fraction, rng), replace=False))
+    if chosen.size == 0:
+        return GameSample(index, url, generation, n, chosen, None)
+    rows = recorded[chosen]
+    try:
+        positions = record.positions()
+        planes = features.extract_batch([positions[int(i)] for i in record.move_index[rows]], cfg.features)
+    except Exception as exc:  # a move list that does not replay, an index past the end
+        return skip(_reason(exc))
+    visits = record.visits[rows].astype(np.float32)
+    pi = visits / visits.sum(axis=1, keepdims=True)
+    z = record.value_target[rows].astype(np.float32)
+    if planes.shape[1] != num_planes:
+        return skip(f"examples with {planes.shape[1]} planes, this run uses {num_planes} ({cfg.features})")
+    batch = shards.encode(planes, pi, z, index, chosen)
+    return GameSample(index, url, generation, n, chosen, batch)
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def ordered_map(pool: Executor, fn: Callable[..., R], items: Iterable[tuple], ahead: int) -> Iterator[R]:
+    """`fn(*item)` for each item on the pool, results in order, at most `ahead` in flight (bounded memory)."""
+    pending: deque[Future] = deque()
+    for item in items:
+        pending.append(pool.submit(fn, *item))
+        if len(pending) >= ahead:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
+
+
+class BucketSpill:
+    """B bucket files on local scratch; rows are added with their bucket numbers and read back per bucket."""
+
+    def __init__(self, directory: str, buckets: int, num_planes: int, board_size: int) -> None:
+        self.paths = [os.path.join(directory, f"bucket{b:05d}.arrows") for b in range(buckets)]
+        self.num_planes, self.board_size = num_planes, board_size
+        self.schema = shards.schema(num_planes, board_size)
+        self.rows = [0] * buckets
+        self._pending: list[list[pa.RecordBatch]] = [[] for _ in range(buckets)]
+        self._pending_rows = 0
+        self._writers: list[ipc.RecordBatchStreamWriter | None] = [None] * buckets
+        self._options = ipc.IpcWriteOptions(compression=pa.Codec("lz4"))
+
+    def add(self, batch: pa.RecordBatch, bucket_of_row: np.ndarray) -> None:
+        order = np.argsort(bucket_of_row, kind="stable")
+        counts = np.bincount(bucket_of_row, minlength=len(self.paths))
+        starts = np.concatenate([[0], np.cumsum(counts)])
+        for b in np.flatnonzero(counts):
+            self._pending[b].append(batch.take(pa.array(order[starts[b] : starts[b + 1]])))
+            self.rows[b] += int(counts[b])
+        self._pending_rows += batch.num_rows
+        if self._pending_rows >= FLUSH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        for b, pending in enumerate(self._pending):
+            if not pending:
+                continue
+            if self._writers[b] is None:
+                self._writers[b] = ipc.new_stream(self.paths[b], self.schema, options=self._options)
+            self._writers[b].write_table(pa.Table.from_batches(pending, schema=self.schema))
+            self._pending[b] = []
+        self._pending_rows = 0
+
+    def close(self) -> None:
+        self.flush()
+        for w in self._writers:
+            if w is not None:
+                w.close()
+
+    def read(self, bucket: int) -> pa.Table:
+        if self._writers[bucket] is None:
+            return self.schema.empty_table()
+        with ipc.open_stream(self.paths[bucket]) as reader:
+            table = reader.read_all()
+        os.remove(self.paths[bucket])
+        return table
+
+
+def _executor(kind: str, n: int) -> Executor:
+    """Readers: processes (replaying games and building planes is CPU work that threads cannot share) or
+    threads (enough when the filesystem, not the CPU, is the bottleneck)."""
+    if kind == "threads" or n == 1:
+        return ThreadPoolExecutor(max_workers=n, thread_name_prefix="window-read")
+    if kind == "processes":
+        return ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
+    raise ValueError(f"workers must be 'processes' or 'threads', got {kind!r}")
+
+
+def shard_sizes(rows: int, shards_n: int) -> list[int]:
+    """Split `rows` into `shards_n` contiguous parts whose sizes differ by at most one."""
+    return [(rows * (r + 1)) // shards_n - (rows * r) // shards_n for r in range(shards_n)]
+
+
+def shard_name(rank: int) -> str:
+    return f"shard{rank:03d}.arrow"
+
+
+def write_shards(
+    spill: BucketSpill,
+    rng: np.random.Generator,
+    out_dir: str,
+    sizes: list[int],
+    feature_set: str,
+    extra: dict,
+) -> list[dict]:
+    """Pass 2: each bucket in turn, permuted, appended to the shards in order; returns the shard entries."""
+    num_planes, board_size = spill.num_planes, spill.board_size
+    written: list[dict] = []
+    writer: shards.ShardWriter | None = None
+    rank = -1
+    try:
+        for b in range(len(spill.paths)):
+            table = spill.read(b)
+            table = table.take(pa.array(rng.permutation(table.num_rows)))
+            pos = 0
+            while pos < table.num_rows:
+                if writer is None or writer.remaining == 0:
+                    if writer is not None:
+                        written.append(_shard_entry(writer.close()))
+                    rank += 1
+                    url = storage.join(out_dir, shard_name(rank))
+                    writer = shards.ShardWriter(url, sizes[rank], num_planes, board_size, feature_set,
+                                                {**extra, "shard": rank})  # fmt: skip
+                take = min(writer.remaining, table.num_rows - pos)
+                for batch in table.slice(pos, take).to_batches():
+                    writer.write(batch)
+                pos += take
+            del table
+        if writer is not None:
+            written.append(_shard_entry(writer.close()))
+            writer = None
+    finally:
+        if writer is not None:
+            writer.abort()
+    return written
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def build_window(
+    cfg: config_mod.RunConfig,
+    generation: int,
+    out_dir: str,
+    *,
+    ranks: int | None = None,
+    tmp_dir: str | None = None,
+    log: Callable[[str], None] | None = None,
+    bucket_rows: int = BUCKET_ROWS,
+    workers: str = "threads",
+) -> dict:
+    """Build generation `generation`'s window in `out_dir`; returns the manifest (also written there).
+
+    `workers="processes"` (what `minigo window` uses) reads games in spawned processes: call it from a script
+    guarded by `if __name__ == "__main__":`. `bucket_rows` bounds the rows held in memory by the shuffle.
+    """
+
+    log = log or (lambda msg: None)
+    t0 = time.perf_counter()
+    n_shards = ranks if ranks is not None else cfg.train.ranks
+    gens = window_generations(generation, cfg.window.generations)
+    files = game_files(cfg.root, gens)
+    if not files:
+        dirs = ", ".join(layout.games_dir(cfg.root, g) for g in gens)
+        raise WindowError(
+            f"no game files for generation {generation}'s window in {dirs}; run self-play first"
+        )
+    num_planes = features.num_planes(cfg.features)
+    board_size = cfg.board_size
+    # Buckets from an upper bound on the rows (games end by 2*N*N moves), so no bucket outgrows BUCKET_ROWS.
+    bound = len(files) * int(np.ceil(2 * board_size * board_size * cfg.window.sample_fraction) + 1)
+    n_buckets = int(min(MAX_BUCKETS, max(1, -(-bound // bucket_rows))))
+    log(
+        f"generation {generation}: {len(files)} game files from generations {gens[0]}..{gens[-1]}, "
+        f"{n_buckets} buckets, {n_shards} shards"
+    )
+    manifest_url = storage.join(out_dir, "manifest.json")
+    fs, manifest_path = storage.fs_and_path(manifest_url)
+    with contextlib.suppress(FileNotFoundError):
+        fs.rm(manifest_path)  # the window is incomplete until the new manifest is written
+
+    bucket_rng = np.random.default_rng([cfg.seed, generation, 1])
+    shuffle_rng = np.random.default_rng([cfg.seed, generation, 2])
+    games: list[dict] = []
+    skipped: list[dict] = []
+    t_read = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="minigo-window-", dir=tmp_dir) as scratch:
+        spill = BucketSpill(scratch, n_buckets, num_planes, board_size)
+        threads = cfg.window.read_threads
+        items = ((i, gen, url, cfg, generation, num_planes) for i, (gen, url) in enumerate(files))
+        with _executor(workers, threads) as pool:
+            for s in ordered_map(pool, sample_game, items, ahead=4 * threads):
+                if s.skipped is not None:
+                    skipped.append({"path": s.url, "reason": s.skipped})
+                    log(f"skipped {s.url}: {s.skipped}")
+                    continue
+                games.append(
+                    {
+                        "index": s.index,
+                        "path": s.url,
+                        "generation": s.generation,
+                        "positions": s.positions,
+                        "sampled": int(s.sampled.size),
+                    }
+                )
+                if s.batch is not None:
+                    spill.add(s.batch, bucket_rng.integers(0, n_buckets, size=s.batch.num_rows))
+        spill.close()
+        read_s = time.perf_counter() - t_read
+        if len(skipped) > cfg.window.max_bad_fraction * len(files):
+            listed = "; ".join(f"{s['path']} ({s['reason']})" for s in skipped[:20])
+            more = f" and {len(skipped) - 20} more" if len(skipped) > 20 else ""
+            raise WindowError(
+                f"{len(skipped)} of {len(files)} game files are bad, more than window.max_bad_fraction = "
+                f"{cfg.window.max_bad_fraction}: {listed}{more}; remove or regenerate them, or raise "
+                "the limit"
+            )
+        total = sum(spill.rows)
+        if total < n_shards:
+            raise WindowError(
+                f"generation {generation}'s window has {total} sampled positions, fewer than the {n_shards} "
+                "shards to write; play more games or raise window.sample_fraction"
+            )
+
+        t_write = time.perf_counter()
+        extra = {"generation": generation, "seed": cfg.seed}
+        written = write_shards(spill, shuffle_rng, out_dir, shard_sizes(total, n_shards), cfg.features, extra)
+        write_s = time.perf_counter() - t_write
+    _remove_stale_shards(out_dir, n_shards)
+
+    total_bytes = sum(s["bytes"] for s in written)
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "version": MANIFEST_VERSION,
+        "generation": generation,
+        "window_generations": gens,
+        "seed": cfg.seed,
+        "board_size": board_size,
+        "feature_set": cfg.features,
+        "num_planes": num_planes,
+        "sample_fraction": cfg.window.sample_fraction,
+        "rows": total,
+        "bytes": total_bytes,
+        "bytes_per_example": total_bytes / total,
+        "shards": written,
+        "games": games,
+        "skipped": skipped,
+        "buckets": n_buckets,
+        "timings": {
+            "read_s": round(read_s, 3),
+            "shuffle_write_s": round(write_s, 3),
+            "total_s": round(time.perf_counter() - t0, 3),
+        },
+        "peak_rss_mb": round(_peak_rss_mb(), 1),
+    }
+    storage.write_text(manifest_url, json.dumps(manifest, indent=1))
+    log(
+        f"wrote {n_shards} shards, {total} examples ({total_bytes / total:.0f} bytes each) from "
+        f"{len(games)} games ({len(skipped)} skipped) in {manifest['timings']['total_s']:.1f} s"
+    )
+    return manifest
+
+
+# Manifest keys that describe how the build went, not what it produced: left out of the digest that a
+# trained model records, so a rebuilt window with identical shards gives a byte-identical model.
+VOLATILE_MANIFEST_KEYS = ("timings", "peak_rss_mb")
+
+
+def manifest_digest(manifest: dict) -> str:
+    """sha256 of a manifest's content (games, shards, checksums, seed), wall-clock fields excluded."""
+    stable = {k: v for k, v in manifest.items() if k not in VOLATILE_MANIFEST_KEYS}
+    return storage.sha256_bytes(json.dumps(stable, sort_keys=True).encode())
+
+
+def _shard_entry(w: shards.WrittenShard) -> dict:
+    return {"name": os.path.basename(w.url), "rows": w.rows, "bytes": w.bytes, "sha256": w.sha256}
+
+
+def _remove_stale_shards(out_dir: str, n_shards: int) -> None:
+    """Shards left by an earlier build with more ranks would be mistaken for part of this window."""
+    keep = {shard_name(r) for r in range(n_shards)}
+    for url in storage.list_files(out_dir, ".arrow"):
+        name = os.path.basename(url)
+        if name.startswith("shard") and name not in keep:
+            fs, path = storage.fs_and_path(url)
+            fs.rm(path)
+
+
+def read_manifest(out_dir: str) -> dict:
+    """The manifest of a finished window (row counts without opening any shard)."""
+    url = storage.join(out_dir, "manifest.json")
+    try:
+        manifest = json.loads(storage.read_bytes(url))
+    except FileNotFoundError:
+        raise WindowError(f"{url} does not exist; the window is not built (run `minigo window`)") from None
+    if manifest.get("format") != MANIFEST_FORMAT:
+        raise WindowError(f"{url} is not a window manifest")
+    return manifest
+
+
+def cli_main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="minigo window",
+        description="Sample the last W generations' games "
+        "into N_train shuffled, compressed shards and a manifest.",
+    )
+    parser.add_argument("--config", required=True, help="run config YAML")
+    parser.add_argument(
+        "--generation", type=int, required=True, help="generation g whose window to build (>= 1)"
+    )
+    parser.add_argument(
+        "--out-dir", default=None, help="where shards and manifest go (default {root}/window/genGGGG)"
+    )
+    parser.add_argument("--ranks", type=int, default=None, help="number of shards (default train.ranks)")
+    parser.add_argument(
+        "--tmp-dir", default=None, help="local scratch for the shuffle buckets (default $TMPDIR)"
+    )
+    parser.add_argument(
+        "--workers",
+        choices=["processes", "threads"],
+        default="processes",
+        help="window.read_threads readers as processes (CPU-bound replay, default) or threads",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="count the game files and print the plan only")
+    args = parser.parse_args(argv)
+    try:
+        cfg = config_mod.load_config(args.config)
+    except config_mod.ConfigError as exc:
+        print(f"minigo window: {exc}", file=sys.stderr)
+        return 2
+    out_dir = args.out_dir or layout.window_dir(cfg.root, args.generation)
+
+    def log(msg: str) -> None:
+        print(f"[window g{args.generation}] {msg}", file=sys.stderr, flush=True)
+
+    try:
+        if args.dry_run:
+            gens = window_generations(args.generation, cfg.window.generations)
+            files = game_files(cfg.root, gens)
+            bound = len(files) * int(np.ceil(2 * cfg.board_size**2 * cfg.window.sample_fraction) + 1)
+            print(
+                f"generation {args.generation}: {len(files)} game files in generations {gens}; at most "
+                f"{bound} examples; {args.ranks or cfg.train.ranks} shards to {out_dir}"
+            )
+            return 0
+        build_window(
+            cfg,
+            args.generation,
+            out_dir,
+            ranks=args.ranks,
+            tmp_dir=args.tmp_dir,
+            log=log,
+            workers=args.workers,
+        )
+    except WindowError as exc:
+        print(f"minigo window: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli_main())

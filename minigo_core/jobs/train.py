@@ -1,0 +1,705 @@
+"""Synchronous data-parallel training of generation g over its window's shards (`minigo train`).
+
+One pass over the shards, starting from generation g-1's model; rank 0 writes generation g's model with its
+provenance. The ranks are torch.distributed processes (gloo on CPU, nccl on CUDA) that find each other
+through a rendezvous file on the shared filesystem, at a path unique to each attempt:
+
+- `minigo train --ranks N` starts N local processes itself and picks `{work_dir}/rdzv-<uuid>` for them;
+  it watches them, and if one dies it stops the others and fails naming the rank.
+- under `srun`, each task is one rank (`SLURM_PROCID`, `SLURM_NTASKS`, `SLURM_LOCALID`) and every task derives
+  the same path without talking: `{work_dir}/rdzv-slurm-<SLURM_JOB_ID>-<SLURM_STEP_ID>-<SLURM_RESTART_COUNT>`.
+
+Rank 0 removes the rendezvous file when training ends; a killed attempt's stale file is never reused.
+
+Data layout: the window has S shards; with W ranks (S divisible by W) rank r owns shards r, r+W, ... . A step
+takes `c = batch_per_rank * W / S` consecutive rows from every shard, each shard's rows forming one
+micro-batch whose gradients are averaged (so W ranks over S shards and one rank over the same S shards with a
+W times larger batch compute the same update). Batch i of shard j is a pure function of (i, j): rows i*c ..
+(i+1)*c-1 and one random symmetry per example drawn from a generator seeded by (run seed, generation, j, i).
+Batch norm running statistics follow the first shard of rank 0 (torch DDP's default of broadcasting rank 0's
+buffers). Gradients are summed by one flat all-reduce per step; for two ranks the sum is exact whatever the
+order, for more ranks gloo's ring order is fixed for a given world size, so a run is reproducible for a given
+number of ranks.
+
+Everything needed to resume lives in `{work_dir}/checkpoint.pt` (weights, optimiser, step, RNG state; the data
+position is the step), written atomically every `train.checkpoint_every` steps. A restarted job resumes from
+it and ends with the same weights as an uninterrupted one. Metrics go to `{work_dir}/metrics.jsonl`.
+
+This module is the job and imports no torch: the network, optimiser, step, checkpoints and collectives are
+`minigo_core.nn.training.Trainer`, imported only by a rank (`train`), so that the launcher of `--ranks N`
+starts its ranks at once instead of first paying for torch's import itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+import numpy as np
+
+from minigo_core.base import config as config_mod
+from minigo_core.base.command import Command, UsageError, setup_logging
+from minigo_core.data import layout, prefetch, shards, storage
+from minigo_core.data import window as window_mod
+from minigo_core.game import symmetries
+from minigo_core.nn import modelfile
+
+if TYPE_CHECKING:
+    from minigo_core.nn.training import Trainer
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 600.0
+# Step ids of the batch script, extern and interactive steps (Slurm >= 20.11, then older): not srun tasks.
+SLURM_NON_TASK_STEPS = (
+    *("batch", "extern", "interactive"),
+    *("4294967290", "4294967291", "4294967292", "4294967294", "4294967295"),
+)
+STOPPED_EARLY = 3  # exit code of `--stop-after`: checkpointed, no model written
+RECENT_LOSSES = 20  # the final losses are the mean over this many last steps
+T = TypeVar("T")
+
+
+class TrainError(RuntimeError):
+    """Training cannot start or a rank failed; the message says which file, key or rank, and what to do."""
+
+
+# ---- where the ranks meet ----------------------------------------------------------------------------------
+def slurm_rank_env(env: Mapping[str, str] | None = None) -> tuple[int, int, int] | None:
+    """(rank, world size, local rank) when running as a task of an `srun` step, else None."""
+    env = os.environ if env is None else env
+    keys = ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_ID", "SLURM_JOB_ID")
+    if not all(k in env for k in keys):
+        return None
+    if env["SLURM_STEP_ID"] in SLURM_NON_TASK_STEPS:  # the batch script itself, not a task of an srun step
+        return None
+    return int(env["SLURM_PROCID"]), int(env["SLURM_NTASKS"]), int(env.get("SLURM_LOCALID", "0"))
+
+
+def rendezvous_path(work_dir: str, env: Mapping[str, str] | None = None) -> str:
+    """A rendezvous file path unique to this attempt.
+
+    Under srun every task computes the same name from the job id, step id and restart count; otherwise (the
+    parent of a local launch) a fresh random name.
+    """
+    env = os.environ if env is None else env
+    if slurm_rank_env(env) is not None:
+        tag = f"slurm-{env['SLURM_JOB_ID']}-{env['SLURM_STEP_ID']}-{env.get('SLURM_RESTART_COUNT', '0')}"
+    else:
+        tag = uuid.uuid4().hex
+    return storage.join(work_dir, f"rdzv-{tag}")
+
+
+def _local_path(url: str, what: str) -> str:
+    fs, path = storage.fs_and_path(url)
+    if "file" not in (fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)):
+        raise TrainError(
+            f"{what} {url} must be on a POSIX filesystem shared by the ranks (the rendezvous file needs file "
+            "locking); pass --work-dir on the shared filesystem"
+        )
+    return path
+
+
+# ---- the inputs --------------------------------------------------------------------------------------------
+@dataclass
+class Window:
+    """A window's manifest as training needs it."""
+
+    dir: str
+    manifest_sha256: str
+    shard_urls: list[str]
+    shard_rows: list[int]
+    shard_sha256: list[str]
+    board_size: int
+    feature_set: str
+    num_planes: int
+    rows: int
+
+
+def read_window(window_dir: str) -> Window:
+    url = layout.manifest_path(window_dir)
+    try:
+        data = storage.read_bytes(url)
+    except FileNotFoundError:
+        raise TrainError(
+            f"window manifest {url} does not exist; run `minigo window` for this generation"
+        ) from None
+    try:
+        manifest = json.loads(data)
+        shard_list = manifest["shards"]
+        return Window(
+            dir=window_dir,
+            manifest_sha256=window_mod.manifest_digest(manifest),
+            shard_urls=[storage.join(window_dir, s["name"]) for s in shard_list],
+            shard_rows=[int(s["rows"]) for s in shard_list],
+            shard_sha256=[str(s["sha256"]) for s in shard_list],
+            board_size=int(manifest["board_size"]),
+            feature_set=str(manifest["feature_set"]),
+            num_planes=int(manifest["num_planes"]),
+            rows=int(manifest["rows"]),
+        )
+    except (ValueError, KeyError, TypeError) as exc:
+        raise TrainError(f"window manifest {url} is not valid ({exc!r}); rebuild the window") from None
+
+
+@dataclass
+class TrainJob:
+    """Everything one rank needs; the same on every rank except `rank` and `local_rank`."""
+
+    cfg: config_mod.RunConfig
+    generation: int
+    window_dir: str
+    parent: str
+    out: str
+    work_dir: str
+    world_size: int = 1
+    rank: int = 0
+    local_rank: int = 0
+    rendezvous: str | None = None
+    stop_after: int | None = None
+    prefetch_threads: int = 1
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    log_every: int = 10
+    quiet: bool = False
+    record_wall_time: bool = True  # False: identical inputs give a byte-identical model file
+    extra_provenance: dict = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    """What one rank will do, decided from the window manifest and the parent model's file (no torch yet)."""
+
+    window: Window
+    parent_sha256: str
+    world: int
+    chunk: int  # consecutive rows of every shard in one step
+    steps: int
+    shard_ids: list[int]  # the shards this rank reads: rank, rank + world, ...
+    global_batch: int
+
+
+def make_plan(job: TrainJob) -> Plan:
+    """Check that the window splits over the ranks and suits the parent model; TrainError says what to do."""
+    tcfg = job.cfg.train
+    window = read_window(job.window_dir)
+    n_shards, world = len(window.shard_urls), job.world_size
+    if n_shards % world:
+        raise TrainError(
+            f"window {job.window_dir} has {n_shards} shards, which cannot be split over {world} ranks; "
+            f"run with a number of ranks that divides {n_shards}, or rebuild the window with "
+            f"train.ranks = {world}"
+        )
+    per_rank = n_shards // world
+    if tcfg.batch_per_rank % per_rank:
+        raise TrainError(
+            f"train.batch_per_rank = {tcfg.batch_per_rank} must be divisible by the {per_rank} shards each "
+            f"rank reads ({n_shards} shards over {world} ranks)"
+        )
+    chunk = tcfg.batch_per_rank // per_rank
+    steps = min(window.shard_rows) // chunk
+    if steps == 0:
+        raise TrainError(
+            f"window {job.window_dir} has only {min(window.shard_rows)} rows in its smallest shard, fewer "
+            f"than one batch of {chunk}; play more games, raise window.sample_fraction or lower "
+            "train.batch_per_rank"
+        )
+    data = modelfile.read_bytes(job.parent)
+    _check_parent(job, window, modelfile.decode(job.parent, data).config)
+    shard_ids = list(range(job.rank, n_shards, world))
+    return Plan(window, modelfile.sha256(data), world, chunk, steps, shard_ids, tcfg.batch_per_rank * world)
+
+
+def _check_parent(job: TrainJob, window: Window, net: modelfile.ModelConfig) -> None:
+    if (net.board_size, net.feature_set, net.planes) != (window.board_size, window.feature_set, window.num_planes):
+        raise TrainError(
+            f"parent model {job.parent} is {net.board_size}x{net.board_size} with {net.feature_set} "
+            f"features but window {job.window_dir} holds {window.board_size}x{window.board_size} "
+            f"{window.feature_set} examples; check --parent and --window-dir"
+        )
+
+
+def augment(planes: np.ndarray, pi: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """One random symmetry of the 8 per example (planes (n, P, N, N), pi (n, N*N+1))."""
+    board_size = planes.shape[-1]
+    sym = rng.integers(0, symmetries.NUM_SYMMETRIES, size=planes.shape[0])
+    out_planes, out_pi = np.empty_like(planes), np.empty_like(pi)
+    for s in range(symmetries.NUM_SYMMETRIES):
+        rows = np.flatnonzero(sym == s)
+        if rows.size:
+            out_planes[rows] = symmetries.apply_planes(s, planes[rows])
+            out_pi[rows] = symmetries.apply_policy(s, pi[rows], board_size)
+    return out_planes, out_pi
+
+
+class BatchMaker(Generic[T]):
+    """`make(i)`: the micro-batches of step i for the shards this rank owns (a pure function of i).
+
+    A micro-batch is one shard's rows of the step, augmented, as `to_batch(planes, pi, z)` makes it (the
+    trainer's tensors), so that the prefetch threads also do that conversion.
+    """
+
+    def __init__(
+        self,
+        loaded: list[shards.LoadedShard],
+        shard_ids: list[int],
+        chunk: int,
+        seed: int,
+        generation: int,
+        to_batch: Callable[[np.ndarray, np.ndarray, np.ndarray], T],
+    ) -> None:
+        self.loaded, self.shard_ids, self.chunk = loaded, shard_ids, chunk
+        self.seed, self.generation, self.to_batch = seed, generation, to_batch
+
+    def __call__(self, step: int) -> list[T]:
+        out = []
+        for shard, j in zip(self.loaded, self.shard_ids, strict=True):
+            ex = shard.rows(step * self.chunk, (step + 1) * self.chunk)
+            rng = np.random.default_rng([self.seed, self.generation, j, step])
+            planes, pi = augment(ex.planes, ex.pi, rng)
+            out.append(self.to_batch(planes, pi, ex.z))
+        return out
+
+
+# ---- one rank ----------------------------------------------------------------------------------------------
+@dataclass
+class _Clock:
+    """Wall-clock accounting for the metrics: loading, computing, and the interval since the last record."""
+
+    start: float = field(default_factory=time.perf_counter)
+    load_s: float = 0.0
+    compute_s: float = 0.0
+    interval_start: float = 0.0
+    interval_wait_s: float = 0.0  # the feeder's total wait at the interval's start
+    interval_steps: int = 0
+
+
+@dataclass
+class _Run:
+    """One rank's training under way: what the parts of `_train` share."""
+
+    job: TrainJob
+    plan: Plan
+    trainer: Trainer
+    identity: dict  # what a checkpoint must match to be resumed
+    clock: _Clock
+    start_step: int = 0
+    recent: list[tuple[float, float]] = field(default_factory=list)  # the last steps' (policy, value) losses
+    feeder: prefetch.Prefetcher | None = None
+
+    @property
+    def checkpoint(self) -> str:
+        return storage.join(self.job.work_dir, layout.CHECKPOINT)
+
+    @property
+    def metrics(self) -> str:
+        return storage.join(self.job.work_dir, layout.METRICS)
+
+
+def train(job: TrainJob) -> dict | None:
+    """Run one rank of the training job. Returns the provenance written (rank 0), or None when stopped early.
+
+    With `world_size == 1` no process group is made. Raises TrainError with what to do on bad inputs.
+    torch's global settings (threads, RNG, determinism) are restored afterwards, so it can run in-process.
+    """
+    from minigo_core.nn import training  # lazy: torch takes seconds to import; a launcher of ranks never does
+
+    with training.torch_state_kept():
+        return _train(job, training.Trainer)
+
+
+def _train(job: TrainJob, trainer_cls: type[Trainer]) -> dict | None:
+    """The body of `train`: one rank, from the window manifest to the model file."""
+    clock = _Clock()
+    plan = make_plan(job)
+    tcfg = job.cfg.train
+    seed = (job.cfg.seed * 1_000_003 + job.generation) % 2**63
+    trainer = trainer_cls.from_parent(job.parent, tcfg, seed, job.local_rank, plan.world)
+    run = _resume(job, plan, trainer, clock)
+    feeder = _start(run)
+    for step, micro in enumerate(feeder, start=run.start_step):
+        t_step = time.perf_counter()
+        lr = config_mod.learning_rate_at(tcfg.learning_rate, trainer.global_step0 + step)
+        losses = trainer.step(micro, lr, tcfg.value_weight)
+        clock.compute_s += time.perf_counter() - t_step
+        clock.interval_steps += 1
+        run.recent = [*run.recent, losses][-RECENT_LOSSES:]
+        done = step + 1
+        if job.rank == 0 and (done % job.log_every == 0 or done == plan.steps):
+            _record_step(run, done, lr, losses)
+        if job.rank == 0 and done % tcfg.checkpoint_every == 0 and done < plan.steps:
+            trainer.save_checkpoint(run.checkpoint, run.identity, done, run.recent)
+        if job.stop_after is not None and done >= job.stop_after and done < plan.steps:
+            _stop_early(run, done)
+            return None
+    return _finish(run)
+
+
+def _say(job: TrainJob, message: str) -> None:
+    if not job.quiet:
+        log.info("%s", message)
+
+
+def _checkpoint_identity(job: TrainJob, plan: Plan) -> dict:
+    return {
+        "generation": job.generation,
+        "window_manifest_sha256": plan.window.manifest_sha256,
+        "parent_sha256": plan.parent_sha256,
+        "chunk": plan.chunk,
+        "shards": len(plan.window.shard_urls),
+        "seed": job.cfg.seed,
+        "train": config_mod.to_plain(job.cfg.train),
+    }
+
+
+def _resume(job: TrainJob, plan: Plan, trainer: Trainer, clock: _Clock) -> _Run:
+    """Pick up the checkpoint of these inputs if an earlier attempt left one; else start at step 0."""
+    run = _Run(job, plan, trainer, _checkpoint_identity(job, plan), clock)
+    fs, work_path = storage.fs_and_path(job.work_dir)
+    fs.makedirs(work_path, exist_ok=True)
+    resumed = trainer.resume(run.checkpoint, run.identity, note=lambda message: _say(job, message))
+    if resumed is not None:
+        run.start_step, run.recent = resumed.step, resumed.recent_losses
+        _say(job, f"resuming from {run.checkpoint} at step {run.start_step} of {plan.steps}")
+    return run
+
+
+def _start(run: _Run) -> prefetch.Prefetcher:
+    """Meet the other ranks, load this rank's shards and start preparing batches; rank 0 records the start."""
+    job, plan, tcfg = run.job, run.plan, run.job.cfg.train
+    if plan.world > 1:
+        path = _local_path(job.rendezvous or "", "rendezvous file")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        run.trainer.join_group(path, job.rank, job.timeout_s)
+    t_load = time.perf_counter()
+    window = plan.window
+    loaded = [shards.load_shard(window.shard_urls[j], window.shard_sha256[j]) for j in plan.shard_ids]
+    run.clock.load_s = time.perf_counter() - t_load
+    maker = BatchMaker(loaded, plan.shard_ids, plan.chunk, job.cfg.seed, job.generation, run.trainer.micro_batch)
+    run.feeder = prefetch.Prefetcher(
+        maker, run.start_step, plan.steps, capacity=tcfg.prefetch_batches, threads=job.prefetch_threads
+    )
+    if job.rank == 0:
+        _say(job, f"{plan.steps} steps of {plan.global_batch} examples ({plan.world} ranks x "
+                  f"{tcfg.batch_per_rank}; {len(window.shard_urls)} shards of >= {min(window.shard_rows)} rows), "
+                  f"global step {run.trainer.global_step0 + run.start_step}, backend {tcfg.backend}, "
+                  f"device {run.trainer.device}")  # fmt: skip
+        _append_metrics(run.metrics, {
+            "event": "start", "generation": job.generation, "steps": plan.steps, "start_step": run.start_step,
+            "ranks": plan.world, "global_batch": plan.global_batch, "load_s": run.clock.load_s,
+            "backend": tcfg.backend,
+        })  # fmt: skip
+    run.clock.interval_start = time.perf_counter()
+    return run.feeder
+
+
+def _append_metrics(url: str, record: dict) -> None:
+    fs, path = storage.fs_and_path(url)
+    with fs.open(path, "a") as handle:
+        handle.write(json.dumps(record) + "\n")
+
+
+def _record_step(run: _Run, done: int, lr: float, losses: tuple[float, float]) -> None:
+    """Append a `step` record: losses, and throughput and data wait since the last record."""
+    clock, tcfg, global_step0 = run.clock, run.job.cfg.train, run.trainer.global_step0
+    now = time.perf_counter()
+    wait_total = run.feeder.wait_s
+    policy_loss, value_loss = losses
+    l2_loss = run.trainer.l2_loss(tcfg.l2)
+    _append_metrics(
+        run.metrics,
+        {
+            "event": "step",
+            "step": done,
+            "global_step": global_step0 + done,
+            "lr": lr,
+            "policy_loss": policy_loss,
+            "value_loss": value_loss,
+            "l2_loss": l2_loss,
+            "loss": policy_loss + tcfg.value_weight * value_loss + l2_loss,
+            "examples_per_s": clock.interval_steps * run.plan.global_batch / max(now - clock.interval_start, 1e-9),
+            "step_ms": 1000 * (now - clock.interval_start) / clock.interval_steps,
+            "data_wait_ms": 1000 * (wait_total - clock.interval_wait_s) / clock.interval_steps,
+        },
+    )
+    clock.interval_start, clock.interval_wait_s, clock.interval_steps = now, wait_total, 0
+
+
+def _stop_early(run: _Run, done: int) -> None:
+    """`--stop-after`: rank 0 checkpoints; every rank stops without writing the model."""
+    if run.job.rank == 0:
+        run.trainer.save_checkpoint(run.checkpoint, run.identity, done, run.recent)
+        _say(run.job, f"stopped after step {done} of {run.plan.steps} (--stop-after); checkpoint "
+                      f"{run.checkpoint}; rerun to resume")  # fmt: skip
+    run.feeder.close()
+    _leave_group(run)
+
+
+def _finish(run: _Run) -> dict | None:
+    """After the last step: rank 0 writes the model, the `end` record and removes the checkpoint."""
+    job, plan, feeder, clock = run.job, run.plan, run.feeder, run.clock
+    wall_s = time.perf_counter() - clock.start
+    wait_s, first_wait_s = feeder.wait_s, feeder.first_wait_s
+    # Every rank's data wait and compute time, for the metrics (a collective: every rank takes part).
+    per_rank = run.trainer.gather([wait_s, clock.compute_s, float(plan.steps - run.start_step), first_wait_s])
+    provenance = None
+    if job.rank == 0:
+        provenance = _provenance(run, wall_s)
+        run.trainer.save_model(job.out, provenance)
+        _record_end(run, per_rank, wall_s, provenance)
+        _remove(run.checkpoint)  # the model is written: the checkpoint has served
+        final, steps, global_step0 = provenance["final_losses"], plan.steps, run.trainer.global_step0
+        _say(job, f"wrote {job.out}: {steps} steps, global step {global_step0 + steps}, "
+                  f"policy loss {final['policy']:.4f}, value loss {final['value']:.4f}, {wall_s:.1f} s, "
+                  f"data wait {100 * (wait_s - first_wait_s) / max(wait_s + clock.compute_s, 1e-9):.1f}% of "
+                  f"step time after a first batch of {first_wait_s:.2f} s")  # fmt: skip
+    _leave_group(run)
+    return provenance
+
+
+def _provenance(run: _Run, wall_s: float) -> dict:
+    job, plan, tcfg, global_step0 = run.job, run.plan, run.job.cfg.train, run.trainer.global_step0
+    final = np.mean(np.array(run.recent), axis=0) if run.recent else np.array([float("nan")] * 2)
+    return {
+        "generation": job.generation,
+        "parent": job.parent,
+        "parent_sha256": plan.parent_sha256,
+        "window": job.window_dir,
+        "window_manifest_sha256": plan.window.manifest_sha256,
+        "steps": plan.steps,
+        "examples": plan.steps * plan.global_batch,
+        "global_step": global_step0 + plan.steps,
+        "ranks": plan.world,
+        "batch_per_rank": tcfg.batch_per_rank,
+        "final_losses": {"policy": float(final[0]), "value": float(final[1])},
+        "learning_rate_final": config_mod.learning_rate_at(tcfg.learning_rate, global_step0 + plan.steps - 1),
+        "seed": job.cfg.seed,
+        **({"wall_time_s": round(wall_s, 3)} if job.record_wall_time else {}),
+        **job.extra_provenance,
+    }
+
+
+def _record_end(run: _Run, per_rank: list[list[float]], wall_s: float, provenance: dict) -> None:
+    """Append the `end` record; `per_rank` is every rank's (data wait, compute, steps run, first wait) in s."""
+    plan, ran = run.plan, run.plan.steps - run.start_step
+    per_rank_wait = [g[0] for g in per_rank]
+    _append_metrics(
+        run.metrics,
+        {
+            "event": "end",
+            "steps": plan.steps,
+            "steps_run": ran,
+            "wall_s": wall_s,
+            "load_s": run.clock.load_s,
+            "examples_per_s": ran * plan.global_batch / max(sum(g[1] + g[0] for g in per_rank) / plan.world, 1e-9),
+            "data_wait_s_per_rank": per_rank_wait,
+            "first_batch_wait_s_per_rank": [g[3] for g in per_rank],
+            "data_wait_fraction": sum(per_rank_wait) / max(sum(g[0] + g[1] for g in per_rank), 1e-9),
+            "final_losses": provenance["final_losses"],
+            "resumed_from_step": run.start_step,
+            "model": run.job.out,
+        },
+    )
+
+
+def _leave_group(run: _Run) -> None:
+    """Wait for every rank and take the process group down; rank 0 removes the rendezvous file."""
+    run.trainer.leave_group()
+    if run.plan.world > 1 and run.job.rank == 0 and run.job.rendezvous:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(_local_path(run.job.rendezvous, "rendezvous file"))
+
+
+def _remove(url: str) -> None:
+    fs, path = storage.fs_and_path(url)
+    with contextlib.suppress(FileNotFoundError):
+        fs.rm(path)
+
+
+# ---- launching N local ranks -------------------------------------------------------------------------------
+def _die_with_parent() -> None:
+    """In a child: get SIGKILL when the launching parent dies (Linux), so no rank outlives its job."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def launch_local(
+    base_argv: list[str],
+    ranks: int,
+    work_dir: str,
+    timeout_s: float,
+    poll_s: float = 0.2,
+    out: str | None = None,
+) -> int:
+    """Start `ranks` processes of this command, one per rank, and watch them.
+
+    If a rank exits with an error the others are stopped and the job fails naming the rank; the rendezvous
+    file (unique to this launch) is removed in every case. A failed job leaves no model: if rank 0 wrote `out`
+    during this launch before another rank died (it can, in the moments after the last collective), the file
+    is removed, so a failed job never leaves its output under the final name.
+    """
+    out_before = _file_stamp(out) if out is not None else None
+    rdzv = rendezvous_path(work_dir, env={})
+    path = _local_path(rdzv, "rendezvous file")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    procs: list[subprocess.Popen] = []
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        # A scheduler stops jobs with SIGTERM: turn it into SystemExit so the cleanup below still runs.
+        previous = signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    try:
+        for r in range(ranks):
+            argv = [*base_argv, "--rank", str(r), "--world-size", str(ranks), "--rendezvous", rdzv,
+                    "--timeout", str(timeout_s)]  # fmt: skip
+            procs.append(subprocess.Popen([sys.executable, "-m", "minigo_core.jobs.train", *argv]))
+        failed = _watch(procs, poll_s)
+    finally:
+        _stop(procs)
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    if failed is not None:
+        rank, code = failed
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        log.error("rank %d of %d %s; the other ranks were stopped (see rank %d's messages above)",
+                  rank, ranks, how, rank)  # fmt: skip
+        if out is not None and _file_stamp(out) not in (None, out_before):
+            _remove(out)
+            log.error("removed %s, written before rank %d failed; rerun the job", out, rank)
+        return 1
+    return STOPPED_EARLY if any(p.returncode == STOPPED_EARLY for p in procs) else 0
+
+
+def _watch(procs: list[subprocess.Popen], poll_s: float) -> tuple[int, int] | None:
+    """Wait until every rank has exited, or one failed: then (its rank, its exit code)."""
+    while True:
+        codes = [p.poll() for p in procs]
+        bad = [(r, c) for r, c in enumerate(codes) if c not in (None, 0, STOPPED_EARLY)]
+        if bad:
+            return bad[0]
+        if all(c is not None for c in codes):
+            return None
+        time.sleep(poll_s)
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    """Terminate the ranks still running; kill those that do not exit within 10 s."""
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    deadline = time.monotonic() + 10
+    for p in procs:
+        try:
+            p.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def _file_stamp(url: str) -> tuple | None:
+    """(size, modification time) of the file at `url`, or None when there is none."""
+    fs, path = storage.fs_and_path(url)
+    try:
+        info = fs.info(path)
+    except FileNotFoundError:
+        return None
+    return (info.get("size"), str(info.get("mtime", info.get("LastModified"))))
+
+
+# ---- command line ------------------------------------------------------------------------------------------
+def _command() -> Command:
+    cmd = Command(
+        "train",
+        "Data-parallel training of generation G over its window's shards, starting from the parent model.",
+        errors=(TrainError, shards.ShardError, modelfile.ModelFileError),
+    )
+    p = cmd.parser
+    cmd.add_config(help="run config YAML")
+    p.add_argument("--generation", type=int, required=True, help="generation G to train (>= 1)")
+    p.add_argument("--window-dir", required=True, help="window of generation G (shards + manifest.json)")
+    p.add_argument("--parent", required=True, help="model of generation G-1")
+    p.add_argument("--out", required=True, help="model file of generation G to write")
+    p.add_argument("--ranks", type=int, default=None,
+                   help="start this many local ranks (default: one rank per srun task under Slurm, else "
+                   "train.ranks)")  # fmt: skip
+    p.add_argument("--work-dir", default=None,
+                   help="checkpoints, metrics and the rendezvous file (default {root}/train/genGGGG)")  # fmt: skip
+    p.add_argument("--stop-after", type=int, default=None,
+                   help="checkpoint and stop after this many steps without writing the model (rerun to "
+                   "resume)")  # fmt: skip
+    p.add_argument("--prefetch-threads", type=int, default=1,
+                   help="background threads preparing batches; 0 turns prefetch off")  # fmt: skip
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                   help="seconds a rank waits for the others in a collective before failing")  # fmt: skip
+    p.add_argument("--no-wall-time", action="store_true",
+                   help="leave the wall time out of the model's provenance, so identical inputs give a "
+                   "byte-identical model file (it stays in metrics.jsonl)")  # fmt: skip
+    p.add_argument("--rank", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--world-size", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--rendezvous", default=None, help=argparse.SUPPRESS)
+    return cmd
+
+
+def cli_main(argv: list[str] | None = None) -> int:
+    return _command().run(argv, lambda args: _main(args, argv))
+
+
+def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
+    cfg = Command.config(args)
+    if args.generation < 1:
+        raise UsageError("--generation must be >= 1 (generation 0 is `minigo bootstrap`)")
+    work_dir = args.work_dir or layout.train_dir(cfg.root, args.generation)
+    job = TrainJob(cfg=cfg, generation=args.generation, window_dir=args.window_dir, parent=args.parent,
+                   out=args.out, work_dir=work_dir, stop_after=args.stop_after,
+                   prefetch_threads=args.prefetch_threads, timeout_s=args.timeout,
+                   record_wall_time=not args.no_wall_time)  # fmt: skip
+    slurm = slurm_rank_env()
+    if args.rank is not None:  # a child of a local launch
+        _die_with_parent()
+        job.rank, job.world_size, job.rendezvous = args.rank, args.world_size, args.rendezvous
+        job.local_rank = args.rank
+    elif args.ranks is None and slurm is not None:  # one task of an srun step
+        job.rank, job.world_size, job.local_rank = slurm
+        job.rendezvous = rendezvous_path(work_dir)
+    else:
+        ranks = args.ranks if args.ranks is not None else cfg.train.ranks
+        if ranks < 1:
+            raise UsageError("--ranks must be >= 1")
+        if ranks > 1:
+            base = _strip_option(list(argv if argv is not None else sys.argv[1:]), "--ranks")
+            return launch_local(base + ["--work-dir", work_dir], ranks, work_dir, args.timeout, out=args.out)
+    setup_logging(f"minigo train (rank {job.rank})", args.verbose)  # a rank's messages say which rank
+    result = train(job)
+    return STOPPED_EARLY if result is None and job.stop_after is not None else 0
+
+
+def _strip_option(argv: list[str], name: str) -> list[str]:
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a == name:
+            skip = True
+            continue
+        if a.startswith(name + "="):
+            continue
+        out.append(a)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(cli_main())

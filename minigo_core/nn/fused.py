@@ -1,0 +1,226 @@
+"""Fused whole-network inference without torch: the DSP-emulation engine behind a C interface, via ctypes.
+
+Self-play and evaluation only run the network forward, in eval mode, on small batches. This module loads a
+model file with numpy (`minigo_core.nn.modelfile`), folds each BN into its convolution, and hands the weights to
+the fused inference engine of the compiled library `minigo_core/nn/dsp/_infer*.so` (the same kernels as the torch
+extension `minigo_core.nn.dsp._C`: NHWC direct and Winograd 3x3 convolutions on a pool of worker threads standing
+for DSP cores; see `minigo_core.nn.dsp`). No torch import: a self-play job's start-up is numpy + pyarrow.
+
+    net = fused.load("runs/x/models/gen0003.safetensors", threads=1)
+    probs, values = net.predict(planes_uint8)      # (B, N*N+1) move probabilities, (B,) values
+
+`FusedModel` has what the search and the players use of a network: `cfg`, `provenance`, `predict`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import importlib.machinery
+import os
+import threading
+from typing import Any
+
+import numpy as np
+
+from minigo_core.nn import modelfile
+from minigo_core.nn.modelfile import ModelConfig
+
+BN_EPS = 1e-5
+_LIB: ctypes.CDLL | None = None
+_LOCK = threading.Lock()
+_THREADS: int | None = None  # wanted before the library was loaded
+
+
+class FusedUnavailable(ImportError):
+    """The compiled inference library is not built."""
+
+
+def _library_path() -> str:
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dsp")
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = os.path.join(here, "_infer" + suffix)
+        if os.path.exists(path):
+            return path
+    found = sorted(glob.glob(os.path.join(here, "_infer*.so")))
+    if found:
+        return found[0]
+    raise FusedUnavailable(
+        f"the fused inference library minigo_core/nn/dsp/_infer*.so is not built in {here}; run "
+        "`.venv/bin/pip install --no-build-isolation -e .` (or `make setup`) in the repository, or use the "
+        "torch backend (model.backend: torch)"
+    )
+
+
+def lib() -> ctypes.CDLL:
+    """The loaded library (loaded on first use)."""
+    global _LIB
+    with _LOCK:
+        if _LIB is None:
+            handle = ctypes.CDLL(_library_path())
+            f32p, vp, i = ctypes.POINTER(ctypes.c_float), ctypes.c_void_p, ctypes.c_int
+            handle.mg_fused_create.restype = vp
+            handle.mg_fused_create.argtypes = [i, i, i, i, i, ctypes.POINTER(f32p), ctypes.POINTER(f32p),
+                                               f32p, f32p, f32p, f32p, f32p, ctypes.c_float,
+                                               ctypes.c_char_p, i]  # fmt: skip
+            handle.mg_fused_run.restype = i
+            handle.mg_fused_run.argtypes = [vp, vp, i, i, i, f32p, f32p]
+            handle.mg_fused_destroy.restype = None
+            handle.mg_fused_destroy.argtypes = [vp]
+            for name, res, args in (("mg_set_num_threads", None, [i]), ("mg_get_num_threads", i, []),
+                                    ("mg_set_winograd", None, [i]), ("mg_winograd_enabled", i, []),
+                                    ("mg_set_isa", None, [i]), ("mg_get_isa", i, []),
+                                    ("mg_cpu_has_avx2", i, [])):  # fmt: skip
+                getattr(handle, name).restype = res
+                getattr(handle, name).argtypes = args
+            handle.mg_set_num_threads(_THREADS if _THREADS is not None else default_num_threads())
+            _LIB = handle
+        return _LIB
+
+
+def default_num_threads() -> int:
+    """The cores given to this job: SLURM_CPUS_PER_TASK if set, else the CPU affinity mask."""
+    slurm = os.environ.get("SLURM_CPUS_PER_TASK", "")
+    if slurm.isdigit() and int(slurm) > 0:
+        return int(slurm)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def set_num_threads(n: int) -> None:
+    """Number of DSP cores (worker threads) of the inference engine."""
+    global _THREADS
+    if int(n) < 1:
+        raise ValueError(f"the number of DSP cores must be at least 1, got {n}")
+    _THREADS = int(n)
+    if _LIB is not None:
+        _LIB.mg_set_num_threads(int(n))
+
+
+def get_num_threads() -> int:
+    return int(lib().mg_get_num_threads())
+
+
+def set_winograd(on: bool) -> None:
+    """Winograd F(2x2,3x3) for 3x3 convs with >= 16 input channels (default on), else the direct kernel."""
+    lib().mg_set_winograd(1 if on else 0)
+
+
+def set_isa(isa: int) -> None:
+    """1: AVX2+FMA kernels, 0: portable kernels."""
+    lib().mg_set_isa(int(isa))
+
+
+def get_isa() -> int:
+    return int(lib().mg_get_isa())
+
+
+def _f32(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float32)
+
+
+def fold(tensors: dict[str, np.ndarray], cfg: ModelConfig) -> dict[str, Any]:
+    """BN folded into each convolution, in float64: w' = w * g/sqrt(var+eps), b' = beta - mean * g/sqrt(...).
+
+    Returns the engine's weights: `convs` [(w (K,C,R,R), b (K))] in network order and the heads in the
+    engine's layout (policy weights in NHWC-flatten order).
+    """
+    names = ["conv3_initial"]
+    for b in range(cfg.blocks):
+        names += [f"blocks.{b}.conv1", f"blocks.{b}.conv2"]
+    names += ["conv1_policy", "conv1_value"]
+    convs = []
+    for name in names:
+        g = tensors[f"{name}.bn.weight"].astype(np.float64)
+        scale = g / np.sqrt(tensors[f"{name}.bn.running_var"].astype(np.float64) + BN_EPS)
+        w = tensors[f"{name}.conv.weight"].astype(np.float64) * scale[:, None, None, None]
+        b = tensors[f"{name}.bn.bias"].astype(np.float64) - tensors[f"{name}.bn.running_mean"] * scale
+        convs.append((_f32(w), _f32(b)))
+    hw = cfg.board_size * cfg.board_size
+    # policy_fc reads the (2, N, N) head output in NCHW order; the engine keeps NHWC (N, N, 2)
+    pw = tensors["policy_fc.weight"].reshape(hw + 1, 2, hw).transpose(2, 1, 0).reshape(2 * hw, hw + 1)
+    return {
+        "convs": convs,
+        "policy_wt": _f32(pw),
+        "policy_b": _f32(tensors["policy_fc.bias"]),
+        "value_w1t": _f32(tensors["value_fc1.weight"].T),
+        "value_b1": _f32(tensors["value_fc1.bias"]),
+        "value_w2": _f32(tensors["value_fc2.weight"].reshape(-1)),
+        "value_b2": float(tensors["value_fc2.bias"].reshape(-1)[0]),
+    }
+
+
+def _ptr(a: np.ndarray) -> Any:
+    return a.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+
+
+class FusedModel:
+    """A network for inference only: `predict(planes) -> (probabilities, values)`; no torch."""
+
+    backend = "fused"
+
+    def __init__(
+        self, cfg: ModelConfig, tensors: dict[str, np.ndarray], provenance: dict | None = None
+    ) -> None:
+        self.cfg = cfg
+        self.provenance = dict(provenance or {})
+        w = fold(tensors, cfg)
+        conv_w = (ctypes.POINTER(ctypes.c_float) * len(w["convs"]))(*[_ptr(cw) for cw, _ in w["convs"]])
+        conv_b = (ctypes.POINTER(ctypes.c_float) * len(w["convs"]))(*[_ptr(cb) for _, cb in w["convs"]])
+        err = ctypes.create_string_buffer(512)
+        self._lib = lib()
+        handle = self._lib.mg_fused_create(
+            cfg.board_size, cfg.planes, cfg.filters, cfg.blocks, cfg.fc_width, conv_w, conv_b,
+            _ptr(w["policy_wt"]), _ptr(w["policy_b"]), _ptr(w["value_w1t"]), _ptr(w["value_b1"]),
+            _ptr(w["value_w2"]), w["value_b2"], err, len(err),
+        )  # fmt: skip
+        if not handle:
+            raise ValueError(f"cannot build the inference engine: {err.value.decode(errors='replace')}")
+        self._handle = ctypes.c_void_p(handle)
+        self._moves = cfg.board_size * cfg.board_size + 1
+
+    def __del__(self) -> None:
+        handle = getattr(self, "_handle", None)
+        if handle is not None and handle.value:
+            self._lib.mg_fused_destroy(handle)
+            self._handle = None
+
+    def run(self, x: np.ndarray, softmax: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(B, planes, N, N) uint8 or float32 -> (policy (B, N*N+1) probabilities or logits, value (B,))."""
+        n = self.cfg.board_size
+        if x.ndim == 3:
+            x = x[None]
+        if x.ndim != 4 or x.shape[1:] != (self.cfg.planes, n, n):
+            raise ValueError(
+                f"the network expects planes (B, {self.cfg.planes}, {n}, {n}) ({self.cfg.feature_set} "
+                f"features, {n}x{n}), got {x.shape}"
+            )
+        if x.dtype != np.uint8:
+            x = x.astype(np.float32, copy=False)
+        x = np.ascontiguousarray(x)
+        b = x.shape[0]
+        policy = np.empty((b, self._moves), np.float32)
+        value = np.empty(b, np.float32)
+        code = self._lib.mg_fused_run(self._handle, x.ctypes.data, int(x.dtype == np.uint8), b, int(softmax),
+                                      _ptr(policy), _ptr(value))  # fmt: skip
+        if code != 0:
+            raise RuntimeError("the fused inference engine failed")
+        return policy, value
+
+    def predict(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """uint8 (B, planes, N, N) -> (move probabilities (B, N*N+1), values (B,)), float32."""
+        return self.run(planes, True)
+
+    def logits(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(B, planes, N, N) -> (policy logits (B, N*N+1), values (B,)), float32."""
+        return self.run(x, False)
+
+
+def load(url: str, threads: int | None = None) -> FusedModel:
+    """Read the model file at `url` (no torch for format 2) into a FusedModel; `threads` DSP cores."""
+    f = modelfile.read(url)
+    if threads is not None:
+        set_num_threads(threads)
+    return FusedModel(f.config, f.tensors, f.provenance)

@@ -1,0 +1,236 @@
+"""The AlphaGo Zero dual-head residual network, its model file, and `minigo bootstrap`.
+
+`DualNet(cfg, backend)` runs on one of two backends with the same parameters (same names, same shapes, so a
+state dict moves between them unchanged):
+
+- `torch`: PyTorch's own CPU operators (oneDNN convolutions, channels_last).
+- `dsp`: the compiled DSP-emulation kernels of `minigo_core.nn.dsp` (NHWC conv3x3/conv1x1 and fused BN+ReLU, run
+  on a pool of worker threads standing for DSP cores). In `eval()` mode with gradients off (what `predict`
+  does), the whole network runs in one call into the extension with BN folded into the convolutions.
+
+Model file (`{root}/models/genNNNN.safetensors`): a safetensors file with the state dict and one metadata
+entry holding the format, `ModelConfig` and provenance (`minigo_core.nn.modelfile`, which reads it without
+torch). Identical inputs give byte-identical files (no timestamps inside).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from minigo_core import __version__
+from minigo_core.nn import modelfile
+from minigo_core.nn.modelfile import (  # noqa: F401  (re-exported: the model file's names live in modelfile)
+    FEATURE_PLANES,
+    MODEL_FORMAT,
+    MODEL_FORMAT_VERSION,
+    MODEL_SUFFIX,
+    ModelConfig,
+    ModelFileError,
+)
+
+BN_MOMENTUM = 0.05  # torch sense; Keras/TF momentum 0.95 (ANCHORS.md)
+BN_EPS = 1e-5
+BACKENDS = ("torch", "dsp")
+
+
+class ConvBN(nn.Module):
+    """conv (no bias) -> BN; the ReLU (and the residual add) are applied by the caller."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel, padding=kernel // 2, bias=False)
+        self.bn = nn.BatchNorm2d(out_channels, eps=BN_EPS, momentum=BN_MOMENTUM)
+
+
+class ResidualBlock(nn.Module):
+    """conv3x3-BN-ReLU-conv3x3-BN, add the skip, ReLU (conv3_residual x 2)."""
+
+    def __init__(self, filters: int) -> None:
+        super().__init__()
+        self.conv1 = ConvBN(filters, filters, 3)
+        self.conv2 = ConvBN(filters, filters, 3)
+
+
+class DualNet(nn.Module):
+    """AlphaGo Zero dual-head residual network: `net(x) -> (policy_logits (B, N*N+1), value (B,))`."""
+
+    def __init__(self, cfg: ModelConfig, backend: str = "torch") -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.provenance: dict = {}
+        n, f = cfg.board_size, cfg.filters
+        self.conv3_initial = ConvBN(cfg.planes, f, 3)
+        self.blocks = nn.ModuleList(ResidualBlock(f) for _ in range(cfg.blocks))
+        self.conv1_policy = ConvBN(f, 2, 1)
+        self.policy_fc = nn.Linear(2 * n * n, n * n + 1)
+        self.conv1_value = ConvBN(f, 1, 1)
+        self.value_fc1 = nn.Linear(n * n, cfg.fc_width)
+        self.value_fc2 = nn.Linear(cfg.fc_width, 1)
+        self._fused = None
+        self._fused_key: tuple = ()
+        self._fused_tensors: list[torch.Tensor] = []
+        self.backend = "torch"
+        self.set_backend(backend)
+
+    def set_backend(self, backend: str) -> DualNet:
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
+        if backend == "dsp":
+            from minigo_core.nn import dsp  # noqa: F401  # lazy: fail early; the torch backend needs no extension
+        else:  # oneDNN's fast CPU path: channels_last activations and weights (no weight reorder per call)
+            self.to(memory_format=torch.channels_last)
+        self.backend = backend
+        return self
+
+    # ---- forward -----------------------------------------------------------------------------------------
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if x.dim() != 4 or x.shape[1:] != (self.cfg.planes, self.cfg.board_size, self.cfg.board_size):
+            raise ValueError(
+                f"DualNet expects input (B, {self.cfg.planes}, {self.cfg.board_size}, "
+                f"{self.cfg.board_size}), got {tuple(x.shape)}"
+            )
+        if self.backend == "dsp":
+            if not self.training and not torch.is_grad_enabled():
+                return self.fused_inference()(x)
+            return self._forward_dsp(x)
+        return self._forward_torch(x)
+
+    def _forward_torch(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = x.to(torch.get_default_dtype() if not x.is_floating_point() else x.dtype)
+        x = x.contiguous(memory_format=torch.channels_last)
+
+        def conv_bn(m: ConvBN, h: torch.Tensor) -> torch.Tensor:
+            return m.bn(m.conv(h))
+
+        h = F.relu(conv_bn(self.conv3_initial, x))
+        for block in self.blocks:
+            r = F.relu(conv_bn(block.conv1, h))
+            h = F.relu(conv_bn(block.conv2, r) + h)
+        p = F.relu(conv_bn(self.conv1_policy, h)).flatten(1)
+        v = F.relu(conv_bn(self.conv1_value, h)).flatten(1)
+        return self._heads(p, v)
+
+    def _heads(self, p: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        logits = self.policy_fc(p)
+        value = torch.tanh(self.value_fc2(F.relu(self.value_fc1(v)))).squeeze(1)
+        return logits, value
+
+    def _forward_dsp(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        from minigo_core.nn import dsp  # lazy: the torch backend works without the compiled extension
+
+        if not x.is_floating_point():
+            x = x.to(torch.get_default_dtype())
+        h = x.permute(0, 2, 3, 1).contiguous()  # NHWC; a no-op copy for channels_last input
+        training = self.training
+
+        def conv_bn_relu(m: ConvBN, h: torch.Tensor, residual: torch.Tensor | None = None) -> torch.Tensor:
+            y = dsp.conv(h, m.conv.weight)
+            return dsp.bn_relu(y, m.bn, training, residual)
+
+        h = conv_bn_relu(self.conv3_initial, h)
+        for block in self.blocks:
+            r = conv_bn_relu(block.conv1, h)
+            h = conv_bn_relu(block.conv2, r, residual=h)
+        p = conv_bn_relu(self.conv1_policy, h).permute(0, 3, 1, 2).flatten(1)  # NCHW flatten order
+        v = conv_bn_relu(self.conv1_value, h).flatten(1)
+        return self._heads(p, v)
+
+    def fused_inference(self):  # -> minigo_core.nn.dsp.FusedNet
+        """The BN-folded whole-network inference engine of the dsp backend, rebuilt when parameters change."""
+        from minigo_core.nn import dsp  # lazy: the torch backend works without the compiled extension
+
+        # cheap staleness check (a few microseconds): every in-place update (optimizer step, load_state_dict,
+        # BN running stats) bumps a tensor's version counter; a replaced tensor changes its data pointer
+        if self._fused is not None:
+            key = tuple((t._version, t.data_ptr()) for t in self._fused_tensors)
+            if key == self._fused_key:
+                return self._fused
+        self._fused_tensors = [*self.parameters(), *self.buffers()]
+        self._fused = dsp.FusedNet(self)
+        self._fused_key = tuple((t._version, t.data_ptr()) for t in self._fused_tensors)
+        return self._fused
+
+    @torch.no_grad()
+    def predict(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """uint8 planes (B, P, N, N) -> (move probabilities float32 (B, N*N+1), values float32 (B,)).
+
+        Runs in eval mode without gradients; the dsp backend uses the fused one-call inference path.
+        """
+        if self.training:
+            self.eval()
+        planes = np.ascontiguousarray(planes)
+        if planes.ndim == 3:
+            planes = planes[None]
+        n = self.cfg.board_size
+        if planes.ndim != 4 or planes.shape[1:] != (self.cfg.planes, n, n):
+            raise ValueError(
+                f"predict expects planes (B, {self.cfg.planes}, {n}, {n}) ({self.cfg.feature_set} features, "
+                f"{n}x{n}), got {planes.shape}"
+            )
+        if self.backend == "dsp":
+            return self.fused_inference().predict(planes)
+        x = torch.from_numpy(planes).to(torch.float32)
+        logits, value = self._forward_torch(x)
+        probs = torch.softmax(logits, dim=1)
+        return probs.numpy().astype(np.float32, copy=False), value.numpy().astype(np.float32, copy=False)
+
+
+# ---- model files --------------------------------------------------------------------------------------
+def _state_arrays(net: DualNet) -> dict[str, np.ndarray]:
+    return {k: v.detach().to("cpu").contiguous().numpy() for k, v in net.state_dict().items()}
+
+
+def model_bytes(net: DualNet, provenance: dict) -> bytes:
+    """The model file's bytes: deterministic for identical weights, config and provenance."""
+    return modelfile.encode(net.cfg, provenance, _state_arrays(net))
+
+
+def save_model(url: str, net: DualNet, provenance: dict) -> None:
+    """Write a model file atomically (temporary name, then rename): weights + config + provenance.
+
+    Provenance should name generation, parent model, training data and seed; the software version is added.
+    """
+    modelfile.write(url, net.cfg, provenance, _state_arrays(net))
+    net.provenance = {"software_version": __version__, **provenance}
+
+
+def load_model(url: str, backend: str = "dsp", threads: int = 1) -> DualNet:
+    """Load a model file into a DualNet on `backend` (eval mode); `threads` DSP cores for the dsp backend.
+
+    For inference only (self-play, evaluation, GTP), `minigo_core.nn.fused.load` reads the same file without
+    torch.
+    """
+    f = modelfile.read(url)
+    net = DualNet(f.config, backend="torch")
+    state = {k: torch.from_numpy(np.array(v)) for k, v in f.tensors.items()}
+    try:
+        net.load_state_dict(state, strict=True)
+    except (RuntimeError, ValueError, TypeError) as exc:
+        raise ModelFileError(
+            f"model file {url} has weights that do not load ({exc!r}); re-create it (minigo bootstrap / "
+            "minigo train) or point at another generation's model"
+        ) from None
+    net.provenance = dict(f.provenance)
+    net.eval()
+    if backend == "dsp":
+        from minigo_core.nn import dsp  # lazy: the torch backend works without the compiled extension
+
+        dsp.set_num_threads(threads)
+    net.set_backend(backend)
+    return net
+
+
+def model_digest(url: str) -> str:
+    """sha256 hex digest of a model file's bytes."""
+    return modelfile.digest(url)
+
+
+def random_model(cfg: ModelConfig, seed: int, backend: str = "torch") -> DualNet:
+    """A randomly initialised network; the same seed gives the same weights on any machine."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed) % 2**63)
+        net = DualNet(cfg, backend=backend)
+    return net

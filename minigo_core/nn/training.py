@@ -1,0 +1,260 @@
+"""The torch side of `minigo train` (`minigo_core.jobs.train`): one rank's network, optimiser and SGD step.
+
+`Trainer.from_parent` sets up torch for a rank (seed, threads, device, deterministic algorithms), loads the
+parent model and makes its SGD optimiser; `Trainer.step` is one synchronous step over the rank's micro-batches
+with one flat all-reduce of the gradients; checkpoints (weights, optimiser, RNG state), the process group and
+the end-of-run gather are here too. The job itself (plan, data, metrics, launching ranks) is torch-free.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import io
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+from minigo_core.base import config as config_mod
+from minigo_core.data import storage
+from minigo_core.nn import model as model_mod
+from minigo_core.nn.modelfile import ModelConfig
+
+CHECKPOINT_FORMAT = "minigo-train-checkpoint"
+
+
+@contextlib.contextmanager
+def torch_state_kept() -> Iterator[None]:
+    """Restore torch's global settings (threads, RNG, determinism) after the block, so training can run in-process."""
+    saved = (torch.get_num_threads(), torch.get_rng_state(), torch.are_deterministic_algorithms_enabled(),
+             torch.is_deterministic_algorithms_warn_only_enabled())  # fmt: skip
+    try:
+        yield
+    finally:
+        torch.set_num_threads(saved[0])
+        torch.set_rng_state(saved[1])
+        torch.use_deterministic_algorithms(saved[2], warn_only=saved[3])
+
+
+@dataclass
+class MicroBatch:
+    x: torch.Tensor  # float32 (c, P, N, N)
+    pi: torch.Tensor  # float32 (c, N*N+1)
+    z: torch.Tensor  # float32 (c,)
+
+    @classmethod
+    def from_arrays(cls, planes: np.ndarray, pi: np.ndarray, z: np.ndarray) -> MicroBatch:
+        """One shard's examples of a step (planes (c, P, N, N), pi (c, N*N+1), z (c,)) as tensors."""
+        return cls(x=torch.from_numpy(planes).to(torch.float32), pi=torch.from_numpy(pi), z=torch.from_numpy(z))
+
+
+def param_groups(net: torch.nn.Module, l2: float) -> list[dict]:
+    """L2 on conv and dense weights only; biases and batch-norm parameters are not decayed."""
+    decay, no_decay = [], []
+    for name, p in net.named_parameters():
+        is_bn = ".bn." in f".{name}" or name.startswith("bn.")
+        (decay if p.ndim > 1 and not is_bn else no_decay).append(p)
+    return [{"params": decay, "weight_decay": l2}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+@contextlib.contextmanager
+def _buffers_kept(net: torch.nn.Module, keep: bool) -> Iterator[None]:
+    """With keep=True, undo any change the block makes to the batch-norm running statistics."""
+    if not keep:
+        yield
+        return
+    saved = [b.detach().clone() for b in net.buffers()]
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for b, s in zip(net.buffers(), saved, strict=True):
+                b.copy_(s)
+
+
+def _losses(net: torch.nn.Module, mb: MicroBatch) -> tuple[torch.Tensor, torch.Tensor]:
+    logits, value = net(mb.x)
+    policy_loss = -(mb.pi * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
+    value_loss = F.mse_loss(value, mb.z)
+    return policy_loss, value_loss
+
+
+def sgd_step(
+    net: torch.nn.Module,
+    opt: torch.optim.Optimizer,
+    micro: list[MicroBatch],
+    lr: float,
+    value_weight: float,
+    world: int,
+    device: torch.device,
+) -> tuple[float, float]:
+    """One synchronous SGD step over this rank's micro-batches; returns the global (policy, value) losses.
+
+    Each micro-batch's loss is scaled by 1 / (micro-batches x ranks) so that the gradients summed here and
+    by the all-reduce are the mean over the global batch. Only the first micro-batch updates the batch-norm
+    running statistics (as DDP keeps rank 0's).
+    """
+    for group in opt.param_groups:
+        group["lr"] = lr
+    opt.zero_grad(set_to_none=False)
+    scale = 1.0 / (len(micro) * world)
+    stats = torch.zeros(2, dtype=torch.float32, device=device)
+    for k, mb in enumerate(micro):
+        with _buffers_kept(net, keep=k > 0):
+            policy_loss, value_loss = _losses(
+                net, MicroBatch(mb.x.to(device), mb.pi.to(device), mb.z.to(device))
+            )
+            ((policy_loss + value_weight * value_loss) * scale).backward()
+        stats += torch.stack([policy_loss.detach(), value_loss.detach()]) * scale
+    if world > 1:
+        params = list(net.parameters())
+        flat = torch.cat([p.grad.reshape(-1) for p in params] + [stats])
+        dist.all_reduce(flat)  # the sum over ranks: one flat buffer, one ring all-reduce
+        offset = 0
+        for p in params:
+            p.grad.copy_(flat[offset : offset + p.numel()].view_as(p.grad))
+            offset += p.numel()
+        stats = flat[offset:]
+    opt.step()
+    return float(stats[0]), float(stats[1])
+
+
+def _setup_torch(seed: int, threads: int, backend: str, local_rank: int) -> torch.device:
+    """Seed torch's RNG, set its threads and pick the rank's device (a GPU for the torch backend, if any)."""
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    cuda = torch.cuda.is_available() and backend == "torch"
+    device = torch.device(f"cuda:{local_rank % max(1, torch.cuda.device_count())}" if cuda else "cpu")
+    if cuda:
+        torch.cuda.set_device(device)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    return device
+
+
+@dataclass
+class Resumed:
+    """What a checkpoint gives back besides the weights, optimiser and RNG state: the data position."""
+
+    step: int
+    recent_losses: list[tuple[float, float]]
+
+
+class Trainer:
+    """One rank's network (in training mode on its device), its SGD optimiser and its step."""
+
+    def __init__(self, net: model_mod.DualNet, tcfg: config_mod.TrainSettings, device: torch.device, world: int):
+        self.net, self.device, self.world = net, device, world
+        self.global_step0 = int(net.provenance.get("global_step", 0))  # the parent's: the schedule goes on
+        net.to(device).train()
+        self.opt = torch.optim.SGD(
+            param_groups(net, tcfg.l2),
+            lr=config_mod.learning_rate_at(tcfg.learning_rate, self.global_step0),
+            momentum=tcfg.momentum,
+        )
+
+    @classmethod
+    def from_parent(
+        cls, parent: str, tcfg: config_mod.TrainSettings, seed: int, local_rank: int, world: int
+    ) -> Trainer:
+        """Set up torch for the rank (`seed` for its RNG), then load the parent model and make the optimiser."""
+        device = _setup_torch(seed, tcfg.threads_per_rank, tcfg.backend, local_rank)
+        net = model_mod.load_model(parent, backend=tcfg.backend, threads=tcfg.threads_per_rank)
+        return cls(net, tcfg, device, world)
+
+    @property
+    def model_config(self) -> ModelConfig:
+        return self.net.cfg
+
+    micro_batch = staticmethod(MicroBatch.from_arrays)
+
+    def step(self, micro: list[MicroBatch], lr: float, value_weight: float) -> tuple[float, float]:
+        """One synchronous SGD step (`sgd_step`); returns the global (policy, value) losses."""
+        return sgd_step(self.net, self.opt, micro, lr, value_weight, self.world, self.device)
+
+    def l2_loss(self, l2: float) -> float:
+        """The L2 penalty of the decayed weights, 0.5 * l2 * sum of their squares."""
+        return 0.5 * l2 * sum(float(p.detach().pow(2).sum()) for p in self.opt.param_groups[0]["params"])
+
+    # ---- checkpoints ---------------------------------------------------------------------------------------
+    def save_checkpoint(self, url: str, identity: dict, step: int, recent: list) -> None:
+        """Write weights, optimiser, step, RNG state and recent losses atomically to `url`."""
+        payload = {
+            "format": CHECKPOINT_FORMAT,
+            "identity_json": json.dumps(identity, sort_keys=True),
+            "step": step,
+            "state_dict": {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()},
+            "optimizer": self.opt.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+            "recent_losses": [list(x) for x in recent],
+        }
+        buf = io.BytesIO()
+        torch.save(payload, buf)
+        storage.write_bytes(url, buf.getvalue())
+
+    def resume(self, url: str, identity: dict, note: Callable[[str], None]) -> Resumed | None:
+        """Load the checkpoint at `url` if there is one of these inputs (`identity`); else None.
+
+        A foreign, damaged or other inputs' checkpoint is not an error: `note` says why it is not used and
+        training starts over from the parent.
+        """
+        payload = _read_checkpoint(url, identity, note)
+        if payload is None:
+            return None
+        self.net.load_state_dict(payload["state_dict"])
+        self.opt.load_state_dict(payload["optimizer"])
+        torch.set_rng_state(payload["torch_rng"])
+        return Resumed(int(payload["step"]), [tuple(x) for x in payload["recent_losses"]])
+
+    def save_model(self, url: str, provenance: dict) -> None:
+        self.net.to("cpu")
+        model_mod.save_model(url, self.net, provenance)
+
+    # ---- the process group ---------------------------------------------------------------------------------
+    def join_group(self, rendezvous_file: str, rank: int, timeout_s: float) -> None:
+        """Meet the other ranks through a FileStore at `rendezvous_file` (nccl on CUDA, else gloo)."""
+        store = dist.FileStore(rendezvous_file, self.world)
+        dist.init_process_group(
+            backend="nccl" if self.device.type == "cuda" else "gloo",
+            store=store,
+            rank=rank,
+            world_size=self.world,
+            timeout=datetime.timedelta(seconds=timeout_s),
+        )
+
+    def gather(self, values: list[float]) -> list[list[float]]:
+        """Every rank's `values` (float64), in rank order; a collective when there are several ranks."""
+        mine = torch.tensor(values, dtype=torch.float64)
+        gathered = [mine]
+        if self.world > 1:
+            gathered = [torch.zeros_like(mine, device=self.device) for _ in range(self.world)]
+            dist.all_gather(gathered, mine.to(self.device))
+            gathered = [g.cpu() for g in gathered]
+        return [[float(v) for v in g] for g in gathered]
+
+    def leave_group(self) -> None:
+        """Wait for every rank, then take the process group down (nothing to do for one rank)."""
+        if self.world <= 1:
+            return
+        dist.barrier()
+        dist.destroy_process_group()
+
+
+def _read_checkpoint(url: str, identity: dict, note: Callable[[str], None]) -> dict | None:
+    if not storage.exists(url):
+        return None
+    try:
+        payload = torch.load(io.BytesIO(storage.read_bytes(url)), map_location="cpu", weights_only=True)
+    except Exception as exc:  # a foreign or damaged file: start over rather than fail
+        note(f"checkpoint {url} is unreadable ({type(exc).__name__}); starting this generation from the parent")
+        return None
+    if payload.get("format") != CHECKPOINT_FORMAT or payload.get("identity_json") != json.dumps(
+        identity, sort_keys=True
+    ):
+        note(f"checkpoint {url} belongs to other inputs (window, parent or settings differ); ignoring it")
+        return None
+    return payload

@@ -1,0 +1,176 @@
+"""What a generation consists of, and the bounded plan of one Snakemake invocation.
+
+The workflow (`workflow/rules/common.smk`) uses `plan()` to keep Snakemake's DAG bounded: only the
+generations that are not done yet (plus at most `max_jobs` jobs' worth of future generations) are planned,
+so planning costs the same at generation 100 as at generation 1. Finding the frontier costs a few `stat`
+calls per finished generation; no directory of game files is listed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from minigo_core.base.config import ConfigError, RunConfig
+from minigo_core.base.playerspec import PlayerSpec
+from minigo_core.data import layout
+
+DEFAULT_MAX_JOBS = 10000
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What a generation consists of.
+def selfplay_generations(cfg: RunConfig) -> range:
+    """Generations whose models play self-play: 0 .. G-1 (the last model's games would train nothing)."""
+    return range(0, cfg.generations)
+
+
+def opponent_specs(cfg: RunConfig) -> list[PlayerSpec]:
+    """Every configured opponent (`evaluate.opponents`, then `evaluate.target`), duplicates removed."""
+    specs: list[PlayerSpec] = []
+    for text in (*cfg.evaluate.opponents, cfg.evaluate.target):
+        spec = PlayerSpec.parse(text)
+        if spec.kind == "generation" and spec.generation > cfg.generations:
+            raise ConfigError(
+                f"config key 'evaluate' names opponent {text!r}, but the run has only "
+                f"{cfg.generations} generations (config key 'generations')"
+            )
+        if spec not in specs:
+            specs.append(spec)
+    return specs if cfg.evaluate.games > 0 else []
+
+
+def evaluation_specs(cfg: RunConfig, generation: int) -> list[PlayerSpec]:
+    """The matches of `generation`: one per distinct opponent (at generation 1 `previous` is `gen0`: one
+    match, named after the spec listed first); none for generation 0 and none against itself."""
+    if generation < 1:
+        return []
+    seen = {f"gen{generation}"}
+    specs = []
+    for spec in opponent_specs(cfg):
+        key = spec.opponent_key(generation)
+        if key not in seen:
+            seen.add(key)
+            specs.append(spec)
+    return specs
+
+
+def evaluation_files(cfg: RunConfig, generation: int) -> list[str]:
+    """The results files of `generation`'s matches."""
+    return [layout.eval_path(cfg.root, generation, s.slug) for s in evaluation_specs(cfg, generation)]
+
+
+def evaluation_file(cfg: RunConfig, generation: int, spec: PlayerSpec) -> str | None:
+    """The results file holding `generation` against `spec` (shared by specs naming the same opponent)."""
+    key = spec.opponent_key(generation)
+    for played in evaluation_specs(cfg, generation):
+        if played.opponent_key(generation) == key:
+            return layout.eval_path(cfg.root, generation, played.slug)
+    return None
+
+
+def generation_outputs(cfg: RunConfig, generation: int) -> list[str]:
+    """The files that make `generation` done: its model, its games-complete marker, its evaluations."""
+    root = cfg.root
+    files = [layout.model_path(root, generation)]
+    if generation in selfplay_generations(cfg):
+        files.append(layout.complete_marker_path(root, generation))
+    return files + evaluation_files(cfg, generation)
+
+
+def jobs_per_generation(cfg: RunConfig) -> int:
+    """Jobs one generation adds to the DAG: self-play games, games-complete, window, train, evaluations."""
+    return cfg.selfplay.games + 3 + len(opponent_specs(cfg))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The bounded plan.
+@dataclass(frozen=True)
+class Plan:
+    """Generations one Snakemake invocation works on.
+
+    `first..last` get every rule (bootstrap/window/train/self-play/games-complete/evaluate); generations
+    below `first` are finished and appear only as existing input files, so the DAG never reaches into
+    them. `late_evaluations` are older generations that are done except for some evaluation files (an
+    evaluation that failed while the run went on): only their evaluate jobs are planned.
+    """
+
+    first: int
+    last: int
+    generations: int
+    late_evaluations: tuple[int, ...] = ()
+    explicit: bool = False
+
+    @property
+    def planned(self) -> range:
+        return range(self.first, self.last + 1)
+
+    @property
+    def finished(self) -> bool:
+        return self.first > self.generations and not self.late_evaluations
+
+    @property
+    def complete_run(self) -> bool:
+        """True when this plan reaches the run's last generation (no further invocation is needed)."""
+        return self.last >= self.generations
+
+    def describe(self) -> str:
+        if self.finished:
+            return f"all {self.generations} generations are done"
+        parts = []
+        if self.first <= self.last:
+            parts.append(f"generations {self.first}..{self.last} of {self.generations}")
+        if self.late_evaluations:
+            parts.append("late evaluations of generations " + ",".join(map(str, self.late_evaluations)))
+        return "; ".join(parts)
+
+
+def _missing(paths: list[str]) -> list[str]:
+    return [p for p in paths if not os.path.exists(p)]
+
+
+def frontier(cfg: RunConfig) -> tuple[int, tuple[int, ...]]:
+    """The first generation whose model or games are missing, and the older ones missing evaluations.
+
+    Costs a few `stat` calls per finished generation (no directory listing).
+    """
+    late = []
+    for g in range(0, cfg.generations + 1):
+        outputs = generation_outputs(cfg, g)
+        critical = outputs[:2] if g in selfplay_generations(cfg) else outputs[:1]
+        if _missing(critical):
+            return g, tuple(late)
+        if _missing(outputs[len(critical) :]):
+            late.append(g)
+    return cfg.generations + 1, tuple(late)
+
+
+def plan(cfg: RunConfig, first: int | None = None, last: int | None = None, max_jobs: int = DEFAULT_MAX_JOBS) -> Plan:
+    """The generations to put into the DAG.
+
+    Defaults: from the first unfinished generation to as many generations as fit `max_jobs` jobs (at least
+    one), capped at the run's last generation. `first`/`last` given explicitly (to rerun a generation) are
+    taken as they are, after checking that the generations before `first` are finished.
+    """
+    G = cfg.generations
+    auto_first, late = frontier(cfg)
+    if first is None:
+        start = auto_first
+    else:
+        if not 0 <= first <= G:
+            raise ConfigError(f"config key 'first_generation' = {first} is out of range; allowed: 0..{G}")
+        if first > auto_first:
+            raise ConfigError(
+                f"config key 'first_generation' = {first}, but generation {auto_first} is not finished "
+                f"(missing: {', '.join(_missing(generation_outputs(cfg, auto_first))[:3])}); "
+                f"run generations from {auto_first} first"
+            )
+        start = first
+    horizon = max(1, max_jobs // max(1, jobs_per_generation(cfg)))
+    end = min(G, start + horizon - 1)
+    if last is not None:
+        if not start <= last <= G:
+            raise ConfigError(f"config key 'last_generation' = {last} is out of range; allowed: {start}..{G}")
+        end = last if first is not None else min(end, last)
+    late = tuple(g for g in late if g < start)
+    return Plan(first=start, last=end, generations=G, late_evaluations=late, explicit=first is not None)

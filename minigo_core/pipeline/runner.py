@@ -1,0 +1,201 @@
+"""`minigo run --profile P --config C`: run the Snakemake workflow to the end, with progress; show results.
+
+What `make run` calls. Each Snakemake invocation plans a bounded number of generations (config key
+`plan_max_jobs`, see `minigo_core.pipeline.plan`); this command invokes Snakemake again until every generation
+is done, so one command runs a whole run on a laptop or, with `--profile profiles/slurm`, from a login node.
+Snakemake's full output goes to `{root}/logs/snakemake/*.log`; the terminal shows the plan, the progress
+lines and any error. At the end it prints where the results are, the Elo table and `minigo status`.
+
+    minigo run --profile profiles/local --config config.yaml [--report] [-- extra snakemake options]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from snakemake.utils import update_config
+
+from minigo_core.base.command import Command
+from minigo_core.base.config import ConfigError, RunConfig, from_dict
+from minigo_core.data import layout, storage
+from minigo_core.jobs.ratings import format_table
+from minigo_core.pipeline import status
+from minigo_core.pipeline.plan import DEFAULT_MAX_JOBS, plan
+from minigo_core.pipeline.workflow import split_workflow_keys
+
+log = logging.getLogger(__name__)
+REPO = Path(__file__).resolve().parents[2]  # the repository: Snakefile, config.yaml, profiles/
+PROGRESS = re.compile(r"^(\d+) of (\d+) steps \((\d+%)\) done")
+SHOWN = re.compile(
+    r"^(minigo: |Error in rule|Exiting because|WorkflowError|MissingInput|LockException|"
+    r"    message:|Logfile |IncompleteFilesException|.*Directory cannot be locked)"
+)
+
+
+def effective_config(config_file: str, workdir: Path = REPO) -> tuple[RunConfig, dict]:
+    """The run config Snakemake will see: the Snakefile's `config.yaml`, then `config_file` merged over it."""
+    data: dict = {}
+    default = workdir / "config.yaml"
+    for path in (default, Path(config_file)):
+        if path.exists() and (path.resolve() != default.resolve() or not data):
+            loaded = yaml.safe_load(path.read_text()) or {}
+            if not isinstance(loaded, dict):
+                raise ConfigError(f"config file {path} must hold a mapping of keys")
+            update_config(data, loaded)  # Snakemake's own merge of --configfile over configfile:
+    if not Path(config_file).exists():
+        raise ConfigError(f"config file {config_file} not found")
+    data, workflow = split_workflow_keys(data)
+    cfg = from_dict(data)
+    root = cfg.root if os.path.isabs(cfg.root) else str(workdir / cfg.root)
+    return from_dict({**data, "root": root}), workflow
+
+
+def snakemake_command(profile: str, config_file: str, extra: list[str]) -> list[str]:
+    return [sys.executable, "-m", "snakemake", "--profile", profile, "--configfile", config_file, *extra]
+
+
+def run_snakemake(cmd: list[str], log_path: Path, echo=print) -> int:
+    """Run one Snakemake invocation; full output to `log_path`, progress and errors to the terminal."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log:
+        log.write("$ " + " ".join(cmd) + "\n")
+        proc = subprocess.Popen(
+            cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        )
+        assert proc.stdout is not None
+        try:
+            for line in proc.stdout:
+                log.write(line)
+                text = line.rstrip()
+                match = PROGRESS.match(text)
+                if match:
+                    echo(
+                        f"  [{time.strftime('%H:%M:%S')}] {match.group(1)} of {match.group(2)} jobs"
+                        f" ({match.group(3)})"
+                    )
+                elif SHOWN.match(text):
+                    echo("  " + text)
+        except KeyboardInterrupt:
+            proc.wait()
+            raise
+        return proc.wait()
+
+
+def print_results(cfg: RunConfig, echo=print) -> None:
+    """Where the results are, the Elo table and the status table."""
+    root = cfg.root
+    summary = layout.summary_dir(root)
+    echo("")
+    echo(f"results of the run in {root}:")
+    echo(f"  models         {layout.models_dir(root)}/genGGGG.safetensors")
+    echo(
+        f"  self-play      {storage.join(root, 'games')}/genGGGG/gameIIIII.arrow"
+        " (+ genGGGG.complete.json per generation)"
+    )
+    echo(f"  evaluations    {storage.join(root, 'eval')}/genGGGG/vs_OPPONENT.json")
+    echo(f"  summary        {summary}/ (elo.csv, time_to_target.json, *.png, status.txt)")
+    report = Path(summary) / "report.html"
+    if report.exists():
+        echo(f"  report         {report}")
+    echo(f"  logs           {layout.logs_dir(root)}/")
+    elo_file = Path(summary) / "elo.json"
+    if elo_file.exists():
+
+        data = json.loads(elo_file.read_text())
+        echo("")
+        echo(f"ratings (Elo, anchor {data.get('anchor', 'gen0000')} = 0):")
+        echo(format_table(data.get("players", [])))
+    ttt_file = Path(summary) / "time_to_target.json"
+    if ttt_file.exists():
+        ttt = json.loads(ttt_file.read_text())
+        if ttt.get("reached"):
+            echo(
+                f"time to target ({cfg.evaluate.target}): {ttt['seconds']:.0f} s,"
+                f" generation {ttt['generation']}"
+            )
+        else:
+            echo(f"time to target ({cfg.evaluate.target}): not reached")
+    echo("")
+    echo(status.format_table(cfg, status.collect(cfg)))
+
+
+def run_until_done(cmd: list[str], cfg: RunConfig, workflow: dict, profile: str, config: str) -> int:
+    """Invoke Snakemake until the plan reaches the run's last generation; stop when one makes no progress."""
+    logs = Path(layout.logs_dir(cfg.root, "snakemake"))
+    previous = None
+    for invocation in range(1, 100000):
+        planned = plan(cfg, max_jobs=workflow.get("plan_max_jobs", DEFAULT_MAX_JOBS))
+        if planned.finished and invocation > 1:
+            break  # (a first invocation always runs: it brings the summary up to date)
+        if planned == previous:
+            log.error("no progress in the last Snakemake invocation (%s); see the logs in %s", planned.describe(), logs)
+            return 1
+        previous = planned
+        print(f"[{time.strftime('%H:%M:%S')}] invocation {invocation}: {planned.describe()}")
+        log_path = logs / f"{time.strftime('%Y%m%d-%H%M%S')}-{invocation}.log"
+        try:
+            code = run_snakemake(cmd, log_path)
+        except KeyboardInterrupt:
+            print(f"\nminigo run: interrupted; rerun the same command to continue (log: {log_path})")
+            return 130
+        if code != 0:
+            log.error("snakemake failed (exit %d); full log: %s", code, log_path)
+            if "Directory cannot be locked" in log_path.read_text(errors="replace"):
+                log.error(
+                    "  another Snakemake runs in this directory, or one was killed: if none runs, "
+                    "`snakemake --profile %s --configfile %s --unlock`", profile, config,
+                )
+            return code
+        if planned.complete_run:
+            break
+    return 0
+
+
+def write_report(cmd: list[str], cfg: RunConfig) -> None:
+    report = Path(storage.join(layout.summary_dir(cfg.root), "report.html"))
+    code = subprocess.run(
+        [*cmd, "--report", str(report)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    ).returncode
+    if code != 0:
+        print(f"minigo run: the HTML report failed (exit {code}); run {' '.join(cmd)} --report report.html")
+
+
+def run(args: argparse.Namespace) -> int:
+    # Snakemake runs in the repository (the Snakefile's directory; relative roots live there); paths given
+    # relative to the caller's directory are made absolute first.
+    config = str(Path(args.config).resolve())
+    profile = str(Path(args.profile).resolve()) if Path(args.profile).exists() else args.profile
+    cfg, workflow = effective_config(config)
+    cmd = snakemake_command(profile, config, args.extra)
+    print(
+        f"minigo run: {cfg.generations} generations of {cfg.selfplay.games} games, {cfg.board_size}x"
+        f"{cfg.board_size}, profile {profile}, run root {cfg.root}"
+    )
+    start = time.time()
+    code = run_until_done(cmd, cfg, workflow, profile, config)
+    if code != 0:
+        return code
+    print(f"minigo run: done in {time.time() - start:.0f} s")
+    if not args.no_report:
+        write_report(cmd, cfg)
+    print_results(cfg)
+    return 0
+
+
+def cli_main(argv: list[str]) -> int:
+    cmd = Command("run", "Run the Snakemake workflow until every generation is done, then print the results.")
+    cmd.parser.epilog = "Options after `--` go to snakemake unchanged (e.g. -- --cores 2)."
+    cmd.parser.add_argument("--profile", default="profiles/local", help="Snakemake profile (profiles/local)")
+    cmd.add_config(required=False, help="run config (config.yaml)")
+    cmd.parser.set_defaults(config="config.yaml")
+    cmd.parser.add_argument("--no-report", action="store_true", help="skip the HTML report at the end")
+    return cmd.run(argv, run, pass_on=True)

@@ -1,0 +1,183 @@
+"""The package's shape, checked: layers point one way, torch and Snakemake stay in their layers, no cycles.
+
+The layers of `minigo_core`, bottom to top (docs/ARCHITECTURE.md draws them):
+
+    base -> game -> data -> nn -> search -> jobs -> pipeline -> (cli, bench)
+
+A module may import its own layer and the layers below it, never one above. Every import counts, also
+one inside a function: such an import must say why it is there with a `# lazy: reason` comment on its line
+(start-up time measured to need it: torch, matplotlib). The workflow (`Snakefile`, `workflow/`) reaches
+the library only through `minigo_core.pipeline` and the run layout (`minigo_core.data.layout`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "minigo_core"
+LAYERS = ["base", "game", "data", "nn", "search", "jobs", "pipeline", "top"]
+TOP = {"minigo_core.cli", "minigo_core.bench"}  # the command dispatcher and the benchmarks
+TORCH_ALLOWED = ("minigo_core.nn", "minigo_core.bench")  # the benchmarks time torch as their baseline
+SNAKEMAKE_ALLOWED = ("minigo_core.pipeline",)
+WORKFLOW_ALLOWED = ("minigo_core.pipeline", "minigo_core.data.layout")
+# The chaos driver is a test harness: it opens every artifact with the library's own readers to check it.
+ARTIFACT_READERS = ("minigo_core.data", "minigo_core.nn.model", "minigo_core.nn.modelfile")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def layer_of(module: str) -> int:
+    if module == "minigo_core":
+        return 0  # the package's face: the version string only
+    for top in TOP:
+        if module == top or module.startswith(top + "."):
+            return LAYERS.index("top")
+    return LAYERS.index(module.split(".")[1])
+
+
+def is_within(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+class Import:
+    def __init__(self, source: str, target: str, line: int, lazy: bool, text: str):
+        self.source, self.target, self.line, self.lazy, self.text = source, target, line, lazy, text
+
+    def __repr__(self) -> str:
+        return f"{self.source}:{self.line} imports {self.target}"
+
+
+def imports_of(path: Path, modules: set[str]) -> list[Import]:
+    """Every import statement of a file, resolved to module names (`from pkg import mod` -> `pkg.mod`)."""
+    source = module_name(path)
+    text = path.read_text()
+    lines = text.splitlines()
+    tree = ast.parse(text)
+    found: list[Import] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                if isinstance(child, ast.Import):
+                    names = [a.name for a in child.names]
+                elif child.level:  # relative imports are not used in this package
+                    names = [f"<relative>.{child.module}"]
+                else:
+                    base = child.module or ""
+                    names = [
+                        f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in child.names
+                    ]
+                for name in dict.fromkeys(names):
+                    found.append(Import(source, name, child.lineno, in_function, lines[child.lineno - 1]))
+            visit(child, inner)
+
+    visit(tree, False)
+    return found
+
+
+def package_files() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "csrc" not in p.parts)
+
+
+@pytest.fixture(scope="module")
+def graph() -> list[Import]:
+    files = package_files()
+    modules = {module_name(p) for p in files}
+    return [imp for p in files for imp in imports_of(p, modules)]
+
+
+def own(imp: Import) -> bool:
+    return imp.target == "minigo_core" or imp.target.startswith("minigo_core.")
+
+
+def test_every_module_belongs_to_a_layer():
+    for path in package_files():
+        name = module_name(path)
+        assert layer_of(name) >= 0, f"{path}: not in one of the layers {LAYERS}"
+
+
+def test_layers_point_one_way(graph):
+    upward = [
+        f"{imp} ({LAYERS[layer_of(imp.source)]} -> {LAYERS[layer_of(imp.target)]})"
+        for imp in graph
+        if own(imp) and layer_of(imp.target) > layer_of(imp.source)
+    ]
+    assert upward == [], "imports that point up the layers:\n" + "\n".join(upward)
+
+
+def test_only_nn_imports_torch(graph):
+    bad = [
+        str(i) for i in graph if i.target.split(".")[0] == "torch" and not is_within(i.source, TORCH_ALLOWED)
+    ]
+    assert bad == [], "torch imported outside minigo_core.nn:\n" + "\n".join(bad)
+
+
+def test_only_the_pipeline_knows_snakemake(graph):
+    bad = [
+        str(i)
+        for i in graph
+        if i.target.split(".")[0] == "snakemake" and not is_within(i.source, SNAKEMAKE_ALLOWED)
+    ]
+    assert bad == [], "snakemake imported outside minigo_core.pipeline:\n" + "\n".join(bad)
+
+
+def test_no_import_cycles(graph):
+    edges: dict[str, set[str]] = {}
+    for imp in graph:
+        if own(imp) and imp.target != imp.source and imp.target != "minigo_core":
+            edges.setdefault(imp.source, set()).add(imp.target)
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def walk(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append([*stack[stack.index(nxt) :], nxt])
+            elif nxt not in state:
+                walk(nxt, [*stack, nxt])
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            walk(node, [node])
+    assert cycles == [], "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_imports_inside_functions_say_why(graph):
+    bad = [f"{i}: {i.text.strip()}" for i in graph if i.lazy and "# lazy:" not in i.text]
+    assert bad == [], (
+        "imports inside functions must be at module top, or carry a '# lazy: reason' comment:\n"
+        + "\n".join(bad)
+    )
+
+
+def test_the_workflow_reaches_the_library_only_through_the_pipeline():
+    files = [
+        REPO / "Snakefile",
+        *sorted((REPO / "workflow").rglob("*.smk")),
+        *sorted((REPO / "workflow").rglob("*.py")),
+    ]
+    pattern = re.compile(r"^\s*(?:from|import)\s+(minigo_core[\w.]*)(?:\s+import\s+([\w, ]+))?", re.M)
+    bad = []
+    for path in files:
+        for match in pattern.finditer(path.read_text()):
+            module, names = match.group(1), match.group(2) or ""
+            names = [n.split(" as ")[0].strip() for n in names.split(",") if n.strip()]
+            targets = [f"{module}.{n}" for n in names] or [module]
+            allowed = WORKFLOW_ALLOWED + (ARTIFACT_READERS if path.name == "chaos.py" else ())
+            bad += [f"{path.relative_to(REPO)}: {t}" for t in targets if not is_within(t, allowed)]
+    assert bad == [], "the workflow imports library modules other than the pipeline's:\n" + "\n".join(bad)
+
+
+def test_the_extension_sources_sit_with_the_network():
+    assert (PACKAGE / "nn" / "dsp" / "csrc" / "kernels.cpp").exists()
