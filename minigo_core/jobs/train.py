@@ -223,7 +223,8 @@ def make_plan(job: TrainJob) -> Plan:
 
 
 def _check_parent(job: TrainJob, window: Window, net: modelfile.ModelConfig) -> None:
-    if (net.board_size, net.feature_set, net.planes) != (window.board_size, window.feature_set, window.num_planes):
+    holds = (window.board_size, window.feature_set, window.num_planes)
+    if (net.board_size, net.feature_set, net.planes) != holds:
         raise TrainError(
             f"parent model {job.parent} is {net.board_size}x{net.board_size} with {net.feature_set} "
             f"features but window {job.window_dir} holds {window.board_size}x{window.board_size} "
@@ -387,20 +388,29 @@ def _start(run: _Run) -> prefetch.Prefetcher:
     window = plan.window
     loaded = [shards.load_shard(window.shard_urls[j], window.shard_sha256[j]) for j in plan.shard_ids]
     run.clock.load_s = time.perf_counter() - t_load
-    maker = BatchMaker(loaded, plan.shard_ids, plan.chunk, job.cfg.seed, job.generation, run.trainer.micro_batch)
+    to_batch = run.trainer.micro_batch
+    maker = BatchMaker(loaded, plan.shard_ids, plan.chunk, job.cfg.seed, job.generation, to_batch)
     run.feeder = prefetch.Prefetcher(
         maker, run.start_step, plan.steps, capacity=tcfg.prefetch_batches, threads=job.prefetch_threads
     )
     if job.rank == 0:
         _say(job, f"{plan.steps} steps of {plan.global_batch} examples ({plan.world} ranks x "
-                  f"{tcfg.batch_per_rank}; {len(window.shard_urls)} shards of >= {min(window.shard_rows)} rows), "
-                  f"global step {run.trainer.global_step0 + run.start_step}, backend {tcfg.backend}, "
+                  f"{tcfg.batch_per_rank}; {len(window.shard_urls)} shards of >= {min(window.shard_rows)} "
+                  f"rows), global step {run.trainer.global_step0 + run.start_step}, backend {tcfg.backend}, "
                   f"device {run.trainer.device}")  # fmt: skip
-        _append_metrics(run.metrics, {
-            "event": "start", "generation": job.generation, "steps": plan.steps, "start_step": run.start_step,
-            "ranks": plan.world, "global_batch": plan.global_batch, "load_s": run.clock.load_s,
-            "backend": tcfg.backend,
-        })  # fmt: skip
+        _append_metrics(
+            run.metrics,
+            {
+                "event": "start",
+                "generation": job.generation,
+                "steps": plan.steps,
+                "start_step": run.start_step,
+                "ranks": plan.world,
+                "global_batch": plan.global_batch,
+                "load_s": run.clock.load_s,
+                "backend": tcfg.backend,
+            },
+        )
     run.clock.interval_start = time.perf_counter()
     return run.feeder
 
@@ -415,6 +425,7 @@ def _record_step(run: _Run, done: int, lr: float, losses: tuple[float, float]) -
     """Append a `step` record: losses, and throughput and data wait since the last record."""
     clock, tcfg, global_step0 = run.clock, run.job.cfg.train, run.trainer.global_step0
     now = time.perf_counter()
+    interval_s = now - clock.interval_start
     wait_total = run.feeder.wait_s
     policy_loss, value_loss = losses
     l2_loss = run.trainer.l2_loss(tcfg.l2)
@@ -429,8 +440,8 @@ def _record_step(run: _Run, done: int, lr: float, losses: tuple[float, float]) -
             "value_loss": value_loss,
             "l2_loss": l2_loss,
             "loss": policy_loss + tcfg.value_weight * value_loss + l2_loss,
-            "examples_per_s": clock.interval_steps * run.plan.global_batch / max(now - clock.interval_start, 1e-9),
-            "step_ms": 1000 * (now - clock.interval_start) / clock.interval_steps,
+            "examples_per_s": clock.interval_steps * run.plan.global_batch / max(interval_s, 1e-9),
+            "step_ms": 1000 * interval_s / clock.interval_steps,
             "data_wait_ms": 1000 * (wait_total - clock.interval_wait_s) / clock.interval_steps,
         },
     )
@@ -492,9 +503,10 @@ def _provenance(run: _Run, wall_s: float) -> dict:
 
 
 def _record_end(run: _Run, per_rank: list[list[float]], wall_s: float, provenance: dict) -> None:
-    """Append the `end` record; `per_rank` is every rank's (data wait, compute, steps run, first wait) in s."""
+    """Append the `end` record; `per_rank`: every rank's (data wait s, compute s, steps run, first wait s)."""
     plan, ran = run.plan, run.plan.steps - run.start_step
     per_rank_wait = [g[0] for g in per_rank]
+    busy_s = sum(g[1] + g[0] for g in per_rank)  # data wait + compute, summed over the ranks
     _append_metrics(
         run.metrics,
         {
@@ -503,10 +515,10 @@ def _record_end(run: _Run, per_rank: list[list[float]], wall_s: float, provenanc
             "steps_run": ran,
             "wall_s": wall_s,
             "load_s": run.clock.load_s,
-            "examples_per_s": ran * plan.global_batch / max(sum(g[1] + g[0] for g in per_rank) / plan.world, 1e-9),
+            "examples_per_s": ran * plan.global_batch / max(busy_s / plan.world, 1e-9),
             "data_wait_s_per_rank": per_rank_wait,
             "first_batch_wait_s_per_rank": [g[3] for g in per_rank],
-            "data_wait_fraction": sum(per_rank_wait) / max(sum(g[0] + g[1] for g in per_rank), 1e-9),
+            "data_wait_fraction": sum(per_rank_wait) / max(busy_s, 1e-9),
             "final_losses": provenance["final_losses"],
             "resumed_from_step": run.start_step,
             "model": run.job.out,
@@ -561,8 +573,17 @@ def launch_local(
         previous = signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         for r in range(ranks):
-            argv = [*base_argv, "--rank", str(r), "--world-size", str(ranks), "--rendezvous", rdzv,
-                    "--timeout", str(timeout_s)]  # fmt: skip
+            argv = [
+                *base_argv,
+                "--rank",
+                str(r),
+                "--world-size",
+                str(ranks),
+                "--rendezvous",
+                rdzv,
+                "--timeout",
+                str(timeout_s),
+            ]
             procs.append(subprocess.Popen([sys.executable, "-m", "minigo_core.jobs.train", *argv]))
         failed = _watch(procs, poll_s)
     finally:
@@ -574,8 +595,13 @@ def launch_local(
     if failed is not None:
         rank, code = failed
         how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
-        log.error("rank %d of %d %s; the other ranks were stopped (see rank %d's messages above)",
-                  rank, ranks, how, rank)  # fmt: skip
+        log.error(
+            "rank %d of %d %s; the other ranks were stopped (see rank %d's messages above)",
+            rank,
+            ranks,
+            how,
+            rank,
+        )
         if out is not None and _file_stamp(out) not in (None, out_before):
             _remove(out)
             log.error("removed %s, written before rank %d failed; rerun the job", out, rank)
@@ -632,21 +658,41 @@ def _command() -> Command:
     p.add_argument("--window-dir", required=True, help="window of generation G (shards + manifest.json)")
     p.add_argument("--parent", required=True, help="model of generation G-1")
     p.add_argument("--out", required=True, help="model file of generation G to write")
-    p.add_argument("--ranks", type=int, default=None,
-                   help="start this many local ranks (default: one rank per srun task under Slurm, else "
-                   "train.ranks)")  # fmt: skip
-    p.add_argument("--work-dir", default=None,
-                   help="checkpoints, metrics and the rendezvous file (default {root}/train/genGGGG)")  # fmt: skip
-    p.add_argument("--stop-after", type=int, default=None,
-                   help="checkpoint and stop after this many steps without writing the model (rerun to "
-                   "resume)")  # fmt: skip
-    p.add_argument("--prefetch-threads", type=int, default=1,
-                   help="background threads preparing batches; 0 turns prefetch off")  # fmt: skip
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
-                   help="seconds a rank waits for the others in a collective before failing")  # fmt: skip
-    p.add_argument("--no-wall-time", action="store_true",
-                   help="leave the wall time out of the model's provenance, so identical inputs give a "
-                   "byte-identical model file (it stays in metrics.jsonl)")  # fmt: skip
+    p.add_argument(
+        "--ranks",
+        type=int,
+        default=None,
+        help="start this many local ranks (default: one rank per srun task under Slurm, else train.ranks)",
+    )
+    p.add_argument(
+        "--work-dir",
+        default=None,
+        help="checkpoints, metrics and the rendezvous file (default {root}/train/genGGGG)",
+    )
+    p.add_argument(
+        "--stop-after",
+        type=int,
+        default=None,
+        help="checkpoint and stop after this many steps without writing the model (rerun to resume)",
+    )
+    p.add_argument(
+        "--prefetch-threads",
+        type=int,
+        default=1,
+        help="background threads preparing batches; 0 turns prefetch off",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        help="seconds a rank waits for the others in a collective before failing",
+    )
+    p.add_argument(
+        "--no-wall-time",
+        action="store_true",
+        help="leave the wall time out of the model's provenance, so identical inputs give a "
+        "byte-identical model file (it stays in metrics.jsonl)",
+    )
     p.add_argument("--rank", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--world-size", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--rendezvous", default=None, help=argparse.SUPPRESS)
@@ -662,10 +708,18 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
     if args.generation < 1:
         raise UsageError("--generation must be >= 1 (generation 0 is `minigo bootstrap`)")
     work_dir = args.work_dir or layout.train_dir(cfg.root, args.generation)
-    job = TrainJob(cfg=cfg, generation=args.generation, window_dir=args.window_dir, parent=args.parent,
-                   out=args.out, work_dir=work_dir, stop_after=args.stop_after,
-                   prefetch_threads=args.prefetch_threads, timeout_s=args.timeout,
-                   record_wall_time=not args.no_wall_time)  # fmt: skip
+    job = TrainJob(
+        cfg=cfg,
+        generation=args.generation,
+        window_dir=args.window_dir,
+        parent=args.parent,
+        out=args.out,
+        work_dir=work_dir,
+        stop_after=args.stop_after,
+        prefetch_threads=args.prefetch_threads,
+        timeout_s=args.timeout,
+        record_wall_time=not args.no_wall_time,
+    )
     slurm = slurm_rank_env()
     if args.rank is not None:  # a child of a local launch
         _die_with_parent()

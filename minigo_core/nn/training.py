@@ -30,7 +30,7 @@ CHECKPOINT_FORMAT = "minigo-train-checkpoint"
 
 @contextlib.contextmanager
 def torch_state_kept() -> Iterator[None]:
-    """Restore torch's global settings (threads, RNG, determinism) after the block, so training can run in-process."""
+    """Restore torch's global settings (threads, RNG, determinism) after the block (training in-process)."""
     saved = (torch.get_num_threads(), torch.get_rng_state(), torch.are_deterministic_algorithms_enabled(),
              torch.is_deterministic_algorithms_warn_only_enabled())  # fmt: skip
     try:
@@ -50,7 +50,9 @@ class MicroBatch:
     @classmethod
     def from_arrays(cls, planes: np.ndarray, pi: np.ndarray, z: np.ndarray) -> MicroBatch:
         """One shard's examples of a step (planes (c, P, N, N), pi (c, N*N+1), z (c,)) as tensors."""
-        return cls(x=torch.from_numpy(planes).to(torch.float32), pi=torch.from_numpy(pi), z=torch.from_numpy(z))
+        return cls(
+            x=torch.from_numpy(planes).to(torch.float32), pi=torch.from_numpy(pi), z=torch.from_numpy(z)
+        )
 
 
 def param_groups(net: torch.nn.Module, l2: float) -> list[dict]:
@@ -147,7 +149,9 @@ class Resumed:
 class Trainer:
     """One rank's network (in training mode on its device), its SGD optimiser and its step."""
 
-    def __init__(self, net: model_mod.DualNet, tcfg: config_mod.TrainSettings, device: torch.device, world: int):
+    def __init__(
+        self, net: model_mod.DualNet, tcfg: config_mod.TrainSettings, device: torch.device, world: int
+    ):
         self.net, self.device, self.world = net, device, world
         self.global_step0 = int(net.provenance.get("global_step", 0))  # the parent's: the schedule goes on
         net.to(device).train()
@@ -161,7 +165,7 @@ class Trainer:
     def from_parent(
         cls, parent: str, tcfg: config_mod.TrainSettings, seed: int, local_rank: int, world: int
     ) -> Trainer:
-        """Set up torch for the rank (`seed` for its RNG), then load the parent model and make the optimiser."""
+        """Set up torch for the rank (`seed` seeds its RNG), load the parent model, make the optimiser."""
         device = _setup_torch(seed, tcfg.threads_per_rank, tcfg.backend, local_rank)
         net = model_mod.load_model(parent, backend=tcfg.backend, threads=tcfg.threads_per_rank)
         return cls(net, tcfg, device, world)
@@ -250,7 +254,9 @@ def _read_checkpoint(url: str, identity: dict, note: Callable[[str], None]) -> d
     try:
         payload = torch.load(io.BytesIO(storage.read_bytes(url)), map_location="cpu", weights_only=True)
     except Exception as exc:  # a foreign or damaged file: start over rather than fail
-        note(f"checkpoint {url} is unreadable ({type(exc).__name__}); starting this generation from the parent")
+        note(
+            f"checkpoint {url} is unreadable ({type(exc).__name__}); starting this generation from the parent"
+        )
         return None
     if payload.get("format") != CHECKPOINT_FORMAT or payload.get("identity_json") != json.dumps(
         identity, sort_keys=True

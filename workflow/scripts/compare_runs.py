@@ -14,61 +14,57 @@ import re
 import sys
 from pathlib import Path
 
-a, b = Path(sys.argv[1]), Path(sys.argv[2])
-TIME = re.compile(
-    r"(^|_)(s|ms|seconds|unix|at|time|rss_mb|timings|per_s|wall|started|finished|elapsed|hours|wait)($|_)|_s$|_ms$|per_s$|^timings$|rss"
+# Keys of wall-clock facts: times, durations, throughput, memory; and the command line that ran.
+WALL_CLOCK = re.compile(
+    r"(^|_)(s|ms|seconds|unix|at|time|rss_mb|timings|wall|started|finished|elapsed|hours|wait)($|_)|per_s$|rss"
 )
+IGNORED = ("command", "model_time_s", "evaluated_time_s")
+EXACT_SUFFIXES = (".arrow", ".safetensors", ".complete.json")
 
 
-def strip(x):
-    if isinstance(x, dict):
-        return {
-            k: strip(v)
-            for k, v in x.items()
-            if not TIME.search(k) and k not in ("command", "model_time_s", "evaluated_time_s")
-        }
-    if isinstance(x, list):
-        return [strip(v) for v in x]
-    return x
+def strip(value):
+    """`value` without its wall-clock fields (recursively)."""
+    if isinstance(value, dict):
+        return {k: strip(v) for k, v in value.items() if not WALL_CLOCK.search(k) and k not in IGNORED}
+    if isinstance(value, list):
+        return [strip(v) for v in value]
+    return value
 
 
-files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file() and "logs" not in p.parts)
-bad = []
-exact = 0
-normal = 0
-for rel in files:
+def artifacts(root: Path) -> list[Path]:
+    return sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file() and "logs" not in p.parts)
+
+
+def compare(a: Path, b: Path, rel: Path) -> str | None:
+    """None if the artifact `rel` is the same in both runs (or is not compared), else what differs."""
     pa, pb = a / rel, b / rel
     if not pb.exists():
-        bad.append(f"missing in after: {rel}")
-        continue
-    if (
-        rel.suffix in (".arrow", ".safetensors")
-        or rel.name in ("config.yaml",)
-        or rel.name.endswith(".complete.json")
-    ):
-        if pa.read_bytes() != pb.read_bytes():
-            bad.append(f"bytes differ: {rel}")
-        else:
-            exact += 1
-    elif rel.suffix == ".json" and not rel.name.endswith("timing.json"):
-        if strip(json.loads(pa.read_text())) != strip(json.loads(pb.read_text())):
-            bad.append(f"json differs: {rel}")
-        else:
-            normal += 1
-    elif rel.suffix == ".jsonl":
-        la = [strip(json.loads(l)) for l in pa.read_text().splitlines()]
-        lb = [strip(json.loads(l)) for l in pb.read_text().splitlines()]
-        if la != lb:
-            bad.append(f"jsonl differs: {rel}")
-        else:
-            normal += 1
-extra = sorted(
-    p.relative_to(b)
-    for p in b.rglob("*")
-    if p.is_file() and "logs" not in p.parts and not (a / p.relative_to(b)).exists()
-)
-print(
-    f"{exact} files byte-identical, {normal} JSON files equal apart from wall-clock fields; extra in after: {[str(e) for e in extra]}"
-)
-print("\n".join(bad) or "no differences")
-sys.exit(1 if bad else 0)
+        return f"missing in {b}: {rel}"
+    if rel.name.endswith(EXACT_SUFFIXES) or rel.name == "config.yaml":
+        return None if pa.read_bytes() == pb.read_bytes() else f"bytes differ: {rel}"
+    if rel.suffix == ".json" and not rel.name.endswith(".timing.json"):
+        same = strip(json.loads(pa.read_text())) == strip(json.loads(pb.read_text()))
+        return None if same else f"JSON differs: {rel}"
+    if rel.suffix == ".jsonl":
+        la = [strip(json.loads(line)) for line in pa.read_text().splitlines()]
+        lb = [strip(json.loads(line)) for line in pb.read_text().splitlines()]
+        return None if la == lb else f"JSON lines differ: {rel}"
+    return None
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    a, b = Path(argv[0]), Path(argv[1])
+    files = artifacts(a)
+    problems = [p for p in (compare(a, b, rel) for rel in files) if p]
+    problems += [f"only in {b}: {rel}" for rel in artifacts(b) if not (a / rel).exists()]
+    exact = sum(1 for rel in files if rel.name.endswith(EXACT_SUFFIXES) or rel.name == "config.yaml")
+    print(f"compared {len(files)} files of {a} with {b} ({exact} byte for byte)")
+    print("\n".join(problems) or "the same run")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
