@@ -10,8 +10,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from minigo_core.nn import model
 from minigo_core.jobs import bootstrap
+from minigo_core.nn import model
 from minigo_core.nn.model import DualNet, ModelConfig, ModelFileError
 
 torch.set_num_threads(1)

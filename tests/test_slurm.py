@@ -20,7 +20,7 @@ from slurm_cluster import SlurmCluster, SlurmUnavailable
 
 from minigo_core.base.config import load_config
 from minigo_core.data import layout
-from minigo_core.pipeline import status
+from minigo_core.pipeline import plan as planning
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
@@ -77,10 +77,10 @@ def test_slurm_run_artifacts_validate(slurm_run):
         assert model.load_model(layout.model_path(root, g), backend="torch").cfg.board_size == cfg.board_size
     for i in range(cfg.selfplay.games):
         assert gamefile.read_game(layout.game_path(root, 0, i)).metadata["seed"]["game"] == i
-    assert json.loads(Path(status.complete_marker_path(root, 0)).read_text())["games"] == cfg.selfplay.games
-    metrics = [json.loads(line) for line in Path(status.train_metrics_path(root, 1)).read_text().splitlines()]
+    assert json.loads(Path(layout.complete_marker_path(root, 0)).read_text())["games"] == cfg.selfplay.games
+    metrics = [json.loads(line) for line in Path(layout.train_metrics_path(root, 1)).read_text().splitlines()]
     assert metrics[0]["ranks"] == 2 and metrics[-1]["event"] == "end"
-    for spec in status.evaluation_specs(cfg, 1):
-        assert ratings.read_match(status.eval_path(root, 1, spec)).games == cfg.evaluate.games
+    for spec in planning.evaluation_specs(cfg, 1):
+        assert ratings.read_match(layout.eval_path(root, 1, spec.slug)).games == cfg.evaluate.games
     assert Path(root, "summary", "elo.json").exists() and Path(root, "summary", "status.txt").exists()
-    assert status.plan(cfg).finished
+    assert planning.plan(cfg).finished

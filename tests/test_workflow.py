@@ -20,9 +20,10 @@ import pytest
 import yaml
 
 from minigo_core.base.config import ConfigError, load_config
+from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.bench.dag import build_run
 from minigo_core.data import layout
-from minigo_core.pipeline import status
+from minigo_core.pipeline import plan as planning
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "config" / "tiny.yaml"
@@ -72,43 +73,43 @@ def finished_run(tmp_path: Path, done: int, generations: int = 6, games: int = 3
 
 def test_plan_starts_at_first_unfinished_generation_and_respects_the_job_budget(tmp_path):
     cfg, _ = finished_run(tmp_path, done=3)
-    plan = status.plan(cfg)
+    plan = planning.plan(cfg)
     assert (plan.first, plan.last, plan.late_evaluations) == (3, 6, ())
-    per_generation = status.jobs_per_generation(cfg)
-    assert status.plan(cfg, max_jobs=2 * per_generation).planned == range(3, 5)
-    assert status.plan(cfg, max_jobs=1).planned == range(3, 4)  # at least one generation
+    per_generation = planning.jobs_per_generation(cfg)
+    assert planning.plan(cfg, max_jobs=2 * per_generation).planned == range(3, 5)
+    assert planning.plan(cfg, max_jobs=1).planned == range(3, 4)  # at least one generation
 
 
 def test_plan_keeps_a_missing_old_evaluation_without_replanning_its_generation(tmp_path):
     cfg, _ = finished_run(tmp_path, done=3)
-    os.remove(status.eval_path(cfg.root, 1, "gen0"))
-    plan = status.plan(cfg)
+    os.remove(layout.eval_path(cfg.root, 1, "gen0"))
+    plan = planning.plan(cfg)
     assert plan.first == 3 and plan.late_evaluations == (1,)
 
 
 def test_plan_missing_model_moves_the_frontier_back(tmp_path):
     cfg, _ = finished_run(tmp_path, done=3)
     os.remove(layout.model_path(cfg.root, 2))
-    assert status.plan(cfg).first == 2
+    assert planning.plan(cfg).first == 2
 
 
 def test_plan_explicit_range_for_a_rerun_and_its_errors(tmp_path):
     cfg, _ = finished_run(tmp_path, done=3)
-    plan = status.plan(cfg, first=1, last=1)
+    plan = planning.plan(cfg, first=1, last=1)
     assert plan.planned == range(1, 2) and plan.explicit
     with pytest.raises(ConfigError, match="first_generation.*generation 3 is not finished"):
-        status.plan(cfg, first=5)
+        planning.plan(cfg, first=5)
     with pytest.raises(ConfigError, match="last_generation"):
-        status.plan(cfg, first=2, last=1)
+        planning.plan(cfg, first=2, last=1)
 
 
 def test_evaluation_matches_are_one_per_distinct_opponent(tmp_path):
     cfg = load_config(str(tiny_config(tmp_path, evaluate={"opponents": ["gen0", "previous", "gnugo:1"]})))
-    assert status.evaluation_specs(cfg, 0) == []
-    assert status.evaluation_specs(cfg, 1) == ["gen0", "gnugo:1"]  # previous is gen0 here
-    assert status.evaluation_specs(cfg, 2) == ["gen0", "previous", "gnugo:1"]
-    assert status.evaluation_file(cfg, 1, "previous") == status.eval_path(cfg.root, 1, "gen0")
-    assert status.eval_path(cfg.root, 2, "gnugo:1").endswith("eval/gen0002/vs_gnugo-1.json")
+    assert planning.evaluation_specs(cfg, 0) == []
+    assert [s.text for s in planning.evaluation_specs(cfg, 1)] == ["gen0", "gnugo:1"]  # previous is gen0 here
+    assert [s.text for s in planning.evaluation_specs(cfg, 2)] == ["gen0", "previous", "gnugo:1"]
+    assert planning.evaluation_file(cfg, 1, PlayerSpec.parse("previous")) == layout.eval_path(cfg.root, 1, "gen0")
+    assert layout.eval_path(cfg.root, 2, PlayerSpec.parse("gnugo:1").slug).endswith("eval/gen0002/vs_gnugo-1.json")
 
 
 # --------------------------------------------------------------------------------------- dry runs (DAG)
@@ -130,7 +131,7 @@ def test_dry_run_plans_only_unfinished_generations_without_their_history(tmp_pat
 
 def test_dry_run_runs_deferred_evaluations_alongside_the_next_generation(tmp_path):
     cfg, run_config = finished_run(tmp_path, done=4, games=5)
-    for path in status.evaluation_files(cfg, 3):
+    for path in planning.evaluation_files(cfg, 3):
         os.remove(path)
     out = dry_run(run_config, "plan_max_jobs=1")
     assert out.returncode == 0, out.stderr[-3000:]
@@ -223,12 +224,12 @@ def test_local_run_produces_every_artifact_and_each_validates(tiny_run):
 
     cfg, _, stdout = tiny_run
     root = cfg.root
-    assert load_config(status.effective_config_path(root)) == cfg
+    assert load_config(layout.effective_config_path(root)) == cfg
     for g in range(cfg.generations + 1):
         net = model.load_model(layout.model_path(root, g), backend="torch")
         assert net.cfg.board_size == cfg.board_size
-    for g in status.selfplay_generations(cfg):
-        marker = json.loads(Path(status.complete_marker_path(root, g)).read_text())
+    for g in planning.selfplay_generations(cfg):
+        marker = json.loads(Path(layout.complete_marker_path(root, g)).read_text())
         assert marker["games"] == cfg.selfplay.games and marker["bad_files"] == []
         lengths = []
         for i in range(cfg.selfplay.games):
@@ -245,11 +246,11 @@ def test_local_run_produces_every_artifact_and_each_validates(tiny_run):
         assert manifest["generation"] == g and manifest["rows"] > 0
         assert all(Path(layout.shard_path(root, g, r)).stat().st_size > 0 for r in range(cfg.train.ranks))
         steps = [
-            json.loads(line) for line in Path(status.train_metrics_path(root, g)).read_text().splitlines()
+            json.loads(line) for line in Path(layout.train_metrics_path(root, g)).read_text().splitlines()
         ]
         assert steps[-1]["event"] == "end" and steps[0]["ranks"] == cfg.train.ranks
-        for spec in status.evaluation_specs(cfg, g):
-            match = ratings.read_match(status.eval_path(root, g, spec))
+        for spec in planning.evaluation_specs(cfg, g):
+            match = ratings.read_match(layout.eval_path(root, g, spec.slug))
             assert match.player == f"gen{g:04d}" and match.games == cfg.evaluate.games
     elo = json.loads(Path(root, "summary", "elo.json").read_text())
     assert {p["player"] for p in elo["players"]} >= {f"gen{g:04d}" for g in range(cfg.generations + 1)}

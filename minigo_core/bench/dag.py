@@ -26,7 +26,7 @@ import yaml
 
 from minigo_core.base.config import load_config
 from minigo_core.data import layout
-from minigo_core.pipeline import status
+from minigo_core.pipeline import plan as planning
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -50,7 +50,7 @@ def build_run(root: str, config_file: Path, done: int, games: int, generations: 
     run_config = Path(root + ".yaml")
     run_config.write_text(yaml.safe_dump(data, sort_keys=False))
     t0 = time.time() - 3600 * (done + 2)
-    _touch(status.effective_config_path(root), t0, yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    _touch(layout.effective_config_path(root), t0, yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     for g in range(done):
         t = t0 + 3600 * (g + 1)
         if g >= 1:
@@ -60,17 +60,17 @@ def build_run(root: str, config_file: Path, done: int, games: int, generations: 
                 _touch(layout.shard_path(root, g, rank), t - 30)
             _touch(layout.window_manifest_path(root, g), t - 30, "{}")
             os.makedirs(layout.train_dir(root, g), exist_ok=True)
-            _touch(status.train_metrics_path(root, g), t - 1, "{}\n")
+            _touch(layout.train_metrics_path(root, g), t - 1, "{}\n")
         os.makedirs(layout.model_path(root, g).rsplit("/", 1)[0], exist_ok=True)
         _touch(layout.model_path(root, g), t)
         os.makedirs(layout.games_dir(root, g), exist_ok=True)
         for i in range(games):
             _touch(layout.game_path(root, g, i), t + 60)
-        _touch(status.complete_marker_path(root, g), t + 120, "{}")
+        _touch(layout.complete_marker_path(root, g), t + 120, "{}")
         if g >= 1:
             os.makedirs(layout.eval_dir(root, g), exist_ok=True)
-            for spec in status.evaluation_specs(cfg, g):
-                _touch(status.eval_path(root, g, spec), t + 90, "{}")
+            for spec in planning.evaluation_specs(cfg, g):
+                _touch(layout.eval_path(root, g, spec.slug), t + 90, "{}")
     return run_config
 
 

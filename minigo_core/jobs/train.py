@@ -60,7 +60,8 @@ from minigo_core.nn import modelfile
 if TYPE_CHECKING:
     from minigo_core.nn.training import Trainer
 
-log = logging.getLogger(__name__)
+# By name, not __name__: the ranks run this module as `__main__` (`python -m minigo_core.jobs.train`).
+log = logging.getLogger("minigo_core.jobs.train")
 
 DEFAULT_TIMEOUT_S = 600.0
 # Step ids of the batch script, extern and interactive steps (Slurm >= 20.11, then older): not srun tasks.

@@ -1,0 +1,187 @@
+"""The docs point at things that exist: links, repository paths and module names in README.md and docs/*.md.
+
+Checked, in each document:
+- markdown links and images `[text](target)` that are not URLs: the target, relative to the document, exists;
+  a `#fragment` into a markdown file names one of its headings (GitHub's anchors);
+- repository paths inside code (inline code and fenced blocks) that begin with a top-level entry of the
+  repository (`minigo_core/`, `workflow/`, `docs/`, ..., `Snakefile`, `config.yaml`, `Makefile`) exist; a glob
+  such as `workflow/rules/*.smk` matches at least one file. Paths of a run (`runs/...`, `{root}/...`) and
+  templates (`tests/test_<module>.py`) are not repository paths and are not checked;
+- dotted module names, in code or prose (`minigo_core.data.layout`, `minigo_core.game.go.Position`), name a
+  module or package, and a name after the module appears in its source.
+
+The comment block at the top of the Snakefile is checked the same way. And README.md starts with the two
+commands that do all the set-up: `make run` and `make test`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+TOP_DIRS = ("minigo_core/", "workflow/", "docs/", "profiles/", "config/", "tests/")
+TOP_FILES = ("Snakefile", "config.yaml", "Makefile", "README.md", "setup.py", "pyproject.toml")
+PACKAGE = "minigo_core"
+
+FENCE = re.compile(r"^\s*(```|~~~)")
+CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+LINK = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+TOKEN_SPLIT = re.compile(r"[\s,;=()\[\]\"'|`]+")
+TEMPLATE_CHARS = set("<>{}$")
+MODULE = re.compile(rf"(?<![\w./]){PACKAGE}(?:\.\w+)+")
+
+
+def split_code(text: str) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """(prose lines, code pieces) of a markdown text, each with its line number; code = inline spans and
+    the lines of fenced blocks. Prose keeps the line without its code spans."""
+    prose: list[tuple[int, str]] = []
+    code: list[tuple[int, str]] = []
+    fenced = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced:
+            code.append((number, line))
+            continue
+        code += [(number, m.group(2)) for m in CODE_SPAN.finditer(line)]
+        prose.append((number, CODE_SPAN.sub(" ", line)))
+    return prose, code
+
+
+def tokens(code: str) -> list[str]:
+    """The words of a piece of code that may be paths or module names, without trailing punctuation."""
+    found = []
+    for raw in TOKEN_SPLIT.split(code):
+        token = raw.split("::", 1)[0].split("#", 1)[0].rstrip(".:;")
+        if token and not TEMPLATE_CHARS & set(token):
+            found.append(token)
+    return found
+
+
+def is_repo_path(token: str) -> bool:
+    return token.startswith(TOP_DIRS) or token in TOP_FILES
+
+
+def path_exists(token: str) -> bool:
+    if any(c in token for c in "*?"):
+        return any(REPO.glob(token.rstrip("/")))
+    return (REPO / token).exists()
+
+
+def module_exists(dotted: str) -> bool:
+    """`a.b.c.name`: the longest run of parts that is a package or module exists; the next part, if any, is
+    a submodule, a compiled extension in the package, or a name its source mentions."""
+    parts = dotted.split(".")
+    path = REPO / parts[0]
+    if not path.is_dir():
+        return False
+    for i, part in enumerate(parts[1:], start=1):
+        if (path / part).is_dir():
+            path = path / part
+            continue
+        if (path / f"{part}.py").is_file():
+            path = path / f"{part}.py"
+            rest = parts[i + 1 :]
+            return not rest or bool(re.search(rf"\b{re.escape(rest[0])}\b", path.read_text()))
+        init = path / "__init__.py"
+        mentioned = init.is_file() and re.search(rf"\b{re.escape(part)}\b", init.read_text())
+        return bool(mentioned) or any(path.glob(f"{part}.*"))
+    return True
+
+
+def heading_anchors(markdown: Path) -> set[str]:
+    """GitHub's anchors for the headings of a markdown file."""
+    lines = markdown.read_text().splitlines()
+    prose, _ = split_code(markdown.read_text())
+    anchors = set()
+    for number, _ in prose:
+        m = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", lines[number - 1])
+        if m:
+            title = m.group(1).strip().lower()
+            anchors.add(re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", title)))
+    return anchors
+
+
+def dangling(doc: Path, text: str) -> list[str]:
+    """Every reference in `text` (the contents of `doc`) that points at nothing, as `doc:line: reference`."""
+    prose, code = split_code(text)
+    where = doc.relative_to(REPO)
+    bad = []
+    for number, line in prose:
+        for dotted in MODULE.findall(LINK.sub(" ", line)):
+            if not module_exists(dotted):
+                bad.append(f"{where}:{number}: module {dotted}")
+        for target in LINK.findall(line):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I):  # http:, https:, mailto:
+                continue
+            path_part, _, fragment = target.partition("#")
+            resolved = (doc.parent / path_part).resolve() if path_part else doc
+            if not resolved.exists():
+                bad.append(f"{where}:{number}: link {target} (no such file)")
+            elif fragment and resolved.suffix == ".md" and fragment not in heading_anchors(resolved):
+                bad.append(f"{where}:{number}: link {target} (no heading #{fragment})")
+    for number, piece in code:
+        for token in tokens(piece):
+            if is_repo_path(token) and not path_exists(token):
+                bad.append(f"{where}:{number}: path {token}")
+            elif MODULE.fullmatch(token) and not module_exists(token):
+                bad.append(f"{where}:{number}: module {token}")
+    return bad
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_reference_in_the_docs_exists(doc: Path) -> None:
+    bad = dangling(doc, doc.read_text())
+    assert bad == [], "references to files or modules that do not exist:\n" + "\n".join(bad)
+
+
+def test_the_snakefile_header_references_exist() -> None:
+    snakefile = REPO / "Snakefile"
+    header = []
+    for line in snakefile.read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        header.append(line.lstrip("# "))
+    # the comment block is code-like prose: every word of it is checked as inline code
+    bad = dangling(snakefile, "\n".join(f"`{line}`" if line else "" for line in header))
+    assert bad == [], "the Snakefile's comment block names things that do not exist:\n" + "\n".join(bad)
+
+
+def test_readme_starts_with_the_two_setup_commands() -> None:
+    head = "\n".join((REPO / "README.md").read_text().splitlines()[:30])
+    assert "make run" in head and "make test" in head, "README.md must show `make run` and `make test` first"
+    assert head.index("make run") < head.index("make test")
+
+
+def test_the_checker_catches_what_it_should() -> None:
+    """The checks above cannot pass vacuously: each kind of dangling reference is found."""
+    text = "\n".join(
+        [
+            "# Title",
+            "[ok](README.md) [gone](docs/nothing_here.md) [anchor](README.md#no-such-heading)",
+            "`minigo_core/data/layout.py` `minigo_core/no_such.py` `workflow/rules/*.nope`",
+            "`minigo_core.data.layout` `minigo_core.data.no_such_module` `minigo_core.game.go.NoSuchName`",
+            "## minigo_core.search.mcts / players, and minigo_core.nowhere in prose.",
+            "`runs/local/config.yaml` `{root}/models/` `tests/test_<module>.py` [web](https://example.org)",
+            "```",
+            "snakemake --profile profiles/nowhere",
+            "```",
+        ]
+    )
+    bad = dangling(REPO / "README.md", text)
+    found = {b.split(": ", 1)[1] for b in bad}
+    assert found == {
+        "link docs/nothing_here.md (no such file)",
+        "link README.md#no-such-heading (no heading #no-such-heading)",
+        "path minigo_core/no_such.py",
+        "path workflow/rules/*.nope",
+        "module minigo_core.data.no_such_module",
+        "module minigo_core.game.go.NoSuchName",
+        "module minigo_core.nowhere",
+        "path profiles/nowhere",
+    }
