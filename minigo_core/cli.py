@@ -17,9 +17,15 @@ COMMANDS = {
     "train": ("minigo_core.jobs.train", "data-parallel training of generation g over its shards"),
     "evaluate": ("minigo_core.jobs.evaluate", "play a match between two players; win rate with interval"),
     "gtp": ("minigo_core.jobs.gtp", "a GTP engine playing a model file"),
-    "ratings": ("minigo_core.jobs.ratings", "Bradley-Terry Elo over a run's evaluation games; time to target"),
+    "ratings": (
+        "minigo_core.jobs.ratings",
+        "Bradley-Terry Elo over a run's evaluation games; time to target",
+    ),
     "status": ("minigo_core.pipeline.status", "one line per generation of a run, from its files alone"),
-    "games-complete": ("minigo_core.pipeline.games_complete", "verify a generation's game files; write its marker"),
+    "games-complete": (
+        "minigo_core.pipeline.games_complete",
+        "verify a generation's game files; write its marker",
+    ),
     "plots": ("minigo_core.pipeline.plots", "the report's plots and status table of a run"),
     "run": ("minigo_core.pipeline.runner", "run the Snakemake workflow end to end (what `make run` calls)"),
 }

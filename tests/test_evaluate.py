@@ -101,9 +101,18 @@ def model_player(path: str, name: str, readouts: int = 16, softpick: int = 2) ->
 
 def test_trained_model_beats_uniformly_random_player(trained_model):
     spec = resolve_spec(trained_model)
-    results = run_match(spec, resolve_spec("random"), games=24, board_size=SMALL, komi=KOMI,
-                        search=SearchSettings(readouts=32, softpick_moves=2, resign_threshold=-1.0), seed=11,
-                        generation=1, early_stop=False, backend="torch")
+    results = run_match(
+        spec,
+        resolve_spec("random"),
+        games=24,
+        board_size=SMALL,
+        komi=KOMI,
+        search=SearchSettings(readouts=32, softpick_moves=2, resign_threshold=-1.0),
+        seed=11,
+        generation=1,
+        early_stop=False,
+        backend="torch",
+    )
     t = results["totals"]
     assert t["games"] == 24 and t["player_wins"] + t["opponent_wins"] + t["draws"] == 24
     # Nearly every game (this model wins ~95% here; 20 of 24 fails for it with probability < 1%).
@@ -184,11 +193,24 @@ def test_evaluate_command_writes_results_and_sgf(trained_model, tmp_path, capsys
     (root / "models").mkdir(parents=True)
     (root / "models" / "gen0001.safetensors").write_bytes(open(trained_model, "rb").read())
     config = tmp_path / "config.yaml"
-    config.write_text(f"root: {root}\nboard_size: {SMALL}\nkomi: {KOMI}\nmodel: {{backend: torch}}\n"
-                      "evaluate: {games: 4, readouts: 8, softpick_moves: 2}\n")
+    config.write_text(
+        f"root: {root}\nboard_size: {SMALL}\nkomi: {KOMI}\nmodel: {{backend: torch}}\n"
+        "evaluate: {games: 4, readouts: 8, softpick_moves: 2}\n"
+    )
     out = root / "eval" / "gen0001" / "vs_random.json"
-    argv = ["--config", str(config), "--generation", "1", "--opponent", "random", "--out", str(out),
-            "--sgf-dir", str(tmp_path / "sgf"), "--no-early-stop"]
+    argv = [
+        "--config",
+        str(config),
+        "--generation",
+        "1",
+        "--opponent",
+        "random",
+        "--out",
+        str(out),
+        "--sgf-dir",
+        str(tmp_path / "sgf"),
+        "--no-early-stop",
+    ]
     assert cli_main(argv) == 0
     assert "gen0001 vs random:" in capsys.readouterr().out
     results = json.loads(out.read_text())
@@ -208,6 +230,19 @@ def test_evaluate_command_writes_results_and_sgf(trained_model, tmp_path, capsys
     replayed = json.loads(again.read_text())["games"]
     assert [g["moves"] for g in replayed] == [g["moves"] for g in results["games"]]
     # Errors name what is wrong.
-    assert cli_main(["--config", str(config), "--generation", "0", "--opponent", "previous", "--out",
-                     str(tmp_path / "x.json")]) == 2
+    assert (
+        cli_main(
+            [
+                "--config",
+                str(config),
+                "--generation",
+                "0",
+                "--opponent",
+                "previous",
+                "--out",
+                str(tmp_path / "x.json"),
+            ]
+        )
+        == 2
+    )
     assert "previous" in capsys.readouterr().err

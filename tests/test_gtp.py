@@ -17,8 +17,23 @@ from minigo_core.jobs.gtp import GTPEngine, clean_line, format_response
 from minigo_core.search.players import RESIGN, Player, RandomPlayer
 
 REPO = Path(__file__).resolve().parents[1]
-REQUIRED = ["protocol_version", "name", "version", "known_command", "list_commands", "quit", "boardsize",
-            "clear_board", "komi", "play", "genmove", "undo", "showboard", "final_score", "loadsgf"]
+REQUIRED = [
+    "protocol_version",
+    "name",
+    "version",
+    "known_command",
+    "list_commands",
+    "quit",
+    "boardsize",
+    "clear_board",
+    "komi",
+    "play",
+    "genmove",
+    "undo",
+    "showboard",
+    "final_score",
+    "loadsgf",
+]
 
 
 class ScriptedPlayer(Player):
@@ -54,8 +69,11 @@ def session(engine: GTPEngine, text: str) -> list[str]:
 def test_specification_example_session():
     """A session like the specification's examples: ids echoed, `=`/`?`, the blank-line terminator."""
     engine = GTPEngine(ScriptedPlayer(["C3"]), board_size=9)
-    responses = session(engine, "1 boardsize 7\n2 clear_board\n3 play black D5\n4 genmove white\n"
-                                "5 play black C3\n6 play black E2\n7 final_score")
+    responses = session(
+        engine,
+        "1 boardsize 7\n2 clear_board\n3 play black D5\n4 genmove white\n"
+        "5 play black C3\n6 play black E2\n7 final_score",
+    )
     assert responses[:4] == ["=1 \n\n", "=2 \n\n", "=3 \n\n", "=4 C3\n\n"]
     assert responses[4] == "?5 illegal move\n\n"  # C3 is taken by White's genmove
     assert responses[5] == "=6 \n\n"
@@ -66,8 +84,10 @@ def test_specification_example_session():
 
 def test_administrative_commands():
     engine = GTPEngine(RandomPlayer(), name="MiniGo", version="9.9")
-    r = session(engine, "protocol_version\n10 name\nversion\nknown_command genmove\n"
-                        "known_command frobnicate\nlist_commands")
+    r = session(
+        engine,
+        "protocol_version\n10 name\nversion\nknown_command genmove\nknown_command frobnicate\nlist_commands",
+    )
     assert r[:5] == ["= 2\n\n", "=10 MiniGo\n\n", "= 9.9\n\n", "= true\n\n", "= false\n\n"]
     listed = r[5][2:].split()
     assert set(REQUIRED) <= set(listed)
@@ -112,8 +132,10 @@ def test_malformed_and_illegal_input_gets_errors_and_the_engine_keeps_going():
     for command, expected in cases.items():
         assert engine.handle_line(command) == expected + "\n\n", command
     assert engine.position.n == 0
-    responses = session(engine, "20 play B d4\n21 play w D4\n22 play white pass\n23 time_settings 300 30 5\n"
-                                "24 time_left b 280 0")
+    responses = session(
+        engine,
+        "20 play B d4\n21 play w D4\n22 play white pass\n23 time_settings 300 30 5\n24 time_left b 280 0",
+    )
     assert responses == ["=20 \n\n", "?21 illegal move\n\n", "=22 \n\n", "=23 \n\n", "=24 \n\n"]
     assert engine.handle_line("25 name") == "=25 MiniGo\n\n"
 
@@ -226,15 +248,29 @@ def tiny_model(tmp_path_factory) -> str:
 
 
 def gtp_argv(model: str, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "minigo_core.cli", "gtp", "--model", model, "--backend", "torch",
-            "--readouts", "8", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "minigo_core.cli",
+        "gtp",
+        "--model",
+        model,
+        "--backend",
+        "torch",
+        "--readouts",
+        "8",
+        *extra,
+    ]
 
 
 def test_minigo_gtp_process_speaks_only_gtp_on_stdout(tiny_model):
-    script = ("1 protocol_version\n2 boardsize 19\n3 boardsize 9\n4 komi 7.5\n5 play b E5\n6 genmove w\n"
-              "garbage in\x02put\n7 play b E5\n\n# comment\n8 showboard\n9 final_score\n10 quit\n")
-    proc = subprocess.run(gtp_argv(tiny_model), input=script.encode(), capture_output=True, cwd=REPO,
-                          timeout=120)
+    script = (
+        "1 protocol_version\n2 boardsize 19\n3 boardsize 9\n4 komi 7.5\n5 play b E5\n6 genmove w\n"
+        "garbage in\x02put\n7 play b E5\n\n# comment\n8 showboard\n9 final_score\n10 quit\n"
+    )
+    proc = subprocess.run(
+        gtp_argv(tiny_model), input=script.encode(), capture_output=True, cwd=REPO, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     out = proc.stdout.decode()
     responses = out.split("\n\n")[:-1]
@@ -253,8 +289,10 @@ def test_minigo_gtp_plays_a_full_game_against_gnugo(tiny_model, gnugo_path):
     from minigo_core.search.gtp_client import gnugo_argv
     from minigo_core.search.players import GTPPlayer
 
-    with GTPPlayer(gtp_argv(tiny_model, "--resign-threshold", "-1"), "minigo-gtp") as minigo, \
-            GTPPlayer(gnugo_argv(0, gnugo_path), "gnugo:0") as gnugo:
+    with (
+        GTPPlayer(gtp_argv(tiny_model, "--resign-threshold", "-1"), "minigo-gtp") as minigo,
+        GTPPlayer(gnugo_argv(0, gnugo_path), "gnugo:0") as gnugo,
+    ):
         game = play_game(gnugo, minigo, 9, 7.5, seeds=(1, 2))
     assert game["ended_by"] == "score", game
     # Both engines count the final position; with the referee's Tromp-Taylor count, all agree on the winner.

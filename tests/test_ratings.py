@@ -17,7 +17,7 @@ from minigo_core.jobs.ratings import expected_score, fit_bradley_terry, wilson_i
 def synthetic_games(true_elo: dict[str, float], games_per_pair: int, seed: int, pairs=None):
     rng = np.random.default_rng(seed)
     names = list(true_elo)
-    pairs = pairs or [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    pairs = pairs or [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
     out = []
     for a, b in pairs:
         p = expected_score(true_elo[a], true_elo[b])
@@ -28,8 +28,14 @@ def synthetic_games(true_elo: dict[str, float], games_per_pair: int, seed: int, 
 
 
 def test_fit_recovers_known_strengths():
-    true = {"gen0000": 0.0, "gen0001": 120.0, "gen0002": 310.0, "gen0003": 520.0, "gnugo:1": 400.0,
-            "random": -250.0}
+    true = {
+        "gen0000": 0.0,
+        "gen0001": 120.0,
+        "gen0002": 310.0,
+        "gen0003": 520.0,
+        "gnugo:1": 400.0,
+        "random": -250.0,
+    }
     games = synthetic_games(true, 300, seed=7)
     fit = fit_bradley_terry(games, prior_draws=1.0)
     assert fit.anchor == "gen0000" and fit.elo["gen0000"] == 0.0 and fit.stderr["gen0000"] == 0.0
@@ -64,8 +70,9 @@ def test_all_wins_stay_finite_and_prior_is_bounded():
     assert fit.elo["gen0001"] == pytest.approx(ratings.elo_difference(20.5 / 21), abs=1e-6)
     more = fit_bradley_terry([("gen0001", "gen0000", 1.0)] * 200)
     assert math.isfinite(more.elo["gen0001"]) and more.elo["gen0001"] > fit.elo["gen0001"]
-    no_prior = fit_bradley_terry([("gen0001", "gen0000", 1.0)] * 15 + [("gen0001", "gen0000", 0.0)] * 5,
-                                 prior_draws=0.0)
+    no_prior = fit_bradley_terry(
+        [("gen0001", "gen0000", 1.0)] * 15 + [("gen0001", "gen0000", 0.0)] * 5, prior_draws=0.0
+    )
     assert no_prior.elo["gen0001"] == pytest.approx(ratings.elo_difference(0.75), abs=1e-6)
 
 
@@ -91,8 +98,11 @@ def test_wilson_interval_known_values():
 def write_match(root: str, generation: int, opponent: str, winners: list[str], finished: float) -> str:
     url = storage.join(root, "eval", f"gen{generation:04d}", f"vs_{opponent.replace(':', '')}.json")
     data = {
-        "format": "minigo-match", "player": {"name": f"gen{generation:04d}"}, "opponent": {"name": opponent},
-        "games": [{"index": i, "winner": w} for i, w in enumerate(winners)], "finished_unix": finished,
+        "format": "minigo-match",
+        "player": {"name": f"gen{generation:04d}"},
+        "opponent": {"name": opponent},
+        "games": [{"index": i, "winner": w} for i, w in enumerate(winners)],
+        "finished_unix": finished,
     }
     storage.write_text(url, json.dumps(data))
     return url

@@ -108,8 +108,12 @@ def test_evaluation_matches_are_one_per_distinct_opponent(tmp_path):
     assert planning.evaluation_specs(cfg, 0) == []
     assert [s.text for s in planning.evaluation_specs(cfg, 1)] == ["gen0", "gnugo:1"]  # previous is gen0 here
     assert [s.text for s in planning.evaluation_specs(cfg, 2)] == ["gen0", "previous", "gnugo:1"]
-    assert planning.evaluation_file(cfg, 1, PlayerSpec.parse("previous")) == layout.eval_path(cfg.root, 1, "gen0")
-    assert layout.eval_path(cfg.root, 2, PlayerSpec.parse("gnugo:1").slug).endswith("eval/gen0002/vs_gnugo-1.json")
+    assert planning.evaluation_file(cfg, 1, PlayerSpec.parse("previous")) == layout.eval_path(
+        cfg.root, 1, "gen0"
+    )
+    assert layout.eval_path(cfg.root, 2, PlayerSpec.parse("gnugo:1").slug).endswith(
+        "eval/gen0002/vs_gnugo-1.json"
+    )
 
 
 # --------------------------------------------------------------------------------------- dry runs (DAG)
@@ -151,7 +155,10 @@ def test_dry_run_explicit_rerun_of_one_generation(tmp_path):
     ("override", "message"),
     [
         ({"board_size": 4}, "board_size"),  # the schema
-        ({"selfplay": {"readouts": 4}}, "selfplay.readouts"),  # minigo_core.base.config: below parallel_readouts
+        (
+            {"selfplay": {"readouts": 4}},
+            "selfplay.readouts",
+        ),  # minigo_core.base.config: below parallel_readouts
         ({"evaluate": {"opponents": ["gen9"]}}, "gen9"),  # an opponent beyond the run's generations
         ({"train": {"rankz": 2}}, "rankz"),  # unknown key
     ],

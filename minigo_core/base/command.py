@@ -1,7 +1,7 @@
 """The harness every `minigo COMMAND` runs in: arguments, the run config, logging, exit codes.
 
     def cli_main(argv):
-        cmd = Command("evaluate", "Play a match between two players.", errors=(PlayerError, ValueError, OSError))
+        cmd = Command("evaluate", "Play a match.", errors=(PlayerError, ValueError, OSError))
         cmd.parser.add_argument("--games", type=int)
         cmd.add_config()
         return cmd.run(argv, lambda args: evaluate(cmd.config(args), args))

@@ -20,7 +20,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-HELP = "gen0, previous, genN (N an integer), gnugo:LEVEL (LEVEL 0..10), random, 'gtp:<command line>', or a model file"
+HELP = "gen0, previous, genN, gnugo:LEVEL (LEVEL 0..10), random, 'gtp:<command line>', or a model file"
 CONFIG_HELP = "gen0, previous, genN (N an integer), gnugo:LEVEL (LEVEL 0..10), or random"
 CONFIG_KINDS = ("generation", "previous", "gnugo", "random")
 MODEL_SUFFIXES = (".safetensors", ".pt")
@@ -59,7 +59,9 @@ class PlayerSpec:
         if text.startswith("gnugo:"):
             level = text[6:]
             if not level.isdigit() or int(level) not in GNUGO_LEVELS:
-                raise PlayerSpecError(f"player spec {text!r}: GNU Go level must be an integer 0..10 (e.g. gnugo:1)")
+                raise PlayerSpecError(
+                    f"player spec {text!r}: GNU Go level must be an integer 0..10 (e.g. gnugo:1)"
+                )
             return cls(text, "gnugo", level=int(level))
         if text.startswith("gtp:"):
             command = tuple(shlex.split(text[4:]))

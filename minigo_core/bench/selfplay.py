@@ -187,7 +187,6 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch  # lazy: only the torch-backend comparison needs it
 
-
     torch.set_num_threads(args.threads)
     cfg = config_mod.load_config(args.config)
     backend = args.backend or cfg.model.backend

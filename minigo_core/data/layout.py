@@ -3,7 +3,7 @@
     {root}/config.yaml                            the validated config the run was started with
     {root}/models/gen0007.safetensors             model of generation 7 (weights, config, provenance)
     {root}/games/gen0007/game00042.arrow          one self-play game (+ game00042.timing.json)
-    {root}/games/gen0007.complete.json            all of generation 7's games verified (next to, not in, the folder)
+    {root}/games/gen0007.complete.json            all of generation 7's games verified (beside the folder)
     {root}/window/gen0008/shard003.arrow          training data of generation 8, one shard per rank
     {root}/window/gen0008/manifest.json           which games, positions, skipped files and why
     {root}/train/gen0008/metrics.jsonl            losses and throughput (+ checkpoint.pt while training)
@@ -12,8 +12,8 @@
     {root}/logs/...                               one log per job
 
 Every function takes a generation as an int (`7` -> `gen0007`) or, for the workflow's path patterns, as a
-Snakemake wildcard string (`"{generation}"` -> `gen{generation}`), so the library, `workflow/rules/common.smk`,
-`minigo run` and the chaos script spell each file name the same way.
+Snakemake wildcard string (`"{generation}"` -> `gen{generation}`), so the library,
+`workflow/rules/common.smk`, `minigo run` and the chaos script spell each file name the same way.
 """
 
 from __future__ import annotations
@@ -65,7 +65,11 @@ def game_path(root: str, generation: Generation, game: int | str) -> str:
 
 def timing_path(game_url: str) -> str:
     """The timing side file of a game file: `game00042.arrow` -> `game00042.timing.json`."""
-    return game_url[: -len(GAME_SUFFIX)] + TIMING_SUFFIX if game_url.endswith(GAME_SUFFIX) else game_url + TIMING_SUFFIX
+    return (
+        game_url[: -len(GAME_SUFFIX)] + TIMING_SUFFIX
+        if game_url.endswith(GAME_SUFFIX)
+        else game_url + TIMING_SUFFIX
+    )
 
 
 def complete_marker_path(root: str, generation: Generation) -> str:

@@ -29,8 +29,12 @@ def bootstrap(args: argparse.Namespace) -> None:
 
 
 def cli_main(argv: list[str] | None = None) -> int:
-    cmd = Command("bootstrap", "Generation 0: a model file with random weights (from the run seed).", errors=(OSError,))
+    cmd = Command(
+        "bootstrap", "Generation 0: a model file with random weights (from the run seed).", errors=(OSError,)
+    )
     cmd.add_config(help="run config YAML")
-    cmd.parser.add_argument("--out", required=True, help="model file to write (e.g. {root}/models/gen0000.safetensors)")
+    cmd.parser.add_argument(
+        "--out", required=True, help="model file to write (e.g. {root}/models/gen0000.safetensors)"
+    )
     cmd.parser.add_argument("--seed", type=int, default=None, help="weight seed (default: the run seed)")
     return cmd.run(argv, bootstrap)

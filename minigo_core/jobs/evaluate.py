@@ -80,8 +80,14 @@ def result_string(score: float) -> str:
     return "0"
 
 
-def play_game(black: Player, white: Player, board_size: int, komi: float, seeds: tuple[int, int],
-              max_moves: int | None = None) -> dict:
+def play_game(
+    black: Player,
+    white: Player,
+    board_size: int,
+    komi: float,
+    seeds: tuple[int, int],
+    max_moves: int | None = None,
+) -> dict:
     """Referee one game; returns its record (moves as GTP vertices, result, winner colour, ending, scores)."""
     max_moves = 2 * board_size * board_size if max_moves is None else max_moves
     t0 = time.perf_counter()
@@ -204,9 +210,17 @@ def decided(score: float, played: int, planned: int) -> str | None:
     return None
 
 
-def play_match(player: Player, opponent: Player, games: int, board_size: int, komi: float, seed: int,
-               early_stop: bool = False, max_moves: int | None = None,
-               progress: Callable[[int, dict], None] | None = None) -> tuple[list[dict], bool]:
+def play_match(
+    player: Player,
+    opponent: Player,
+    games: int,
+    board_size: int,
+    komi: float,
+    seed: int,
+    early_stop: bool = False,
+    max_moves: int | None = None,
+    progress: Callable[[int, dict], None] | None = None,
+) -> tuple[list[dict], bool]:
     """Play up to `games` games, colours alternating; returns (game records, stopped early)."""
     records: list[dict] = []
     for i in range(games):
@@ -217,8 +231,15 @@ def play_match(player: Player, opponent: Player, games: int, board_size: int, ko
         side = "player" if player_black else "opponent"
         other = "opponent" if player_black else "player"
         winner = {"black": side, "white": other, "draw": "draw"}[game["winner_colour"]]
-        record = {"index": i, "black": side, "black_name": black.name, "white_name": white.name,
-                  "winner": winner, **game, "seeds": list(seeds)}
+        record = {
+            "index": i,
+            "black": side,
+            "black_name": black.name,
+            "white_name": white.name,
+            "winner": winner,
+            **game,
+            "seeds": list(seeds),
+        }
         records.append(record)
         if progress is not None:
             progress(i, record)
@@ -239,8 +260,14 @@ def game_sgf(results: dict, game: dict) -> bytes:
     comments = [None] * len(moves)
     if comments:
         comments[-1] = comment
-    return sgf.write_sgf(moves, size, float(results["komi"]), game["result"], comments=comments,
-                         players={"black": game["black_name"], "white": game["white_name"]})
+    return sgf.write_sgf(
+        moves,
+        size,
+        float(results["komi"]),
+        game["result"],
+        comments=comments,
+        players={"black": game["black_name"], "white": game["white_name"]},
+    )
 
 
 def export_sgf(results: dict, out_dir: str) -> list[str]:
@@ -253,10 +280,24 @@ def export_sgf(results: dict, out_dir: str) -> list[str]:
     return paths
 
 
-def run_match(player_spec: ResolvedPlayer, opponent_spec: ResolvedPlayer, *, games: int, board_size: int, komi: float,
-              search: SearchSettings, seed: int, generation: int | None, early_stop: bool,
-              run_cfg: Any = None, backend: str = "dsp", threads: int = 1, max_moves: int | None = None,
-              opponent_search: SearchSettings | None = None, log: Any = sys.stderr) -> dict:
+def run_match(
+    player_spec: ResolvedPlayer,
+    opponent_spec: ResolvedPlayer,
+    *,
+    games: int,
+    board_size: int,
+    komi: float,
+    search: SearchSettings,
+    seed: int,
+    generation: int | None,
+    early_stop: bool,
+    run_cfg: Any = None,
+    backend: str = "dsp",
+    threads: int = 1,
+    max_moves: int | None = None,
+    opponent_search: SearchSettings | None = None,
+    log: Any = sys.stderr,
+) -> dict:
     """Create both players, play the match, return the results dict (see the module docstring)."""
     started = time.time()
     nets: dict = {}
@@ -269,12 +310,17 @@ def run_match(player_spec: ResolvedPlayer, opponent_spec: ResolvedPlayer, *, gam
     seed_used = match_seed(seed, generation, player_spec.name, opponent_spec.name)
 
     def progress(i: int, g: dict) -> None:
-        print(f"game {i + 1}/{games}: {g['black_name']} (B) vs {g['white_name']} (W): {g['result']} "
-              f"({g['ended_by']}, {len(g['moves'])} moves, {g['seconds']:.1f} s)", file=log, flush=True)
+        print(
+            f"game {i + 1}/{games}: {g['black_name']} (B) vs {g['white_name']} (W): {g['result']} "
+            f"({g['ended_by']}, {len(g['moves'])} moves, {g['seconds']:.1f} s)",
+            file=log,
+            flush=True,
+        )
 
     try:
-        records, stopped = play_match(player, opponent, games, board_size, komi, seed_used, early_stop,
-                                      max_moves, progress)
+        records, stopped = play_match(
+            player, opponent, games, board_size, komi, seed_used, early_stop, max_moves, progress
+        )
         info = ({**player_spec.describe(), **player.info()}, {**opponent_spec.describe(), **opponent.info()})
     finally:
         player.close()
@@ -313,9 +359,11 @@ def summary_line(results: dict) -> str:
     if rate is None:
         return "no games played"
     draws = f"-{t['draws']}" if t["draws"] else ""
-    return (f"{results['player']['name']} vs {results['opponent']['name']}: {t['player_wins']}-"
-            f"{t['opponent_wins']}{draws} in {t['games']} games{stop}; win rate {rate:.3f} "
-            f"[95% {lo:.3f}, {hi:.3f}]")
+    return (
+        f"{results['player']['name']} vs {results['opponent']['name']}: {t['player_wins']}-"
+        f"{t['opponent_wins']}{draws} in {t['games']} games{stop}; win rate {rate:.3f} "
+        f"[95% {lo:.3f}, {hi:.3f}]"
+    )
 
 
 # ------------------------------------------------------------------------------------------------ command
@@ -327,15 +375,18 @@ def search_settings(cfg: RunConfig, args: argparse.Namespace) -> SearchSettings:
     search = SearchSettings(
         readouts=e.readouts if args.readouts is None else args.readouts,
         softpick_moves=e.softpick_moves if args.softpick_moves is None else args.softpick_moves,
-        resign_threshold=(cfg.selfplay.resign_threshold if args.resign_threshold is None
-                          else args.resign_threshold),
+        resign_threshold=(
+            cfg.selfplay.resign_threshold if args.resign_threshold is None else args.resign_threshold
+        ),
     )
     if search.readouts < 1:
         raise UsageError("--readouts must be at least 1")
     return search
 
 
-def resolve_players(cfg: RunConfig, args: argparse.Namespace, root: str) -> tuple[ResolvedPlayer, ResolvedPlayer]:
+def resolve_players(
+    cfg: RunConfig, args: argparse.Namespace, root: str
+) -> tuple[ResolvedPlayer, ResolvedPlayer]:
     """The evaluated player (default: the generation's model) and its opponent."""
     player_text = args.player
     if player_text is None:
@@ -343,8 +394,10 @@ def resolve_players(cfg: RunConfig, args: argparse.Namespace, root: str) -> tupl
             raise UsageError("give --generation G (the player is then {root}/models/genG) or --player SPEC")
         player_text = f"gen{args.generation}"
     try:
-        return (resolve_spec(player_text, root, args.generation, cfg.evaluate.gnugo),
-                resolve_spec(args.opponent, root, args.generation, cfg.evaluate.gnugo))
+        return (
+            resolve_spec(player_text, root, args.generation, cfg.evaluate.gnugo),
+            resolve_spec(args.opponent, root, args.generation, cfg.evaluate.gnugo),
+        )
     except PlayerError as exc:
         raise UsageError(str(exc)) from None
 
@@ -359,11 +412,19 @@ def evaluate(args: argparse.Namespace) -> None:
     search = search_settings(cfg, args)
     player_spec, opponent_spec = resolve_players(cfg, args, root)
     results = run_match(
-        player_spec, opponent_spec, games=games, board_size=cfg.board_size, komi=cfg.komi, search=search,
-        seed=cfg.seed, generation=args.generation,
+        player_spec,
+        opponent_spec,
+        games=games,
+        board_size=cfg.board_size,
+        komi=cfg.komi,
+        search=search,
+        seed=cfg.seed,
+        generation=args.generation,
         early_stop=e.early_stop if args.early_stop is None else args.early_stop,
-        run_cfg=cfg, backend=args.backend or cfg.model.backend,
-        threads=cfg.selfplay.threads if args.threads is None else max(1, args.threads), max_moves=args.max_moves,
+        run_cfg=cfg,
+        backend=args.backend or cfg.model.backend,
+        threads=cfg.selfplay.threads if args.threads is None else max(1, args.threads),
+        max_moves=args.max_moves,
     )
     results["command"] = ["minigo", "evaluate", *args.argv]
     storage.write_text(args.out, json.dumps(results, indent=1) + "\n")
@@ -374,24 +435,48 @@ def evaluate(args: argparse.Namespace) -> None:
 
 def cli_main(argv: list[str]) -> int:
     # PlayerError: an engine failed mid-match; ValueError includes ModelFileError
-    cmd = Command("evaluate", "Play a match between two players; write the games, the win rate and its 95% interval.",
-                  errors=(PlayerError, ValueError, OSError))
+    cmd = Command(
+        "evaluate",
+        "Play a match between two players; write the games, the win rate and its 95% interval.",
+        errors=(PlayerError, ValueError, OSError),
+    )
     parser = cmd.parser
     cmd.add_config()
-    parser.add_argument("--generation", type=int, default=None,
-                        help="the generation evaluated: the default player, and what 'previous' refers to")
-    parser.add_argument("--opponent", "--opponent-model", dest="opponent", required=True,
-                        help="gen0, previous, genN, gnugo:LEVEL, random, 'gtp:<cmd>', or a model file")
+    parser.add_argument(
+        "--generation",
+        type=int,
+        default=None,
+        help="the generation evaluated: the default player, and what 'previous' refers to",
+    )
+    parser.add_argument(
+        "--opponent",
+        "--opponent-model",
+        dest="opponent",
+        required=True,
+        help="gen0, previous, genN, gnugo:LEVEL, random, 'gtp:<cmd>', or a model file",
+    )
     parser.add_argument("--player", default=None, help="default: the generation's model (same spec forms)")
     parser.add_argument("--out", required=True, help="results JSON: {root}/eval/genG/vs_<opponent>.json")
     parser.add_argument("--games", type=int, default=None, help="games (default: config evaluate.games)")
     parser.add_argument("--readouts", type=int, default=None, help="readouts (default: evaluate.readouts)")
-    parser.add_argument("--softpick-moves", type=int, default=None,
-                        help="opening moves drawn in proportion to visits (default: evaluate.softpick_moves)")
-    parser.add_argument("--resign-threshold", type=float, default=None,
-                        help="models resign below this root value (default: selfplay.resign_threshold)")
-    parser.add_argument("--early-stop", action=argparse.BooleanOptionalAction, default=None,
-                        help="stop once the result against 50%% is decided (default: evaluate.early_stop)")
+    parser.add_argument(
+        "--softpick-moves",
+        type=int,
+        default=None,
+        help="opening moves drawn in proportion to visits (default: evaluate.softpick_moves)",
+    )
+    parser.add_argument(
+        "--resign-threshold",
+        type=float,
+        default=None,
+        help="models resign below this root value (default: selfplay.resign_threshold)",
+    )
+    parser.add_argument(
+        "--early-stop",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="stop once the result against 50%% is decided (default: evaluate.early_stop)",
+    )
     parser.add_argument("--backend", choices=("dsp", "torch"), default=None, help="default: model.backend")
     parser.add_argument("--threads", type=int, default=None, help="DSP cores (default: selfplay.threads)")
     parser.add_argument("--max-moves", type=int, default=None, help="move cap (default 2 N^2)")

@@ -83,9 +83,16 @@ class GTPEngine:
     `fixed_board_size` (a model's board size) makes `boardsize` refuse other sizes with `unacceptable size`.
     """
 
-    def __init__(self, player: Player | None = None, board_size: int = 9, komi: float = 7.5,
-                 fixed_board_size: int | None = None, name: str = "MiniGo", version: str = __version__,
-                 log: IO[str] | None = None) -> None:
+    def __init__(
+        self,
+        player: Player | None = None,
+        board_size: int = 9,
+        komi: float = 7.5,
+        fixed_board_size: int | None = None,
+        name: str = "MiniGo",
+        version: str = __version__,
+        log: IO[str] | None = None,
+    ) -> None:
         self.player = player
         self.fixed_board_size = fixed_board_size
         self.board_size = fixed_board_size or board_size
@@ -188,8 +195,10 @@ class GTPEngine:
             raise GTPFailure("syntax error")
         size = int(args[0])
         if self.fixed_board_size is not None and size != self.fixed_board_size:
-            print(f"minigo gtp: this model plays {self.fixed_board_size}x{self.fixed_board_size} only",
-                  file=self.log)
+            print(
+                f"minigo gtp: this model plays {self.fixed_board_size}x{self.fixed_board_size} only",
+                file=self.log,
+            )
             raise GTPFailure("unacceptable size")
         if not 2 <= size <= coords.MAX_BOARD_SIZE:
             raise GTPFailure("unacceptable size")
@@ -294,8 +303,10 @@ class GTPEngine:
         to_play = "Black" if self.position.to_play == go.BLACK else "White"
         caps = self.position.caps
         last_text = coords.to_gtp(last, n) if self.position.n else "-"
-        lines.append(f"move {self.position.n}, {to_play} to play, komi {self.komi:g}, "
-                     f"captures B {caps[0]} W {caps[1]}, last move {last_text}")
+        lines.append(
+            f"move {self.position.n}, {to_play} to play, komi {self.komi:g}, "
+            f"captures B {caps[0]} W {caps[1]}, last move {last_text}"
+        )
         return "\n" + "\n".join(lines)
 
     def cmd_final_score(self, args: list[str]) -> str:
@@ -312,8 +323,11 @@ class GTPEngine:
             raise GTPFailure("cannot load file") from None
         size = positions[0].board_size
         if self.fixed_board_size is not None and size != self.fixed_board_size:
-            print(f"minigo gtp: {args[0]} is {size}x{size}; this model plays {self.fixed_board_size}x"
-                  f"{self.fixed_board_size}", file=self.log)
+            print(
+                f"minigo gtp: {args[0]} is {size}x{size}; this model plays {self.fixed_board_size}x"
+                f"{self.fixed_board_size}",
+                file=self.log,
+            )
             raise GTPFailure("cannot load file")
         # move_number k: the position before move k (moves 1..k-1 played); default: after the last move.
         upto = len(positions) - 1 if len(args) == 1 else max(0, min(int(args[1]) - 1, len(positions) - 1))
@@ -341,19 +355,26 @@ class GTPEngine:
 # ------------------------------------------------------------------------------------------------ command
 
 
-def build_model_engine(model_url: str, readouts: int, backend: str, threads: int, config: str | None,
-                       komi: float | None, resign_threshold: float | None) -> GTPEngine:
+def build_model_engine(
+    model_url: str,
+    readouts: int,
+    backend: str,
+    threads: int,
+    config: str | None,
+    komi: float | None,
+    resign_threshold: float | None,
+) -> GTPEngine:
     """A GTP engine playing `model_url` with MCTS (the best move, no noise, no softpick)."""
 
     run_cfg = None
     if config:
-
         run_cfg = load_config(config)
     net = load_for_inference(model_url, backend=backend, threads=threads)
     if run_cfg is not None and run_cfg.board_size != net.cfg.board_size:
         size = net.cfg.board_size
-        raise ValueError(f"model {model_url} plays {size}x{size} but config {config} has board_size "
-                         f"{run_cfg.board_size}")
+        raise ValueError(
+            f"model {model_url} plays {size}x{size} but config {config} has board_size {run_cfg.board_size}"
+        )
     threshold = resign_threshold
     if threshold is None:
         threshold = run_cfg.selfplay.resign_threshold if run_cfg is not None else -0.9
@@ -362,23 +383,40 @@ def build_model_engine(model_url: str, readouts: int, backend: str, threads: int
     player = ModelPlayer(net, search, name=name, run_cfg=run_cfg)
     digest = model_digest(model_url)[:12]
     default_komi = run_cfg.komi if run_cfg is not None else 7.5
-    return GTPEngine(player, komi=default_komi if komi is None else komi, fixed_board_size=net.cfg.board_size,
-                     name="MiniGo", version=f"{__version__} ({name} sha256:{digest}, {readouts} readouts)")
+    return GTPEngine(
+        player,
+        komi=default_komi if komi is None else komi,
+        fixed_board_size=net.cfg.board_size,
+        name="MiniGo",
+        version=f"{__version__} ({name} sha256:{digest}, {readouts} readouts)",
+    )
 
 
 def cli_main(argv: list[str]) -> int:
     cmd = Command("gtp", "A GTP engine playing a MiniGo model.")
     parser = cmd.parser
     parser.add_argument("--model", required=True, help="model file (path or fsspec URL), or 'random'")
-    parser.add_argument("--readouts", type=int, default=None,
-                        help="MCTS readouts per move (default: the config's evaluate.readouts, else 200)")
-    parser.add_argument("--backend", choices=("dsp", "torch"), default=None,
-                        help="network backend (default: the config's model.backend, else dsp)")
+    parser.add_argument(
+        "--readouts",
+        type=int,
+        default=None,
+        help="MCTS readouts per move (default: the config's evaluate.readouts, else 200)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("dsp", "torch"),
+        default=None,
+        help="network backend (default: the config's model.backend, else dsp)",
+    )
     parser.add_argument("--threads", type=int, default=1, help="DSP-emulation cores / torch threads")
     parser.add_argument("--config", default=None, help="run config: search settings, komi, resign threshold")
     parser.add_argument("--komi", type=float, default=None, help="starting komi (controllers usually set it)")
-    parser.add_argument("--resign-threshold", type=float, default=None,
-                        help="resign when the root value is below this (-1 never resigns)")
+    parser.add_argument(
+        "--resign-threshold",
+        type=float,
+        default=None,
+        help="resign when the root value is below this (-1 never resigns)",
+    )
     return cmd.run(argv, serve_on_stdout)
 
 
@@ -399,8 +437,12 @@ def _serve(args: argparse.Namespace, stdout: IO[bytes]) -> int:
             size = 9
             if args.config:
                 size = load_config(args.config).board_size
-            engine = GTPEngine(RandomPlayer(), board_size=size, komi=7.5 if args.komi is None else args.komi,
-                               name="MiniGo-random")
+            engine = GTPEngine(
+                RandomPlayer(),
+                board_size=size,
+                komi=7.5 if args.komi is None else args.komi,
+                name="MiniGo-random",
+            )
         else:
             readouts = args.readouts
             backend = args.backend
@@ -408,8 +450,15 @@ def _serve(args: argparse.Namespace, stdout: IO[bytes]) -> int:
                 cfg = load_config(args.config)
                 readouts = readouts or cfg.evaluate.readouts
                 backend = backend or cfg.model.backend
-            engine = build_model_engine(args.model, readouts or 200, backend or "dsp", max(1, args.threads),
-                                        args.config, args.komi, args.resign_threshold)
+            engine = build_model_engine(
+                args.model,
+                readouts or 200,
+                backend or "dsp",
+                max(1, args.threads),
+                args.config,
+                args.komi,
+                args.resign_threshold,
+            )
     except Exception as exc:  # noqa: BLE001 - start-up errors: one clear line, exit status 2
         log.error("%s", exc)
         return 2

@@ -234,9 +234,15 @@ def cli_main(argv: list[str] | None = None) -> int:
     """`minigo inspect PATH [--move K] [--sgf OUT] [--top T]`: show a game file, directory or model file."""
     # FileNotFoundError, and ValueError: GameFileError, ModelFileError, a bad --move
     cmd = Command("inspect", cli_main.__doc__, errors=(FileNotFoundError, ValueError))
-    cmd.parser.add_argument("path", help="game file (.arrow), directory of game files, or model file (.safetensors)")
-    cmd.parser.add_argument("--move", type=int, default=None,
-                            help="show the board before move K (0-based) with the search's top moves")
+    cmd.parser.add_argument(
+        "path", help="game file (.arrow), directory of game files, or model file (.safetensors)"
+    )
+    cmd.parser.add_argument(
+        "--move",
+        type=int,
+        default=None,
+        help="show the board before move K (0-based) with the search's top moves",
+    )
     cmd.parser.add_argument("--sgf", default=None, help="write the game as SGF to this file ('-' for stdout)")
     cmd.parser.add_argument("--top", type=int, default=5, help="top moves to show per search (default 5)")
     return cmd.run(argv, show)

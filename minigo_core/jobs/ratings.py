@@ -231,6 +231,7 @@ def player_kind(name: str) -> str:
 
 def sorted_players(names: Iterable[str]) -> list[str]:
     """Generations in order, then GNU Go levels, then everything else by name."""
+
     def key(name: str) -> tuple:
         g = generation_of(name)
         if g is not None:
@@ -377,8 +378,12 @@ def time_to_target(matches: Sequence[MatchSummary], times: dict[int, float], tar
         "ci95": list(reached.ci95) if reached else None,
         "per_generation": [
             {
-                "generation": p.generation, "games": p.games, "win_rate": p.win_rate, "ci95": list(p.ci95),
-                "model_time_s": p.model_time_s, "evaluated_time_s": p.evaluated_time_s,
+                "generation": p.generation,
+                "games": p.games,
+                "win_rate": p.win_rate,
+                "ci95": list(p.ci95),
+                "model_time_s": p.model_time_s,
+                "evaluated_time_s": p.evaluated_time_s,
             }
             for p in ordered
         ],
@@ -424,13 +429,24 @@ def format_table(rows: Sequence[dict]) -> str:
 
 def rows_to_csv(rows: Sequence[dict]) -> str:
     buf = io.StringIO()
-    fields = ["player", "kind", "generation", "elo", "elo_low95", "elo_high95", "stderr", "games", "score",
-              "model_time_s"]
+    fields = [
+        "player",
+        "kind",
+        "generation",
+        "elo",
+        "elo_low95",
+        "elo_high95",
+        "stderr",
+        "games",
+        "score",
+        "model_time_s",
+    ]
     writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for r in rows:
-        writer.writerow({k: ("" if r[k] is None else round(r[k], 3) if isinstance(r[k], float) else r[k])
-                         for k in fields})
+        writer.writerow(
+            {k: ("" if r[k] is None else round(r[k], 3) if isinstance(r[k], float) else r[k]) for k in fields}
+        )
     return buf.getvalue()
 
 
@@ -453,8 +469,14 @@ def plot_elo(rows: Sequence[dict], title: str = "Elo per generation") -> bytes:
         colour = f"C{(i + 1) % 10}"
         ax.axhline(r["elo"], linestyle="--", color=colour, linewidth=1)
         ax.axhspan(r["elo_low95"], r["elo_high95"], color=colour, alpha=0.1)
-        ax.annotate(r["player"], xy=(0.01, r["elo"]), xycoords=("axes fraction", "data"), color=colour,
-                    fontsize=8, va="bottom")
+        ax.annotate(
+            r["player"],
+            xy=(0.01, r["elo"]),
+            xycoords=("axes fraction", "data"),
+            color=colour,
+            fontsize=8,
+            va="bottom",
+        )
     from matplotlib.ticker import MaxNLocator  # lazy: ~1.7 s to import; only plots need it
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -485,8 +507,12 @@ def plot_winrate(ttt: dict, title: str | None = None) -> bytes:
             ax.annotate(str(p["generation"]), (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7)
     ax.axhline(0.5, color="grey", linestyle="--", linewidth=1)
     if ttt["reached"] and ttt["hours"] is not None:
-        ax.axvline(ttt["hours"], color="C3", linewidth=1,
-                   label=f"time to target {ttt['hours']:.2f} h (gen {ttt['generation']})")
+        ax.axvline(
+            ttt["hours"],
+            color="C3",
+            linewidth=1,
+            label=f"time to target {ttt['hours']:.2f} h (gen {ttt['generation']})",
+        )
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("wall time since the run started (hours, model creation)")
     ax.set_ylabel(f"win rate against {ttt['target']}")
@@ -530,12 +556,19 @@ def summarise_run(root: str, target_spec: str, prior_draws: float = 1.0) -> tupl
 def cli_main(argv: list[str]) -> int:
     cmd = Command("ratings", __doc__.split("\n\n")[0], errors=(OSError, ValueError))
     cmd.add_config()
-    cmd.parser.add_argument("--out-dir", required=True,
-                            help="where to write elo.csv, elo.json, time_to_target.json, elo.png, winrate.png")
+    cmd.parser.add_argument(
+        "--out-dir",
+        required=True,
+        help="where to write elo.csv, elo.json, time_to_target.json, elo.png, winrate.png",
+    )
     cmd.parser.add_argument("--root", default=None, help="run root (default: the config's root)")
     cmd.parser.add_argument("--target", default=None, help="target player (default: config evaluate.target)")
-    cmd.parser.add_argument("--prior-draws", type=float, default=1.0,
-                            help="virtual draws added to every pairing that was played (default 1)")
+    cmd.parser.add_argument(
+        "--prior-draws",
+        type=float,
+        default=1.0,
+        help="virtual draws added to every pairing that was played (default 1)",
+    )
     return cmd.run(argv, write_ratings)
 
 
@@ -545,14 +578,26 @@ def write_ratings(args: argparse.Namespace) -> int:
     target = args.target or cfg.evaluate.target
     ratings, rows, ttt = summarise_run(root, target, args.prior_draws)
     if not rows:
-        log.warning("no evaluation results under %s (gen*/vs_*.json); run `minigo evaluate` first",
-                    storage.join(root, "eval"))
+        log.warning(
+            "no evaluation results under %s (gen*/vs_*.json); run `minigo evaluate` first",
+            storage.join(root, "eval"),
+        )
     out = args.out_dir
     storage.write_text(storage.join(out, "elo.csv"), rows_to_csv(rows))
-    storage.write_text(storage.join(out, "elo.json"), json.dumps({
-        "anchor": ratings.anchor, "prior_draws": ratings.prior_draws, "scale": "Elo (400 log10 odds)",
-        "players": rows, "unrated": ratings.unrated,
-    }, indent=1) + "\n")
+    storage.write_text(
+        storage.join(out, "elo.json"),
+        json.dumps(
+            {
+                "anchor": ratings.anchor,
+                "prior_draws": ratings.prior_draws,
+                "scale": "Elo (400 log10 odds)",
+                "players": rows,
+                "unrated": ratings.unrated,
+            },
+            indent=1,
+        )
+        + "\n",
+    )
     storage.write_text(storage.join(out, "time_to_target.json"), json.dumps(ttt, indent=1) + "\n")
     storage.write_bytes(storage.join(out, "elo.png"), plot_elo(rows))
     storage.write_bytes(storage.join(out, "winrate.png"), plot_winrate(ttt))
@@ -561,8 +606,10 @@ def write_ratings(args: argparse.Namespace) -> int:
         print(f"time to target ({target}): generation {ttt['generation']} (no model timestamps)")
     elif ttt["reached"]:
         lo, hi = ttt["ci95"]
-        print(f"time to target ({target}): {ttt['seconds']:.0f} s ({ttt['hours']:.2f} h), generation "
-              f"{ttt['generation']}, win rate {ttt['win_rate']:.2f} [{lo:.2f}, {hi:.2f}]")
+        print(
+            f"time to target ({target}): {ttt['seconds']:.0f} s ({ttt['hours']:.2f} h), generation "
+            f"{ttt['generation']}, win rate {ttt['win_rate']:.2f} [{lo:.2f}, {hi:.2f}]"
+        )
     else:
         print(f"time to target ({target}): not reached in {len(ttt['per_generation'])} evaluated generations")
     return 0

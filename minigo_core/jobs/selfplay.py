@@ -232,7 +232,6 @@ def cli_main(argv: list[str] | None = None) -> int:
             f"--count {args.count} needs an --out pattern with {{game}}, e.g. game{{game:05d}}.arrow"
         )
 
-
     try:
         run_cfg = config_mod.load_config(args.config)
     except config_mod.ConfigError as exc:

@@ -4,7 +4,7 @@
 state dict moves between them unchanged):
 
 - `torch`: PyTorch's own CPU operators (oneDNN convolutions, channels_last).
-- `dsp`: the compiled DSP-emulation kernels of `minigo_core.nn.dsp` (NHWC conv3x3/conv1x1 and fused BN+ReLU, run
+- `dsp`: the compiled DSP-emulation kernels `minigo_core.nn.dsp` (NHWC conv3x3/conv1x1 and fused BN+ReLU, run
   on a pool of worker threads standing for DSP cores). In `eval()` mode with gradients off (what `predict`
   does), the whole network runs in one call into the extension with BN folded into the convolutions.
 

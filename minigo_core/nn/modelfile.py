@@ -13,9 +13,9 @@ tensor bytes. It holds
 
 Why safetensors (the `safetensors` package, a small Rust-backed library kept by Hugging Face): loading it runs
 no code (a torch pickle on a shared filesystem can), it reads into numpy without torch (self-play and
-evaluation jobs never import torch: `minigo_core.nn.fused`), and any safetensors tool opens the file. Identical
-inputs give byte-identical files: tensors are stored in a fixed order and the metadata is one key of
-sorted-key JSON.
+evaluation jobs never import torch: `minigo_core.nn.fused`), and any safetensors tool opens the file.
+Identical inputs give byte-identical files: tensors are stored in a fixed order and the metadata is one key
+of sorted-key JSON.
 
 Format version 1 (the `torch.save` zip of earlier runs) is still read, through torch, and only with
 `weights_only=True`.
@@ -45,7 +45,7 @@ MODEL_FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 MODEL_SUFFIX = ".safetensors"
 METADATA_KEY = "minigo"
-# Input planes per feature set; must match minigo_core.game.features.num_planes (checked there when importable).
+# Input planes per feature set; must match minigo_core.game.features.num_planes (checked there).
 FEATURE_PLANES = {"agz": 17, "mlperf07": 13}
 _REDO = "re-create it (minigo bootstrap / minigo train) or point at another generation's model"
 
@@ -56,7 +56,6 @@ class ModelFileError(ValueError):
 
 def _num_planes(feature_set: str) -> int:
     try:
-
         return int(features.num_planes(feature_set))
     except (ImportError, AttributeError):
         pass
@@ -158,7 +157,9 @@ def plain(value: Any, where: str) -> Any:
 def encode(config: ModelConfig, provenance: dict, tensors: dict[str, np.ndarray]) -> bytes:
     """The bytes of a model file (format version 2): deterministic for identical inputs."""
     arrays = {name: np.array(a, order="C", copy=True) for name, a in sorted(tensors.items())}  # keeps 0-d
-    bare = save_safetensors(arrays)  # the tensor bytes do not depend on the metadata: offsets count from the data start
+    bare = save_safetensors(
+        arrays
+    )  # the tensor bytes do not depend on the metadata: offsets count from the data start
     header = {
         "format": MODEL_FORMAT,
         "format_version": MODEL_FORMAT_VERSION,
@@ -166,7 +167,9 @@ def encode(config: ModelConfig, provenance: dict, tensors: dict[str, np.ndarray]
         "provenance": {"software_version": __version__, **plain(dict(provenance), "provenance")},
         "tensors_sha256": hashlib.sha256(_data_section(bare)).hexdigest(),
     }
-    return save_safetensors(arrays, metadata={METADATA_KEY: json.dumps(header, sort_keys=True, allow_nan=True)})
+    return save_safetensors(
+        arrays, metadata={METADATA_KEY: json.dumps(header, sort_keys=True, allow_nan=True)}
+    )
 
 
 def _data_section(data: bytes) -> bytes:

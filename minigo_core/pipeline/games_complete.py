@@ -103,7 +103,12 @@ def games_complete(args: argparse.Namespace) -> int:
         log.error(
             "%d of %d game files of generation %d are unreadable (more than window.max_bad_fraction = %s). "
             "Delete them and rerun the workflow to replay exactly those games: rm %s%s",
-            len(bad), expected, args.generation, cfg.window.max_bad_fraction, names, " ..." if len(bad) > 20 else "",
+            len(bad),
+            expected,
+            args.generation,
+            cfg.window.max_bad_fraction,
+            names,
+            " ..." if len(bad) > 20 else "",
         )
         return 1
     marker = summarise(args.generation, games, bad, expected)

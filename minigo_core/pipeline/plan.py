@@ -145,7 +145,9 @@ def frontier(cfg: RunConfig) -> tuple[int, tuple[int, ...]]:
     return cfg.generations + 1, tuple(late)
 
 
-def plan(cfg: RunConfig, first: int | None = None, last: int | None = None, max_jobs: int = DEFAULT_MAX_JOBS) -> Plan:
+def plan(
+    cfg: RunConfig, first: int | None = None, last: int | None = None, max_jobs: int = DEFAULT_MAX_JOBS
+) -> Plan:
     """The generations to put into the DAG.
 
     Defaults: from the first unfinished generation to as many generations as fit `max_jobs` jobs (at least

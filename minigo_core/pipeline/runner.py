@@ -109,7 +109,6 @@ def print_results(cfg: RunConfig, echo=print) -> None:
     echo(f"  logs           {layout.logs_dir(root)}/")
     elo_file = Path(summary) / "elo.json"
     if elo_file.exists():
-
         data = json.loads(elo_file.read_text())
         echo("")
         echo(f"ratings (Elo, anchor {data.get('anchor', 'gen0000')} = 0):")
@@ -137,7 +136,11 @@ def run_until_done(cmd: list[str], cfg: RunConfig, workflow: dict, profile: str,
         if planned.finished and invocation > 1:
             break  # (a first invocation always runs: it brings the summary up to date)
         if planned == previous:
-            log.error("no progress in the last Snakemake invocation (%s); see the logs in %s", planned.describe(), logs)
+            log.error(
+                "no progress in the last Snakemake invocation (%s); see the logs in %s",
+                planned.describe(),
+                logs,
+            )
             return 1
         previous = planned
         print(f"[{time.strftime('%H:%M:%S')}] invocation {invocation}: {planned.describe()}")
@@ -152,7 +155,9 @@ def run_until_done(cmd: list[str], cfg: RunConfig, workflow: dict, profile: str,
             if "Directory cannot be locked" in log_path.read_text(errors="replace"):
                 log.error(
                     "  another Snakemake runs in this directory, or one was killed: if none runs, "
-                    "`snakemake --profile %s --configfile %s --unlock`", profile, config,
+                    "`snakemake --profile %s --configfile %s --unlock`",
+                    profile,
+                    config,
                 )
             return code
         if planned.complete_run:

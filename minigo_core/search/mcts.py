@@ -304,7 +304,6 @@ class MCTSPlayer:
         self.root: MCTSNode | None = None
         self.times = SearchTimes()
 
-
         self._extract_batch = features.extract_batch
         self._symmetries = symmetries
 

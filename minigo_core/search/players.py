@@ -2,8 +2,8 @@
 
 A player is told the game's board size, komi and seed (`new_game`), asked for a move in a position whose
 `to_play` is its colour (`genmove` -> a move, `None` for pass, or `RESIGN`), and told each move its opponent
-played (`play`). The referee (`minigo_core.jobs.evaluate`) keeps the authoritative `go.Position`; players that keep
-their own board (GTP engines) are kept in step through `play`.
+played (`play`). The referee (`minigo_core.jobs.evaluate`) keeps the authoritative `go.Position`; players that
+keep their own board (GTP engines) are kept in step through `play`.
 
 Player specs (command line and config `evaluate.opponents`):
 
@@ -67,9 +67,10 @@ class ResolvedPlayer:
         return out
 
 
-def resolve_spec(text: str, root: str | None = None, generation: int | None = None,
-                 gnugo_path: str | None = None) -> ResolvedPlayer:
-    """Turn a player spec into a `ResolvedPlayer`; `PlayerError` says what is wrong and what to write instead."""
+def resolve_spec(
+    text: str, root: str | None = None, generation: int | None = None, gnugo_path: str | None = None
+) -> ResolvedPlayer:
+    """A player spec resolved for a run; `PlayerError` says what is wrong and what to write instead."""
     try:
         spec = PlayerSpec.parse(text)
     except PlayerSpecError as exc:
@@ -80,8 +81,9 @@ def resolve_spec(text: str, root: str | None = None, generation: int | None = No
         if root is None:
             raise PlayerError(f"player spec {spec.text!r} needs the run root (--config)")
         g = spec.generation_at(generation)
-        return ResolvedPlayer(spec.text, "model", spec.rating_name(generation), url=layout.model_path(root, g),
-                              generation=g)
+        return ResolvedPlayer(
+            spec.text, "model", spec.rating_name(generation), url=layout.model_path(root, g), generation=g
+        )
     if spec.kind == "gnugo":
         try:
             argv = gnugo_argv(spec.level, gnugo_path)
@@ -94,7 +96,9 @@ def resolve_spec(text: str, root: str | None = None, generation: int | None = No
         return ResolvedPlayer(spec.text, "gtp", spec.text, argv=spec.command)
     # A model file. Inside a run's models/ folder it keeps its generation name, so ratings join up.
     if spec.generation is None and not spec.text.endswith(MODEL_SUFFIXES) and not storage.exists(spec.text):
-        raise PlayerError(f"player spec {spec.text!r} is not a known spec or an existing model file; use {HELP}")
+        raise PlayerError(
+            f"player spec {spec.text!r} is not a known spec or an existing model file; use {HELP}"
+        )
     return ResolvedPlayer(spec.text, "model", spec.rating_name(), url=spec.text, generation=spec.generation)
 
 
@@ -218,7 +222,8 @@ class SearchSettings:
 
 
 class ModelPlayer(Player):
-    """A network with MCTS (`minigo_core.search.mcts.MCTSPlayer`): no root noise, fixed readouts, seeded softpick.
+    """A network with MCTS (`minigo_core.search.mcts.MCTSPlayer`): no root noise, fixed readouts, seeded
+    softpick.
 
     Every move is a full search of `readouts` readouts; before move `softpick_moves` the move is drawn in
     proportion to visits (seeded per game, so E games are E different games), after it the most visited move.
@@ -247,14 +252,21 @@ class ModelPlayer(Player):
         base = self.run_cfg.selfplay if self.run_cfg is not None else SelfplaySettings()
         settings = mcts.settings_for_evaluation(base, max(1, int(self.search.readouts)))
         return mcts.MCTSPlayer(
-            self.net, settings, self.board_size, komi, self._rng,
-            feature_set=self.net.cfg.feature_set, softpick_moves=self.search.softpick_moves,
+            self.net,
+            settings,
+            self.board_size,
+            komi,
+            self._rng,
+            feature_set=self.net.cfg.feature_set,
+            softpick_moves=self.search.softpick_moves,
         )
 
     def genmove(self, position: go.Position) -> coords.Move | str:
         if position.board_size != self.board_size:
-            raise PlayerError(f"model {self.name} plays {self.board_size}x{self.board_size}, "
-                              f"not {position.board_size}x{position.board_size}")
+            raise PlayerError(
+                f"model {self.name} plays {self.board_size}x{self.board_size}, "
+                f"not {position.board_size}x{position.board_size}"
+            )
         if position.is_game_over() or position.n >= 2 * self.board_size**2:
             return None  # nothing left to search: the game is over
         if self._mcts is None:
@@ -267,8 +279,10 @@ class ModelPlayer(Player):
 
     def info(self) -> dict:
         out: dict[str, Any] = {
-            "readouts": self.search.readouts, "softpick_moves": self.search.softpick_moves,
-            "resign_threshold": self.search.resign_threshold, "model": self.net.cfg.to_dict(),
+            "readouts": self.search.readouts,
+            "softpick_moves": self.search.softpick_moves,
+            "resign_threshold": self.search.resign_threshold,
+            "model": self.net.cfg.to_dict(),
         }
         prov = getattr(self.net, "provenance", None)
         if prov:
@@ -276,8 +290,15 @@ class ModelPlayer(Player):
         return out
 
 
-def make_player(spec: ResolvedPlayer, search: SearchSettings, run_cfg: Any = None, backend: str = "dsp",
-                threads: int = 1, gtp_timeout: float = 600.0, nets: dict | None = None) -> Player:
+def make_player(
+    spec: ResolvedPlayer,
+    search: SearchSettings,
+    run_cfg: Any = None,
+    backend: str = "dsp",
+    threads: int = 1,
+    gtp_timeout: float = 600.0,
+    nets: dict | None = None,
+) -> Player:
     """Create the player a spec names; `nets` (url -> net) shares one loaded network between players."""
     if spec.kind == "random":
         return RandomPlayer(spec.name)

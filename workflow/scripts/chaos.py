@@ -330,8 +330,10 @@ def describe_difference(rel: str, a: Path, b: Path, ignored: frozenset[str] = fr
             fa, fb = modelfile.read(str(a)), modelfile.read(str(b))
             sa, sb = fa.tensors, fb.tensors
             tensors = [k for k in sa if k not in sb or not np.array_equal(sa[k], sb[k])]
-            fields = _json_diff({"config": fa.config.to_dict(), "provenance": fa.provenance},
-                                {"config": fb.config.to_dict(), "provenance": fb.provenance})
+            fields = _json_diff(
+                {"config": fa.config.to_dict(), "provenance": fa.provenance},
+                {"config": fb.config.to_dict(), "provenance": fb.provenance},
+            )
             return f"{head}; weights differ in {tensors[:5] or 'none'}; other fields: {fields[:6] or 'none'}"
         if fnmatch.fnmatch(rel, "games/*/*.arrow"):
             from minigo_core.data import gamefile

@@ -176,7 +176,7 @@ class FusedNet:
     """A DualNet's eval-mode network folded into one call of the fused inference engine:
     `fused(x) -> (logits, value)` on torch tensors, `fused.predict(planes)` on numpy.
 
-    The engine is the torch-free `minigo_core.nn.fused.FusedModel` (the `_infer` library, same kernels as `_C`),
+    The engine is the torch-free `minigo_core.nn.fused.FusedModel` (the `_infer` library, the `_C` kernels),
     built from the net's current weights; self-play jobs load it straight from the model file instead.
     """
 
