@@ -4,7 +4,7 @@ Self-play and evaluation only run the network forward, in eval mode, on small ba
 model file with numpy (`minigo_core.nn.modelfile`), folds each BN into its convolution, and hands the weights
 to the fused inference engine of the compiled library `minigo_core/nn/dsp/_infer*.so` (the same kernels as the
 torch extension `minigo_core.nn.dsp._C`: NHWC direct and Winograd 3x3 convolutions on a pool of worker threads
-standing for DSP cores; see `minigo_core.nn.dsp`). No torch import: a self-play job starts with numpy + pyarrow.
+standing for DSP cores; see `minigo_core.nn.dsp`). No torch import: self-play starts with numpy + pyarrow.
 
     net = fused.load("runs/x/models/gen0003.safetensors", threads=1)
     probs, values = net.predict(planes_uint8)      # (B, N*N+1) move probabilities, (B,) values
