@@ -1,4 +1,4 @@
-"""Feature planes (agz 17, mlperf07 13), relative to the side to move, as ANCHORS.md defines them."""
+"""Feature planes (agz 17, mlperf07 13) from the mover's view, as AlphaGo Zero and MLPerf v0.7 define them."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ def _spec(feature_set: str) -> tuple[int, int]:
     except KeyError:
         raise ValueError(
             f"unknown feature set {feature_set!r}: use one of {sorted(FEATURE_SETS)} "
-            "(config key model.feature_set)"
+            "(config key features)"
         ) from None
 
 

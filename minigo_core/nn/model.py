@@ -31,7 +31,7 @@ from minigo_core.nn.modelfile import (  # noqa: F401  (re-exported: the model fi
     ModelFileError,
 )
 
-BN_MOMENTUM = 0.05  # torch sense; Keras/TF momentum 0.95 (ANCHORS.md)
+BN_MOMENTUM = 0.05  # torch sense; Keras/TF momentum 0.95, as MiniGo's dual_net.py sets it
 BN_EPS = 1e-5
 BACKENDS = ("torch", "dsp")
 
