@@ -181,3 +181,18 @@ def test_the_workflow_reaches_the_library_only_through_the_pipeline():
 
 def test_the_extension_sources_sit_with_the_network():
     assert (PACKAGE / "nn" / "dsp" / "csrc" / "kernels.cpp").exists()
+
+
+MAX_FUNCTION_LINES = 100
+
+
+def test_functions_fit_in_a_reader_s_head():
+    """No function of the package is over 100 lines (docstring and comments included)."""
+    long = []
+    for path in package_files():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name} ({lines} lines)")
+    assert long == [], f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(long)
