@@ -152,6 +152,16 @@ def test_the_snakefile_header_references_exist() -> None:
     assert bad == [], "the Snakefile's comment block names things that do not exist:\n" + "\n".join(bad)
 
 
+def test_the_run_layout_in_the_architecture_doc_is_the_one_in_layout_py() -> None:
+    """docs/ARCHITECTURE.md copies the run layout from the docstring of `minigo_core/data/layout.py`."""
+    docstring = (REPO / "minigo_core" / "data" / "layout.py").read_text().split('"""')[1]
+    entries = [line.strip() for line in docstring.splitlines() if line.strip().startswith("{root}/")]
+    doc = {line.strip() for line in (REPO / "docs" / "ARCHITECTURE.md").read_text().splitlines()}
+    assert entries, "minigo_core/data/layout.py's docstring no longer lists the run layout"
+    missing = [entry for entry in entries if entry not in doc]
+    assert missing == [], "docs/ARCHITECTURE.md's run layout differs from layout.py's:\n" + "\n".join(missing)
+
+
 def test_readme_starts_with_the_two_setup_commands() -> None:
     head = "\n".join((REPO / "README.md").read_text().splitlines()[:30])
     assert "make run" in head and "make test" in head, "README.md must show `make run` and `make test` first"

@@ -172,7 +172,7 @@ def test_bad_config_fails_at_start_up_naming_the_key(tmp_path, override, message
 
 
 def test_snakemake_lint_has_only_the_accepted_deployment_lint(tmp_path):
-    # Policy (README, "Running on a cluster"): every job runs in the project's own environment (`make setup`,
+    # Policy (docs/CONTRACTS.md, workflow): every job runs in the project's own environment (`make setup`,
     # the same .venv on the shared filesystem), so the lint asking for a conda env or container per rule is
     # accepted; any other lint fails this test.
     out = snakemake("--lint", "--configfile", str(tiny_config(tmp_path)))
