@@ -298,26 +298,8 @@ class Position:
         history = self.board_history + (self.board,)
         if len(history) > HISTORY:
             history = history[1:]
-        pos = Position.__new__(Position)
         if move is None:
-            pos._init(
-                board_size=self.board_size,
-                komi=self.komi,
-                to_play=-color,
-                n=self.n + 1,
-                recent=self.recent + (None,),
-                board_history=history,
-                caps=self.caps,
-                ko=-1,
-                colors=self._colors,
-                gid=self._gid,
-                groups=self._groups,
-                next_gid=self._next_gid,
-                board_ext=self._board_ext,
-                libs_ext=self._libs_ext,
-            )
-            return pos
-
+            return self._pass_move(color, history)
         p = self._flat(move)
         why = self._why_illegal(p, color)
         if why is not None:
@@ -325,14 +307,44 @@ class Position:
                 f"{coords.to_gtp((p // self.board_size, p % self.board_size), self.board_size)} "
                 f"({'black' if color == BLACK else 'white'}) is illegal: {why}"
             )
+        return self._add_stone(p, color, history)
+
+    def _pass_move(self, color: int, history: tuple) -> Position:
+        """The position after `color` passes: the same stones and tracker (shared: never mutated), no ko."""
+        pos = Position.__new__(Position)
+        pos._init(
+            board_size=self.board_size,
+            komi=self.komi,
+            to_play=-color,
+            n=self.n + 1,
+            recent=self.recent + (None,),
+            board_history=history,
+            caps=self.caps,
+            ko=-1,
+            colors=self._colors,
+            gid=self._gid,
+            groups=self._groups,
+            next_gid=self._next_gid,
+            board_ext=self._board_ext,
+            libs_ext=self._libs_ext,
+        )
+        return pos
+
+    def _add_stone(self, p: int, color: int, history: tuple) -> Position:
+        """The position after `color` plays the legal move at flat point `p` (MiniGo's `add_stone`).
+
+        The tracker is copied, then changed in place in the order of the rules: the stone joins its friendly
+        neighbours, the opponent neighbours lose a liberty and those left without one are captured, and the
+        captured points become liberties of the groups around them. Then the ko point and the capture counts.
+        """
         neighbors = self._geom.neighbors
         colors = self._colors[:]
         gid = self._gid[:]
         groups = self._groups.copy()
         board_ext = self._board_ext.copy()
         libs_ext = self._libs_ext.copy()
-        next_gid = self._next_gid
 
+        # What is around the move: empty points, friendly and opponent groups (each group once).
         empties: list[int] = []
         own: list[int] = []
         opponents: list[int] = []
@@ -346,70 +358,26 @@ class Position:
             elif gid[q] not in opponents:
                 opponents.append(gid[q])
 
-        # The new stone joins its neighbouring friendly groups (relabel all but the largest).
         colors[p] = color
         board_ext[p] = color
-        if own:
-            keep = max(own, key=lambda g: len(groups[g][0]))
-            stones = set(groups[keep][0])
-            liberties = set(groups[keep][1])
-            for g in own:
-                if g != keep:
-                    g_stones, g_libs = groups.pop(g)
-                    stones |= g_stones
-                    liberties |= g_libs
-                    for s in g_stones:
-                        gid[s] = keep
-            new_id = keep
-        else:
-            stones, liberties = set(), set()
-            new_id = next_gid
-            next_gid += 1
-        stones.add(p)
-        gid[p] = new_id
-        liberties.update(empties)
-        liberties.discard(p)
-
-        # Opponent neighbours lose the liberty at p; those left without liberties are captured.
-        captured: list[int] = []
-        for g in opponents:
-            g_stones, g_libs = groups[g]
-            if len(g_libs) == 1:
-                captured.extend(g_stones)
-                del groups[g]
-            else:
-                groups[g] = (g_stones, g_libs - {p})
-                libs_ext[list(g_stones)] = len(g_libs) - 1
-        if captured:
-            for s in captured:
-                colors[s] = EMPTY
-                gid[s] = 0
-            board_ext[captured] = EMPTY
-            libs_ext[captured] = 0
-            gained: dict[int, set[int]] = {}
-            for s in captured:
-                for q in neighbors[s]:
-                    if colors[q] == color:  # a captured stone's neighbours are now empty or friendly
-                        g = gid[q]
-                        if g == new_id:
-                            liberties.add(s)
-                        else:
-                            gained.setdefault(g, set()).add(s)
-            for g, new_libs in gained.items():
-                g_stones, g_libs = groups[g]
-                g_libs = g_libs | new_libs
-                groups[g] = (g_stones, g_libs)
-                libs_ext[list(g_stones)] = len(g_libs)
+        new_id, stones, liberties, next_gid = _merge_from_played(p, empties, own, groups, gid, self._next_gid)
+        captured_stones = _take_liberty(p, opponents, groups, libs_ext) if opponents else []
+        if captured_stones:
+            _remove_stones(captured_stones, colors, gid, board_ext, libs_ext)
+            _handle_captures(
+                captured_stones, color, new_id, liberties, colors, gid, groups, libs_ext, neighbors
+            )
         groups[new_id] = (stones, liberties)
         libs_ext[list(stones)] = len(liberties)
 
         # Simple ko: a lone stone played into an opponent's eye that captured exactly one stone.
-        ko = captured[0] if len(captured) == 1 and not own and not empties else -1
+        ko = captured_stones[0] if len(captured_stones) == 1 and not own and not empties else -1
         caps = (
-            (self.caps[0] + len(captured), self.caps[1])
+            (self.caps[0] + len(captured_stones), self.caps[1])
             if color == BLACK
-            else (self.caps[0], self.caps[1] + len(captured))
+            else (self.caps[0], self.caps[1] + len(captured_stones))
         )
+        pos = Position.__new__(Position)
         pos._init(
             board_size=self.board_size,
             komi=self.komi,
@@ -525,6 +493,98 @@ class Position:
             libs[list(stones)] = len(lb)
         assert np.array_equal(libs, self._libs_ext[:-1]), "liberty counts out of date"
         assert all(lb for lb in theirs.values()), "a group without liberties is on the board"
+
+
+# ------------------------------------------------------------------------------------- the steps of a move
+# `Position._add_stone` runs these, in this order, on its copies of the parent's tracker (`colors`, `gid`,
+# `groups`, `board_ext`, `libs_ext`); the names are those of MiniGo's `LibertyTracker`.
+
+
+def _merge_from_played(
+    p: int, empties: list[int], own: list[int], groups: dict, gid: list[int], next_gid: int
+) -> tuple[int, set[int], set[int], int]:
+    """The new stone at `p` joins its friendly neighbour groups `own` (relabelled to the largest of them), or
+    starts a group with a new id; its empty neighbours are liberties.
+
+    Returns (group id, stones, liberties, next free group id). The merged groups leave `groups`; the caller
+    stores the new one once the captures have added their liberties.
+    """
+    if own:
+        keep = max(own, key=lambda g: len(groups[g][0]))
+        stones = set(groups[keep][0])
+        liberties = set(groups[keep][1])
+        for g in own:
+            if g != keep:
+                g_stones, g_libs = groups.pop(g)
+                stones |= g_stones
+                liberties |= g_libs
+                for s in g_stones:
+                    gid[s] = keep
+        new_id = keep
+    else:
+        stones, liberties = set(), set()
+        new_id = next_gid
+        next_gid += 1
+    stones.add(p)
+    gid[p] = new_id
+    liberties.update(empties)
+    liberties.discard(p)
+    return new_id, stones, liberties, next_gid
+
+
+def _take_liberty(p: int, opponents: list[int], groups: dict, libs_ext: np.ndarray) -> list[int]:
+    """The opponent groups next to the new stone at `p` lose that liberty (MiniGo's `_update_liberties`);
+    those left without one leave `groups` (`_capture_group`). Returns the captured stones."""
+    captured: list[int] = []
+    for g in opponents:
+        g_stones, g_libs = groups[g]
+        if len(g_libs) == 1:
+            captured.extend(g_stones)
+            del groups[g]
+        else:
+            groups[g] = (g_stones, g_libs - {p})
+            libs_ext[list(g_stones)] = len(g_libs) - 1
+    return captured
+
+
+def _remove_stones(
+    captured: list[int], colors: list[int], gid: list[int], board_ext: np.ndarray, libs_ext: np.ndarray
+) -> None:
+    """Empty the captured points."""
+    for s in captured:
+        colors[s] = EMPTY
+        gid[s] = 0
+    board_ext[captured] = EMPTY
+    libs_ext[captured] = 0
+
+
+def _handle_captures(
+    captured: list[int],
+    color: int,
+    new_id: int,
+    liberties: set[int],
+    colors: list[int],
+    gid: list[int],
+    groups: dict,
+    libs_ext: np.ndarray,
+    neighbors: tuple[tuple[int, ...], ...],
+) -> None:
+    """The emptied points become liberties of the groups of `color` next to them: the new group's
+    `liberties` (not yet stored) grow in place, the other groups are stored anew with their counts."""
+    gained: dict[int, set[int]] = {}
+    for s in captured:
+        for q in neighbors[s]:
+            if colors[q] == color:  # a captured stone's neighbours are now empty or friendly
+                g = gid[q]
+                if g == new_id:
+                    liberties.add(s)
+                else:
+                    gained.setdefault(g, set()).add(s)
+    for g, new_libs in gained.items():
+        g_stones, g_libs = groups[g]
+        g_libs = g_libs | new_libs
+        groups[g] = (g_stones, g_libs)
+        libs_ext[list(g_stones)] = len(g_libs)
 
 
 def _label_groups(

@@ -574,43 +574,29 @@ def launch_local(
         previous = signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         for r in range(ranks):
-            argv = [
-                *base_argv,
-                "--rank",
-                str(r),
-                "--world-size",
-                str(ranks),
-                "--rendezvous",
-                rdzv,
-                "--timeout",
-                str(timeout_s),
-            ]
-            procs.append(subprocess.Popen([sys.executable, "-m", "minigo_core.jobs.train", *argv]))
-        failed = _watch(procs, poll_s)
+            procs.append(subprocess.Popen(_rank_command(base_argv, r, ranks, rdzv, timeout_s)))
+        failed = _wait_for_ranks(procs, poll_s)
     finally:
-        _stop(procs)
+        _stop_ranks(procs)
         with contextlib.suppress(FileNotFoundError):
             os.remove(path)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     if failed is not None:
-        rank, code = failed
-        how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
-        log.error(
-            "rank %d of %d %s; the other ranks were stopped (see rank %d's messages above)",
-            rank,
-            ranks,
-            how,
-            rank,
-        )
-        if out is not None and _file_stamp(out) not in (None, out_before):
-            _remove(out)
-            log.error("removed %s, written before rank %d failed; rerun the job", out, rank)
+        _report_failure(*failed, ranks, out, out_before)
         return 1
     return STOPPED_EARLY if any(p.returncode == STOPPED_EARLY for p in procs) else 0
 
 
-def _watch(procs: list[subprocess.Popen], poll_s: float) -> tuple[int, int] | None:
+def _rank_command(
+    base_argv: list[str], rank: int, ranks: int, rendezvous: str, timeout_s: float
+) -> list[str]:
+    """The command line of one rank of a local launch (`--rank` makes it a rank: see `_main`)."""
+    return [sys.executable, "-m", "minigo_core.jobs.train", *base_argv, "--rank", str(rank),
+            "--world-size", str(ranks), "--rendezvous", rendezvous, "--timeout", str(timeout_s)]  # fmt: skip
+
+
+def _wait_for_ranks(procs: list[subprocess.Popen], poll_s: float) -> tuple[int, int] | None:
     """Wait until every rank has exited, or one failed: then (its rank, its exit code)."""
     while True:
         codes = [p.poll() for p in procs]
@@ -622,7 +608,7 @@ def _watch(procs: list[subprocess.Popen], poll_s: float) -> tuple[int, int] | No
         time.sleep(poll_s)
 
 
-def _stop(procs: list[subprocess.Popen]) -> None:
+def _stop_ranks(procs: list[subprocess.Popen]) -> None:
     """Terminate the ranks still running; kill those that do not exit within 10 s."""
     for p in procs:
         if p.poll() is None:
@@ -634,6 +620,17 @@ def _stop(procs: list[subprocess.Popen]) -> None:
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+
+
+def _report_failure(rank: int, code: int, ranks: int, out: str | None, out_before: tuple | None) -> None:
+    """Say which rank failed and how; remove `out` if rank 0 wrote it during this launch."""
+    how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+    log.error(
+        f"rank {rank} of {ranks} {how}; the other ranks were stopped (see rank {rank}'s messages above)"
+    )
+    if out is not None and _file_stamp(out) not in (None, out_before):
+        _remove(out)
+        log.error(f"removed {out}, written before rank {rank} failed; rerun the job")
 
 
 def _file_stamp(url: str) -> tuple | None:
