@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import multiprocessing
 import os
 import resource
@@ -42,6 +43,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from minigo_core.base import config as config_mod
+from minigo_core.base.command import Command, UsageError
 from minigo_core.data import gamefile, layout, shards, storage
 from minigo_core.game import features
 
@@ -50,10 +52,12 @@ MANIFEST_VERSION = 1
 BUCKET_ROWS = 1 << 15  # target rows per bucket: what pass 2 holds in memory at once
 MAX_BUCKETS = 512  # bucket files open at once (well under the usual 1024 file-descriptor limit)
 FLUSH_ROWS = 1 << 14  # rows buffered over all buckets in pass 1 before they go to the bucket files
-GAME_SUFFIX = ".arrow"
+GAME_SUFFIX = layout.GAME_SUFFIX
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+log = logging.getLogger(__name__)
 
 
 class WindowError(RuntimeError):
@@ -216,8 +220,14 @@ def shard_sizes(rows: int, shards_n: int) -> list[int]:
     return [(rows * (r + 1)) // shards_n - (rows * r) // shards_n for r in range(shards_n)]
 
 
-def shard_name(rank: int) -> str:
-    return f"shard{rank:03d}.arrow"
+shard_name = layout.shard_name  # the name `minigo_core.bench.window` uses
+
+
+def shuffled_buckets(spill: BucketSpill, rng: np.random.Generator) -> Iterator[pa.Table]:
+    """Pass 2's rows: each bucket in turn, its rows in a random order (one bucket in memory at a time)."""
+    for b in range(len(spill.paths)):
+        table = spill.read(b)
+        yield table.take(pa.array(rng.permutation(table.num_rows)))
 
 
 def write_shards(
@@ -228,29 +238,27 @@ def write_shards(
     feature_set: str,
     extra: dict,
 ) -> list[dict]:
-    """Pass 2: each bucket in turn, permuted, appended to the shards in order; returns the shard entries."""
+    """Pass 2: the shuffled buckets, in order, cut into shards of `sizes` rows; returns the shard entries."""
     num_planes, board_size = spill.num_planes, spill.board_size
     written: list[dict] = []
     writer: shards.ShardWriter | None = None
     rank = -1
     try:
-        for b in range(len(spill.paths)):
-            table = spill.read(b)
-            table = table.take(pa.array(rng.permutation(table.num_rows)))
+        for table in shuffled_buckets(spill, rng):
             pos = 0
             while pos < table.num_rows:
                 if writer is None or writer.remaining == 0:
                     if writer is not None:
                         written.append(_shard_entry(writer.close()))
                     rank += 1
-                    url = storage.join(out_dir, shard_name(rank))
+                    url = storage.join(out_dir, layout.shard_name(rank))
                     writer = shards.ShardWriter(url, sizes[rank], num_planes, board_size, feature_set,
                                                 {**extra, "shard": rank})  # fmt: skip
                 take = min(writer.remaining, table.num_rows - pos)
                 for batch in table.slice(pos, take).to_batches():
                     writer.write(batch)
                 pos += take
-            del table
+            del table  # before the next bucket is read
         if writer is not None:
             written.append(_shard_entry(writer.close()))
             writer = None
@@ -264,6 +272,32 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+@dataclass
+class WindowPlan:
+    """What a window build will read and write, known before any game file is opened."""
+
+    generation: int
+    generations: list[int]  # the generations whose games form the window
+    files: list[tuple[int, str]]  # (generation, url) of every game file, in reading order
+    shards: int
+    max_rows: int  # an upper bound on the sampled positions (games end by 2*N*N moves)
+    buckets: int  # enough that no bucket outgrows `bucket_rows` even at `max_rows`
+
+
+def plan_window(
+    cfg: config_mod.RunConfig, generation: int, ranks: int | None = None, bucket_rows: int = BUCKET_ROWS
+) -> WindowPlan:
+    """The plan of generation `generation`'s window: its game files, shards (`ranks`, default train.ranks)
+    and shuffle buckets."""
+    gens = window_generations(generation, cfg.window.generations)
+    files = game_files(cfg.root, gens)
+    n = cfg.board_size
+    max_rows = len(files) * int(np.ceil(2 * n * n * cfg.window.sample_fraction) + 1)
+    buckets = int(min(MAX_BUCKETS, max(1, -(-max_rows // bucket_rows))))
+    n_shards = ranks if ranks is not None else cfg.train.ranks
+    return WindowPlan(generation, gens, files, n_shards, max_rows, buckets)
+
+
 def build_window(
     cfg: config_mod.RunConfig,
     generation: int,
@@ -271,7 +305,6 @@ def build_window(
     *,
     ranks: int | None = None,
     tmp_dir: str | None = None,
-    log: Callable[[str], None] | None = None,
     bucket_rows: int = BUCKET_ROWS,
     workers: str = "threads",
 ) -> dict:
@@ -279,89 +312,116 @@ def build_window(
 
     `workers="processes"` (what `minigo window` uses) reads games in spawned processes: call it from a script
     guarded by `if __name__ == "__main__":`. `bucket_rows` bounds the rows held in memory by the shuffle.
+    Progress goes to this module's logger.
     """
-
-    log = log or (lambda msg: None)
     t0 = time.perf_counter()
-    n_shards = ranks if ranks is not None else cfg.train.ranks
-    gens = window_generations(generation, cfg.window.generations)
-    files = game_files(cfg.root, gens)
-    if not files:
-        dirs = ", ".join(layout.games_dir(cfg.root, g) for g in gens)
+    plan = plan_window(cfg, generation, ranks, bucket_rows)
+    if not plan.files:
+        dirs = ", ".join(layout.games_dir(cfg.root, g) for g in plan.generations)
         raise WindowError(
             f"no game files for generation {generation}'s window in {dirs}; run self-play first"
         )
-    num_planes = features.num_planes(cfg.features)
-    board_size = cfg.board_size
-    # Buckets from an upper bound on the rows (games end by 2*N*N moves), so no bucket outgrows BUCKET_ROWS.
-    bound = len(files) * int(np.ceil(2 * board_size * board_size * cfg.window.sample_fraction) + 1)
-    n_buckets = int(min(MAX_BUCKETS, max(1, -(-bound // bucket_rows))))
-    log(
-        f"generation {generation}: {len(files)} game files from generations {gens[0]}..{gens[-1]}, "
-        f"{n_buckets} buckets, {n_shards} shards"
+    log.info(
+        f"generation {generation}: {len(plan.files)} game files from generations {plan.generations[0]}.."
+        f"{plan.generations[-1]}, {plan.buckets} buckets, {plan.shards} shards"
     )
-    manifest_url = storage.join(out_dir, "manifest.json")
+    manifest_url = layout.manifest_path(out_dir)
     fs, manifest_path = storage.fs_and_path(manifest_url)
     with contextlib.suppress(FileNotFoundError):
         fs.rm(manifest_path)  # the window is incomplete until the new manifest is written
 
-    bucket_rng = np.random.default_rng([cfg.seed, generation, 1])
-    shuffle_rng = np.random.default_rng([cfg.seed, generation, 2])
-    games: list[dict] = []
-    skipped: list[dict] = []
+    num_planes = features.num_planes(cfg.features)
     t_read = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="minigo-window-", dir=tmp_dir) as scratch:
-        spill = BucketSpill(scratch, n_buckets, num_planes, board_size)
-        threads = cfg.window.read_threads
-        items = ((i, gen, url, cfg, generation, num_planes) for i, (gen, url) in enumerate(files))
-        with _executor(workers, threads) as pool:
-            for s in ordered_map(pool, sample_game, items, ahead=4 * threads):
-                if s.skipped is not None:
-                    skipped.append({"path": s.url, "reason": s.skipped})
-                    log(f"skipped {s.url}: {s.skipped}")
-                    continue
-                games.append(
-                    {
-                        "index": s.index,
-                        "path": s.url,
-                        "generation": s.generation,
-                        "positions": s.positions,
-                        "sampled": int(s.sampled.size),
-                    }
-                )
-                if s.batch is not None:
-                    spill.add(s.batch, bucket_rng.integers(0, n_buckets, size=s.batch.num_rows))
-        spill.close()
+        spill = BucketSpill(scratch, plan.buckets, num_planes, cfg.board_size)
+        games, skipped = read_games(cfg, plan, spill, num_planes, workers)
         read_s = time.perf_counter() - t_read
-        if len(skipped) > cfg.window.max_bad_fraction * len(files):
-            listed = "; ".join(f"{s['path']} ({s['reason']})" for s in skipped[:20])
-            more = f" and {len(skipped) - 20} more" if len(skipped) > 20 else ""
-            raise WindowError(
-                f"{len(skipped)} of {len(files)} game files are bad, more than window.max_bad_fraction = "
-                f"{cfg.window.max_bad_fraction}: {listed}{more}; remove or regenerate them, or raise "
-                "the limit"
-            )
+        _check_bad_files(cfg, plan, skipped)
         total = sum(spill.rows)
-        if total < n_shards:
+        if total < plan.shards:
             raise WindowError(
-                f"generation {generation}'s window has {total} sampled positions, fewer than the {n_shards} "
-                "shards to write; play more games or raise window.sample_fraction"
+                f"generation {generation}'s window has {total} sampled positions, fewer than the "
+                f"{plan.shards} shards to write; play more games or raise window.sample_fraction"
             )
-
         t_write = time.perf_counter()
+        shuffle_rng = np.random.default_rng([cfg.seed, generation, 2])
         extra = {"generation": generation, "seed": cfg.seed}
-        written = write_shards(spill, shuffle_rng, out_dir, shard_sizes(total, n_shards), cfg.features, extra)
+        sizes = shard_sizes(total, plan.shards)
+        written = write_shards(spill, shuffle_rng, out_dir, sizes, cfg.features, extra)
         write_s = time.perf_counter() - t_write
-    _remove_stale_shards(out_dir, n_shards)
+    _remove_stale_shards(out_dir, plan.shards)
 
+    timings = {"read_s": read_s, "shuffle_write_s": write_s, "total_s": time.perf_counter() - t0}
+    manifest = window_manifest(cfg, plan, num_planes, written, games, skipped, timings)
+    storage.write_text(manifest_url, json.dumps(manifest, indent=1))
+    log.info(
+        f"wrote {plan.shards} shards, {total} examples ({manifest['bytes_per_example']:.0f} bytes each) from "
+        f"{len(games)} games ({len(skipped)} skipped) in {manifest['timings']['total_s']:.1f} s"
+    )
+    return manifest
+
+
+def read_games(
+    cfg: config_mod.RunConfig, plan: WindowPlan, spill: BucketSpill, num_planes: int, workers: str
+) -> tuple[list[dict], list[dict]]:
+    """Pass 1: sample every game file of the plan (`window.read_threads` readers) and send each sampled
+    example to a random bucket of `spill`; returns the manifest's game and skipped-file entries."""
+    bucket_rng = np.random.default_rng([cfg.seed, plan.generation, 1])
+    games: list[dict] = []
+    skipped: list[dict] = []
+    threads = cfg.window.read_threads
+    items = ((i, gen, url, cfg, plan.generation, num_planes) for i, (gen, url) in enumerate(plan.files))
+    with _executor(workers, threads) as pool:
+        for s in ordered_map(pool, sample_game, items, ahead=4 * threads):
+            if s.skipped is not None:
+                skipped.append({"path": s.url, "reason": s.skipped})
+                log.warning(f"skipped {s.url}: {s.skipped}")
+                continue
+            games.append(
+                {
+                    "index": s.index,
+                    "path": s.url,
+                    "generation": s.generation,
+                    "positions": s.positions,
+                    "sampled": int(s.sampled.size),
+                }
+            )
+            if s.batch is not None:
+                spill.add(s.batch, bucket_rng.integers(0, plan.buckets, size=s.batch.num_rows))
+    spill.close()
+    return games, skipped
+
+
+def _check_bad_files(cfg: config_mod.RunConfig, plan: WindowPlan, skipped: list[dict]) -> None:
+    """Bad files are skipped, but more than `window.max_bad_fraction` of them fail the build, named."""
+    if len(skipped) > cfg.window.max_bad_fraction * len(plan.files):
+        listed = "; ".join(f"{s['path']} ({s['reason']})" for s in skipped[:20])
+        more = f" and {len(skipped) - 20} more" if len(skipped) > 20 else ""
+        raise WindowError(
+            f"{len(skipped)} of {len(plan.files)} game files are bad, more than window.max_bad_fraction = "
+            f"{cfg.window.max_bad_fraction}: {listed}{more}; remove or regenerate them, or raise the limit"
+        )
+
+
+def window_manifest(
+    cfg: config_mod.RunConfig,
+    plan: WindowPlan,
+    num_planes: int,
+    written: list[dict],
+    games: list[dict],
+    skipped: list[dict],
+    timings: dict[str, float],
+) -> dict:
+    """The manifest of a built window (`timings` in seconds, rounded here to the millisecond)."""
+    total = sum(s["rows"] for s in written)
     total_bytes = sum(s["bytes"] for s in written)
-    manifest = {
+    return {
         "format": MANIFEST_FORMAT,
         "version": MANIFEST_VERSION,
-        "generation": generation,
-        "window_generations": gens,
+        "generation": plan.generation,
+        "window_generations": plan.generations,
         "seed": cfg.seed,
-        "board_size": board_size,
+        "board_size": cfg.board_size,
         "feature_set": cfg.features,
         "num_planes": num_planes,
         "sample_fraction": cfg.window.sample_fraction,
@@ -371,20 +431,10 @@ def build_window(
         "shards": written,
         "games": games,
         "skipped": skipped,
-        "buckets": n_buckets,
-        "timings": {
-            "read_s": round(read_s, 3),
-            "shuffle_write_s": round(write_s, 3),
-            "total_s": round(time.perf_counter() - t0, 3),
-        },
+        "buckets": plan.buckets,
+        "timings": {name: round(seconds, 3) for name, seconds in timings.items()},
         "peak_rss_mb": round(_peak_rss_mb(), 1),
     }
-    storage.write_text(manifest_url, json.dumps(manifest, indent=1))
-    log(
-        f"wrote {n_shards} shards, {total} examples ({total_bytes / total:.0f} bytes each) from "
-        f"{len(games)} games ({len(skipped)} skipped) in {manifest['timings']['total_s']:.1f} s"
-    )
-    return manifest
 
 
 # Manifest keys that describe how the build went, not what it produced: left out of the digest that a
@@ -404,7 +454,7 @@ def _shard_entry(w: shards.WrittenShard) -> dict:
 
 def _remove_stale_shards(out_dir: str, n_shards: int) -> None:
     """Shards left by an earlier build with more ranks would be mistaken for part of this window."""
-    keep = {shard_name(r) for r in range(n_shards)}
+    keep = {layout.shard_name(r) for r in range(n_shards)}
     for url in storage.list_files(out_dir, ".arrow"):
         name = os.path.basename(url)
         if name.startswith("shard") and name not in keep:
@@ -414,7 +464,7 @@ def _remove_stale_shards(out_dir: str, n_shards: int) -> None:
 
 def read_manifest(out_dir: str) -> dict:
     """The manifest of a finished window (row counts without opening any shard)."""
-    url = storage.join(out_dir, "manifest.json")
+    url = layout.manifest_path(out_dir)
     try:
         manifest = json.loads(storage.read_bytes(url))
     except FileNotFoundError:
@@ -425,12 +475,13 @@ def read_manifest(out_dir: str) -> dict:
 
 
 def cli_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="minigo window",
-        description="Sample the last W generations' games "
-        "into N_train shuffled, compressed shards and a manifest.",
+    cmd = Command(
+        "window",
+        "Sample the last W generations' games into N_train shuffled, compressed shards and a manifest.",
+        errors=(WindowError,),
     )
-    parser.add_argument("--config", required=True, help="run config YAML")
+    cmd.add_config()
+    parser = cmd.parser
     parser.add_argument(
         "--generation", type=int, required=True, help="generation g whose window to build (>= 1)"
     )
@@ -448,40 +499,21 @@ def cli_main(argv: list[str] | None = None) -> int:
         help="window.read_threads readers as processes (CPU-bound replay, default) or threads",
     )
     parser.add_argument("--dry-run", action="store_true", help="count the game files and print the plan only")
-    args = parser.parse_args(argv)
-    try:
-        cfg = config_mod.load_config(args.config)
-    except config_mod.ConfigError as exc:
-        print(f"minigo window: {exc}", file=sys.stderr)
-        return 2
+    return cmd.run(argv, lambda args: _window_command(cmd.config(args), args))
+
+
+def _window_command(cfg: config_mod.RunConfig, args: argparse.Namespace) -> None:
+    if args.ranks is not None and args.ranks < 1:
+        raise UsageError(f"--ranks must be at least 1, got {args.ranks}")
     out_dir = args.out_dir or layout.window_dir(cfg.root, args.generation)
-
-    def log(msg: str) -> None:
-        print(f"[window g{args.generation}] {msg}", file=sys.stderr, flush=True)
-
-    try:
-        if args.dry_run:
-            gens = window_generations(args.generation, cfg.window.generations)
-            files = game_files(cfg.root, gens)
-            bound = len(files) * int(np.ceil(2 * cfg.board_size**2 * cfg.window.sample_fraction) + 1)
-            print(
-                f"generation {args.generation}: {len(files)} game files in generations {gens}; at most "
-                f"{bound} examples; {args.ranks or cfg.train.ranks} shards to {out_dir}"
-            )
-            return 0
-        build_window(
-            cfg,
-            args.generation,
-            out_dir,
-            ranks=args.ranks,
-            tmp_dir=args.tmp_dir,
-            log=log,
-            workers=args.workers,
+    if args.dry_run:
+        plan = plan_window(cfg, args.generation, args.ranks)
+        print(
+            f"generation {args.generation}: {len(plan.files)} game files in generations {plan.generations}; "
+            f"at most {plan.max_rows} examples; {plan.shards} shards to {out_dir}"
         )
-    except WindowError as exc:
-        print(f"minigo window: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        return
+    build_window(cfg, args.generation, out_dir, ranks=args.ranks, tmp_dir=args.tmp_dir, workers=args.workers)
 
 
 if __name__ == "__main__":

@@ -20,15 +20,16 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from minigo_core import __version__
-from minigo_core.base import config as config_mod
-from minigo_core.base.config import RunConfig
-from minigo_core.data import gamefile, storage
-from minigo_core.data.gamefile import GameRecord, result_string, timing_path, write_game
+from minigo_core.base.command import Command, UsageError
+from minigo_core.base.config import RunConfig, SelfplaySettings
+from minigo_core.data import gamefile, layout, storage
+from minigo_core.data.gamefile import GameRecord, result_string, write_game
 from minigo_core.game import coords, go
 from minigo_core.nn import inference, modelfile
 from minigo_core.search.mcts import MCTSPlayer
@@ -88,93 +89,155 @@ def play_game(
     clock = timing.clock if timing is not None else time.perf_counter
     t_start = clock()
     s = run_cfg.selfplay
-    n = run_cfg.board_size
     rng = game_rng(run_cfg.seed, generation, game_index)
     resign_enabled = bool(rng.random() >= s.resign_disabled_fraction)
     feature_set = getattr(getattr(net, "cfg", None), "feature_set", None) or run_cfg.features
-    player = MCTSPlayer(_evaluator(net), s, n, run_cfg.komi, rng, feature_set=feature_set)
+    player = MCTSPlayer(_evaluator(net), s, run_cfg.board_size, run_cfg.komi, rng, feature_set=feature_set)
     player.times.clock = clock
-    max_moves = 2 * n * n
 
-    position = go.Position(n, run_cfg.komi)
-    moves: list[coords.Move] = []
-    rows: list[tuple[int, np.ndarray, float, int]] = []  # (move index, visits, root value, player to move)
-    resigned_by = 0
-    would_resign: tuple[int, int] | None = None  # (move index, colour) in games with resignation disabled
-    while not position.is_game_over() and position.n < max_moves:
-        full_search = bool(rng.random() < s.full_search_fraction)
-        result = player.search(position, full_search=full_search)
-        if result.root_value < s.resign_threshold:
-            if resign_enabled:
-                resigned_by = position.to_play
-                break
-            if would_resign is None:
-                would_resign = (position.n, position.to_play)
-        if full_search:
-            rows.append((position.n, result.visits, result.root_value, position.to_play))
-        if not moves and on_first_move is not None:
+    def first_move_chosen() -> None:
+        if on_first_move is not None:
             on_first_move()
-        if timing is not None and not moves:
+        if timing is not None:
             timing.first_move_s = clock() - t_start
-        position = position.play_move(result.move)
-        moves.append(result.move)
 
-    if resigned_by:
-        winner, score = -resigned_by, None
-    else:
-        score = float(position.score())
-        winner = 1 if score > 0 else -1 if score < 0 else 0
-
-    false_positive = None if would_resign is None else bool(winner == would_resign[1])
-    num_moves_total = n * n + 1
-    visits = np.stack([r[1] for r in rows]) if rows else np.zeros((0, num_moves_total), dtype=np.int64)
-    metadata = {
-        "format": gamefile.FORMAT,
-        "format_version": gamefile.FORMAT_VERSION,
-        "software_version": __version__,
-        "board_size": n,
-        "komi": run_cfg.komi,
-        "features": feature_set,
-        "model": {"url": str(model_url), "generation": int(generation), "sha256": model_sha256},
-        "seed": {"run_seed": run_cfg.seed, "generation": int(generation), "game": int(game_index)},
-        "result": {"winner": winner, "score": score, "resigned": bool(resigned_by)},
-        "resign": {
-            "threshold": s.resign_threshold,
-            "disabled_fraction": s.resign_disabled_fraction,
-            "enabled": resign_enabled,
-            "would_resign_move": None if would_resign is None else would_resign[0],
-            "would_resign_color": None if would_resign is None else COLOR_NAME[would_resign[1]],
-            "false_positive": false_positive,
-        },
-        "search": {
-            **dataclasses.asdict(s),
-            "softpick_moves": player.softpick_moves,
-            "dirichlet_alpha": player.dirichlet_alpha,
-            "random_symmetry": player.random_symmetry,
-            "max_moves": max_moves,
-        },
-    }
-    metadata["search"].pop("games", None)
-    metadata["search"].pop("threads", None)
-    metadata["result"]["string"] = result_string(metadata)
-    record = GameRecord(
-        metadata=metadata,
-        moves=moves,
-        move_index=np.array([r[0] for r in rows], dtype=np.int64),
-        visits=visits.astype(np.int64),
-        value_target=np.array([winner * r[3] for r in rows], dtype=np.float32),
-        full_search=np.ones(len(rows), dtype=bool),
-        root_value=np.array([r[2] for r in rows], dtype=np.float32),
-    )
-    record.metadata["num_moves"] = len(moves)
-    record.metadata["num_positions"] = len(rows)
+    game = play_moves(player, run_cfg, rng, resign_enabled, first_move_chosen)
+    model = {"url": str(model_url), "generation": int(generation), "sha256": model_sha256}
+    seed = {"run_seed": run_cfg.seed, "generation": int(generation), "game": int(game_index)}
+    record = game_record(game, game_metadata(run_cfg, feature_set, model, seed, game, player))
     if timing is not None:
         timing.wall_s = clock() - t_start
         timing.search_s = player.times.total_s
         timing.network_s = player.times.network_s
         timing.features_s = player.times.features_s
         timing.readouts = player.times.readouts
-        timing.moves = len(moves)
+        timing.moves = len(game.moves)
+    return record
+
+
+@dataclasses.dataclass
+class PlayedGame:
+    """What the move loop of a self-play game leaves: the final position, the moves, the recorded rows."""
+
+    position: go.Position
+    moves: list[coords.Move]
+    rows: list[tuple[int, np.ndarray, float, int]]  # full searches: (move index, visits, root value, to play)
+    max_moves: int
+    resign_enabled: bool
+    resigned_by: int = 0  # the colour that resigned, 0 if none did
+    would_resign: tuple[int, int] | None = None  # (move index, colour) in games with resignation disabled
+
+    def outcome(self) -> tuple[int, float | None]:
+        """(winner: 1, -1 or 0; Tromp-Taylor score, or None after a resignation)."""
+        if self.resigned_by:
+            return -self.resigned_by, None
+        score = float(self.position.score())
+        return (1 if score > 0 else -1 if score < 0 else 0), score
+
+
+def play_moves(
+    player: MCTSPlayer,
+    run_cfg: RunConfig,
+    rng: np.random.Generator,
+    resign_enabled: bool,
+    first_move_chosen: Callable[[], None],
+) -> PlayedGame:
+    """The moves of a game: search, resign or record, play; until two passes, a resignation or 2*N*N moves.
+
+    Each move is a full search with probability `full_search_fraction` (one draw of `rng` before the search);
+    only the full searches are recorded as training targets.
+    """
+    s = run_cfg.selfplay
+    n = run_cfg.board_size
+    game = PlayedGame(go.Position(n, run_cfg.komi), [], [], 2 * n * n, resign_enabled)
+    position, moves = game.position, game.moves
+    while not position.is_game_over() and position.n < game.max_moves:
+        full_search = bool(rng.random() < s.full_search_fraction)
+        result = player.search(position, full_search=full_search)
+        if result.root_value < s.resign_threshold:
+            if resign_enabled:
+                game.resigned_by = position.to_play
+                break
+            if game.would_resign is None:
+                game.would_resign = (position.n, position.to_play)
+        if full_search:
+            game.rows.append((position.n, result.visits, result.root_value, position.to_play))
+        if not moves:
+            first_move_chosen()
+        position = position.play_move(result.move)
+        moves.append(result.move)
+    game.position = position
+    return game
+
+
+def game_metadata(
+    run_cfg: RunConfig, feature_set: str, model: dict, seed: dict, game: PlayedGame, player: MCTSPlayer
+) -> dict:
+    """The game file's metadata: format, provenance (`model`, `seed`), result, resignation and search settings
+    (`game_record` adds the numbers of moves and positions)."""
+    winner, score = game.outcome()
+    metadata = {
+        "format": gamefile.FORMAT,
+        "format_version": gamefile.FORMAT_VERSION,
+        "software_version": __version__,
+        "board_size": run_cfg.board_size,
+        "komi": run_cfg.komi,
+        "features": feature_set,
+        "model": model,
+        "seed": seed,
+        "result": {"winner": winner, "score": score, "resigned": bool(game.resigned_by)},
+        "resign": _resign_metadata(run_cfg.selfplay, game, winner),
+        "search": _search_metadata(run_cfg.selfplay, player, game.max_moves),
+    }
+    metadata["result"]["string"] = result_string(metadata)
+    return metadata
+
+
+def _resign_metadata(s: SelfplaySettings, game: PlayedGame, winner: int) -> dict:
+    """The resignation settings; in a game with resignation disabled, the first move at which a player would
+    have resigned and whether that player went on to win (a false positive)."""
+    would_resign = game.would_resign
+    return {
+        "threshold": s.resign_threshold,
+        "disabled_fraction": s.resign_disabled_fraction,
+        "enabled": game.resign_enabled,
+        "would_resign_move": None if would_resign is None else would_resign[0],
+        "would_resign_color": None if would_resign is None else COLOR_NAME[would_resign[1]],
+        "false_positive": None if would_resign is None else bool(winner == would_resign[1]),
+    }
+
+
+def _search_metadata(s: SelfplaySettings, player: MCTSPlayer, max_moves: int) -> dict:
+    """The search settings the game was played with: `selfplay` but the job's games and threads."""
+    search = {
+        **dataclasses.asdict(s),
+        "softpick_moves": player.softpick_moves,
+        "dirichlet_alpha": player.dirichlet_alpha,
+        "random_symmetry": player.random_symmetry,
+        "max_moves": max_moves,
+    }
+    search.pop("games", None)
+    search.pop("threads", None)
+    return search
+
+
+def game_record(game: PlayedGame, metadata: dict) -> GameRecord:
+    """The record of a played game: all its moves, and the targets of its fully searched positions."""
+    rows = game.rows
+    winner = metadata["result"]["winner"]
+    n = metadata["board_size"]
+    visits = np.stack([r[1] for r in rows]) if rows else np.zeros((0, n * n + 1), dtype=np.int64)
+    record = GameRecord(
+        metadata=metadata,
+        moves=game.moves,
+        move_index=np.array([r[0] for r in rows], dtype=np.int64),
+        visits=visits.astype(np.int64),
+        value_target=np.array([winner * r[3] for r in rows], dtype=np.float32),
+        full_search=np.ones(len(rows), dtype=bool),
+        root_value=np.array([r[2] for r in rows], dtype=np.float32),
+    )
+    record.metadata["num_moves"] = len(game.moves)
+    record.metadata["num_positions"] = len(rows)
     return record
 
 
@@ -208,12 +271,11 @@ def cli_main(argv: list[str] | None = None) -> int:
     """
     t_process = process_start_time()
     t_wall0 = time.time()
-    parser = argparse.ArgumentParser(
-        prog="minigo selfplay",
-        description=cli_main.__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--config", required=True, help="run config YAML")
+    start = t_process if t_process is not None else t_wall0
+    cmd = Command("selfplay", cli_main.__doc__ or "", errors=(modelfile.ModelFileError,))
+    parser = cmd.parser
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    cmd.add_config(help="run config YAML")
     parser.add_argument("--model", required=True, help="model file (e.g. {root}/models/gen0003.safetensors)")
     parser.add_argument("--generation", type=int, required=True, help="generation of the model")
     parser.add_argument("--game", type=int, required=True, help="game index within the generation")
@@ -224,85 +286,111 @@ def cli_main(argv: list[str] | None = None) -> int:
         "--threads", type=int, default=None, help="DSP cores / torch threads (selfplay.threads)"
     )
     parser.add_argument("--no-timing", action="store_true", help="do not write the .timing.json sidecar")
-    args = parser.parse_args(argv)
+    return cmd.run(argv, lambda args: _selfplay_job(cmd, args, start))
+
+
+@dataclasses.dataclass
+class _Job:
+    """What the games of one `minigo selfplay` process share: the config, the model, the start-up."""
+
+    args: argparse.Namespace
+    run_cfg: RunConfig
+    net: Any
+    sha256: str
+    backend: str
+    threads: int
+    start: float  # epoch seconds: the process start (or, where unknown, cli_main's)
+
+
+def _selfplay_job(cmd: Command, args: argparse.Namespace, start: float) -> None:
     if args.count < 1 or args.game < 0 or args.generation < 0:
-        parser.error("--count must be >= 1 and --game, --generation >= 0")
+        cmd.parser.error("--count must be >= 1 and --game, --generation >= 0")
     if args.count > 1 and "{game" not in args.out:
-        parser.error(
+        cmd.parser.error(
             f"--count {args.count} needs an --out pattern with {{game}}, e.g. game{{game:05d}}.arrow"
         )
-
-    try:
-        run_cfg = config_mod.load_config(args.config)
-    except config_mod.ConfigError as exc:
-        print(f"minigo selfplay: {exc}", file=sys.stderr)
-        return 2
+    run_cfg = cmd.config(args)
     backend = args.backend or run_cfg.model.backend
     threads = args.threads or run_cfg.selfplay.threads
-    try:  # the dsp backend reads the model without torch: no torch import in a self-play job
-        net = inference.load_for_inference(args.model, backend=backend, threads=threads)
-        sha256 = modelfile.digest(args.model)
-    except modelfile.ModelFileError as exc:
-        print(f"minigo selfplay: {exc}", file=sys.stderr)
-        return 1
+    # the dsp backend reads the model without torch: no torch import in a self-play job
+    net = inference.load_for_inference(args.model, backend=backend, threads=threads)
+    sha256 = modelfile.digest(args.model)
     if net.cfg.board_size != run_cfg.board_size:
         n = net.cfg.board_size
-        print(
-            f"minigo selfplay: model {args.model} is for {n}x{n}, the config {args.config} says board_size "
-            f"{run_cfg.board_size}",
-            file=sys.stderr,
+        raise UsageError(
+            f"model {args.model} is for {n}x{n}, the config {args.config} says board_size "
+            f"{run_cfg.board_size}"
         )
-        return 2
-
-    start = t_process if t_process is not None else t_wall0
+    job = _Job(args, run_cfg, net, sha256, backend, threads, start)
     for game in range(args.game, args.game + args.count):
-        out = _out_path(args.out, game, args.count)
-        timing = GameTiming()
-        first_move: list[tuple[float, float]] = []  # (wall clock, this process's CPU seconds so far)
-        cpu_game_start = time.process_time()
-        record = play_game(
-            net,
-            run_cfg,
-            args.generation,
-            game,
-            args.model,
-            model_sha256=sha256,
-            timing=timing,
-            on_first_move=lambda fm=first_move: fm.append((time.time(), time.process_time())),
-        )
-        cpu_game = time.process_time() - cpu_game_start
-        size = write_game(out, record)
-        if not args.no_timing:
-            first_wall, first_cpu = first_move[0] if first_move else (time.time(), time.process_time())
-            sidecar = {
-                "game_file": str(out),
-                "host": socket.gethostname(),
-                "backend": backend,
-                "threads": threads,
-                "process_start_epoch": start,
-                # Process start to the job's first move (imports, config, model load); later games of a
-                # `--count` job paid none, so theirs is null.
-                "job_game": game - args.game,
-                "startup_s": round(first_wall - start, 4) if game == args.game else None,
-                "startup_cpu_s": round(first_cpu, 4) if game == args.game else None,
-                "first_move_s": round(timing.first_move_s, 4),  # of which: the game's start to its first move
-                "game_wall_s": round(timing.wall_s, 4),
-                "game_cpu_s": round(cpu_game, 4),
-                "search_s": round(timing.search_s, 4),
-                "network_s": round(timing.network_s, 4),
-                "features_s": round(timing.features_s, 4),
-                "moves": timing.moves,
-                "readouts": timing.readouts,
-                "bytes": size,
-                "positions": record.num_positions,
-            }
-            storage.write_text(timing_path(out), json.dumps(sidecar, indent=1) + "\n")
-        m = record.metadata
-        print(
-            f"wrote {out}: {m['num_moves']} moves, {m['num_positions']} positions recorded, "
-            f"result {m['result']['string']}, {size} bytes, {timing.wall_s:.1f}s"
-        )
-    return 0
+        _play_and_write(job, game)
+
+
+def _play_and_write(job: _Job, game: int) -> None:
+    """Play game `game` of the job, write its file (and timing sidecar) and say so on stdout."""
+    args = job.args
+    out = _out_path(args.out, game, args.count)
+    timing = GameTiming()
+    first_move: list[tuple[float, float]] = []  # (wall clock, this process's CPU seconds so far)
+    cpu_game_start = time.process_time()
+    record = play_game(
+        job.net,
+        job.run_cfg,
+        args.generation,
+        game,
+        args.model,
+        model_sha256=job.sha256,
+        timing=timing,
+        on_first_move=lambda fm=first_move: fm.append((time.time(), time.process_time())),
+    )
+    cpu_game = time.process_time() - cpu_game_start
+    size = write_game(out, record)
+    if not args.no_timing:
+        first = first_move[0] if first_move else (time.time(), time.process_time())
+        sidecar = _timing_sidecar(job, game, out, first, timing, cpu_game, size, record.num_positions)
+        storage.write_text(layout.timing_path(out), json.dumps(sidecar, indent=1) + "\n")
+    m = record.metadata
+    print(
+        f"wrote {out}: {m['num_moves']} moves, {m['num_positions']} positions recorded, "
+        f"result {m['result']['string']}, {size} bytes, {timing.wall_s:.1f}s"
+    )
+
+
+def _timing_sidecar(
+    job: _Job,
+    game: int,
+    out: str,
+    first_move: tuple[float, float],
+    timing: GameTiming,
+    cpu_game: float,
+    size: int,
+    positions: int,
+) -> dict:
+    """The timing sidecar of one game (`first_move`: the wall clock and the process's CPU seconds then)."""
+    first_wall, first_cpu = first_move
+    first_game = game == job.args.game
+    return {
+        "game_file": str(out),
+        "host": socket.gethostname(),
+        "backend": job.backend,
+        "threads": job.threads,
+        "process_start_epoch": job.start,
+        # Process start to the job's first move (imports, config, model load); later games of a
+        # `--count` job paid none, so theirs is null.
+        "job_game": game - job.args.game,
+        "startup_s": round(first_wall - job.start, 4) if first_game else None,
+        "startup_cpu_s": round(first_cpu, 4) if first_game else None,
+        "first_move_s": round(timing.first_move_s, 4),  # of which: the game's start to its first move
+        "game_wall_s": round(timing.wall_s, 4),
+        "game_cpu_s": round(cpu_game, 4),
+        "search_s": round(timing.search_s, 4),
+        "network_s": round(timing.network_s, 4),
+        "features_s": round(timing.features_s, 4),
+        "moves": timing.moves,
+        "readouts": timing.readouts,
+        "bytes": size,
+        "positions": positions,
+    }
 
 
 if __name__ == "__main__":
