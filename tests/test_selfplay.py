@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from minigo_core.base import config
-from minigo_core.data.gamefile import game_bytes, read_game, timing_path
+from minigo_core.data.gamefile import game_bytes, read_game
+from minigo_core.data.layout import timing_path
 from minigo_core.game import go
 from minigo_core.jobs.selfplay import cli_main, game_rng, play_game
 from minigo_core.nn import model

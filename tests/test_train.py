@@ -213,8 +213,8 @@ def test_rendezvous_path_is_unique_per_attempt(tmp_path):
 def test_srun_tasks_find_each_other_without_talking(setup, one_rank, tmp_path):
     """Two processes with the environment srun gives its tasks (and no --ranks) train together as 2 ranks."""
     work, out = tmp_path / "work", str(tmp_path / "m.safetensors")
-    argv = [sys.executable, "-m", "minigo_core.jobs.train", "--config", setup["cfg"]["two"], "--generation", "3",
-            "--window-dir", setup["window"], "--parent", setup["parent"], "--out", out,
+    argv = [sys.executable, "-m", "minigo_core.jobs.train", "--config", setup["cfg"]["two"],
+            "--generation", "3", "--window-dir", setup["window"], "--parent", setup["parent"], "--out", out,
             "--work-dir", str(work), "--no-wall-time", "--timeout", "60"]  # fmt: skip
     procs = []
     for rank in range(2):

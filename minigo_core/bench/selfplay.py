@@ -22,7 +22,8 @@ import tempfile
 import time
 
 from minigo_core.base import config as config_mod
-from minigo_core.data.gamefile import timing_path, write_game
+from minigo_core.data.gamefile import write_game
+from minigo_core.data.layout import timing_path
 from minigo_core.game import go
 from minigo_core.jobs.selfplay import GameTiming, play_game
 from minigo_core.nn import inference, model

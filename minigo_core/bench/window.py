@@ -239,7 +239,7 @@ def _bench_a(args: argparse.Namespace, scratch: str) -> None:
     )
     shard_times = []
     for r in range(args.ranks):
-        t, rows = load_shard(storage.join(out_dir, window.shard_name(r)))
+        t, rows = load_shard(storage.join(out_dir, layout.shard_name(r)))
         shard_times.append(t)
     print(
         f"    shard load per reader: mean {np.mean(shard_times):.3f} s, max {max(shard_times):.3f} s "

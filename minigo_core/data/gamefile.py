@@ -203,12 +203,6 @@ def write_game(url: str, record: GameRecord) -> int:
     return len(data)
 
 
-def timing_path(url: str) -> str:
-    """The wall-clock sidecar of a game file: `game00042.arrow` -> `game00042.timing.json`."""
-    url = str(url)
-    return (url[: -len(".arrow")] if url.endswith(".arrow") else url) + ".timing.json"
-
-
 def _read_bytes(url: str) -> bytes:
     fs, path = storage.fs_and_path(url)
     try:

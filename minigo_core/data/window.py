@@ -220,9 +220,6 @@ def shard_sizes(rows: int, shards_n: int) -> list[int]:
     return [(rows * (r + 1)) // shards_n - (rows * r) // shards_n for r in range(shards_n)]
 
 
-shard_name = layout.shard_name  # the name `minigo_core.bench.window` uses
-
-
 def shuffled_buckets(spill: BucketSpill, rng: np.random.Generator) -> Iterator[pa.Table]:
     """Pass 2's rows: each bucket in turn, its rows in a random order (one bucket in memory at a time)."""
     for b in range(len(spill.paths)):

@@ -27,8 +27,7 @@ def _spec(feature_set: str) -> tuple[int, int]:
         return FEATURE_SETS[feature_set]
     except KeyError:
         raise ValueError(
-            f"unknown feature set {feature_set!r}: use one of {sorted(FEATURE_SETS)} "
-            "(config key features)"
+            f"unknown feature set {feature_set!r}: use one of {sorted(FEATURE_SETS)} (config key features)"
         ) from None
 
 
