@@ -127,11 +127,13 @@ def print_results(cfg: RunConfig, echo=print) -> None:
     echo(status.format_table(cfg, status.collect(cfg)))
 
 
-def run_until_done(cmd: list[str], cfg: RunConfig, workflow: dict, profile: str, config: str) -> int:
+def run_until_done(
+    cmd: list[str], cfg: RunConfig, workflow: dict, profile: str, config: str, max_invocations: int = 100000
+) -> int:
     """Invoke Snakemake until the plan reaches the run's last generation; stop when one makes no progress."""
     logs = Path(layout.logs_dir(cfg.root, "snakemake"))
     previous = None
-    for invocation in range(1, 100000):
+    for invocation in range(1, max_invocations + 1):
         planned = plan(cfg, max_jobs=workflow.get("plan_max_jobs", DEFAULT_MAX_JOBS))
         if planned.finished and invocation > 1:
             break  # (a first invocation always runs: it brings the summary up to date)
@@ -186,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
         f"{cfg.board_size}, profile {profile}, run root {cfg.root}"
     )
     start = time.time()
-    code = run_until_done(cmd, cfg, workflow, profile, config)
+    code = run_until_done(cmd, cfg, workflow, profile, config, args.max_invocations)
     if code != 0:
         return code
     print(f"minigo run: done in {time.time() - start:.0f} s")
@@ -203,4 +205,7 @@ def cli_main(argv: list[str]) -> int:
     cmd.add_config(required=False, help="run config (config.yaml)")
     cmd.parser.set_defaults(config="config.yaml")
     cmd.parser.add_argument("--no-report", action="store_true", help="skip the HTML report at the end")
+    cmd.parser.add_argument(
+        "--max-invocations", type=int, default=100000, help="stop after this many Snakemake invocations"
+    )
     return cmd.run(argv, run, pass_on=True)
