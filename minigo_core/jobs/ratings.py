@@ -486,7 +486,7 @@ def plot_elo(rows: Sequence[dict], title: str = "Elo per generation") -> bytes:
     ax.grid(alpha=0.3)
     if gens:
         ax.legend(loc="lower right", fontsize=8)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def plot_winrate(ttt: dict, title: str | None = None) -> bytes:
@@ -519,10 +519,11 @@ def plot_winrate(ttt: dict, title: str | None = None) -> bytes:
     ax.set_title(title or f"Win rate against the target ({ttt['target']})")
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
-    return _png(fig)
+    return png_bytes(fig)
 
 
-def _png(fig) -> bytes:
+def png_bytes(fig) -> bytes:
+    """A matplotlib figure as PNG bytes (closed afterwards): every plot of a run is written this way."""
     import matplotlib.pyplot as plt  # lazy: pyplot imports in ~1.7 s; `minigo status` uses this module
 
     buf = io.BytesIO()

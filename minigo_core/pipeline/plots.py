@@ -9,7 +9,6 @@ resignation-disabled games it rests on) and `status.txt` (`minigo status ROOT`).
 
 from __future__ import annotations
 
-import io
 import json
 
 import matplotlib
@@ -19,17 +18,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from minigo_core.base.command import Command  # noqa: E402
 from minigo_core.data import layout, storage  # noqa: E402
+from minigo_core.jobs.ratings import png_bytes  # noqa: E402
 from minigo_core.pipeline import status  # noqa: E402
 from minigo_core.pipeline.games_complete import read_marker  # noqa: E402
 from minigo_core.pipeline.plan import selfplay_generations  # noqa: E402
-
-
-def _png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    return buf.getvalue()
 
 
 def _empty(ax, message: str) -> None:
@@ -84,7 +76,7 @@ def plot_loss(cfg) -> bytes:
         ax.legend()
     else:
         _empty(ax, "no training steps recorded yet")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def plot_game_lengths(cfg, markers: dict[int, dict]) -> bytes:
@@ -101,7 +93,7 @@ def plot_game_lengths(cfg, markers: dict[int, dict]) -> bytes:
     ax.set_xlabel("generation (model that played)")
     ax.set_ylabel("moves per game")
     ax.set_title(f"Self-play game lengths ({cfg.board_size}x{cfg.board_size})")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def plot_resign(cfg, markers: dict[int, dict]) -> bytes:
@@ -120,7 +112,7 @@ def plot_resign(cfg, markers: dict[int, dict]) -> bytes:
     ax.set_xlabel("generation")
     ax.set_ylabel("fraction that would have resigned wrongly")
     ax.set_title(f"Resignation false positives (threshold {cfg.selfplay.resign_threshold}; numbers: games)")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def read_markers(cfg) -> dict[int, dict]:
