@@ -6,11 +6,12 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXT_SOURCES := $(wildcard minigo_core/nn/dsp/csrc/*.cpp minigo_core/nn/dsp/csrc/*.h)
+EXT_SOURCES := $(wildcard minigo_core/nn/dsp/csrc/*.cpp minigo_core/nn/dsp/csrc/*.h \
+	minigo_core/search/csrc/*.cpp minigo_core/search/csrc/*.h)
 PROFILE ?= profiles/local
 CONFIG ?= config.yaml
 
-.PHONY: run test test-fast setup system-deps lint contracts clean
+.PHONY: run test test-fast setup system-deps lint contracts clean engine
 
 setup: system-deps $(STAMP)
 
@@ -43,5 +44,9 @@ lint: setup
 contracts: setup
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider tests/test_architecture.py
 
+# Rebuild only the compiled self-play engine in place (while editing minigo_core/search/csrc).
+engine: setup
+	$(PY) setup.py -q build_ext --inplace
+
 clean:
-	rm -rf build *.egg-info minigo_core/nn/dsp/*.so
+	rm -rf build *.egg-info minigo_core/nn/dsp/*.so minigo_core/search/*.so

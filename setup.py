@@ -3,7 +3,9 @@
 - `minigo_core.nn.dsp._C`: the DSP-emulation kernels as torch ops (training, and the dsp backend of DualNet);
 - `minigo_core.nn.dsp._infer`: the same kernels' fused inference engine behind a plain C interface, with no
   torch or Python dependency, loaded with ctypes by `minigo_core.nn.fused` (self-play and evaluation never
-  import torch).
+  import torch);
+- `minigo_core.search._engine`: the compiled self-play engine (rules, features, search, many games per process)
+  with the fused inference engine inside, behind a plain C interface loaded by `minigo_core.search.engine`.
 
 Install with `pip install --no-build-isolation -e .` so both are compiled once, at install time, against
 torch==2.13.0 already in the environment (never on first import inside a job).
@@ -34,6 +36,23 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
         Extension(
             "minigo_core.nn.dsp._infer",
             [kernels, os.path.join(CSRC, "infer_capi.cpp")],
+            language="c++",
+            extra_compile_args=[*CXX_FLAGS, "-fvisibility=hidden"],
+            extra_link_args=["-pthread"],
+        )
+    )
+    # The compiled self-play engine: Go rules, features, symmetries, PUCT and Gumbel search and the multi-game
+    # scheduler (minigo_core/search/csrc), with its own copy of the kernels for in-process inference.
+    engine_src = os.path.join("minigo_core", "search", "csrc")
+    ext_modules.append(
+        Extension(
+            "minigo_core.search._engine",
+            [
+                kernels,
+                os.path.join(CSRC, "infer_capi.cpp"),
+                *sorted(os.path.join(engine_src, f) for f in os.listdir(engine_src) if f.endswith(".cpp")),
+            ],
+            include_dirs=[CSRC, engine_src],
             language="c++",
             extra_compile_args=[*CXX_FLAGS, "-fvisibility=hidden"],
             extra_link_args=["-pthread"],

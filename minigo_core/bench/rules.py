@@ -5,7 +5,10 @@ Prints, per board size:
   until two passes or 2*N*N moves): moves/s including `all_legal_moves`, and `play_move` alone replaying
   the same moves;
 - `all_legal_moves` calls/s, against the baseline of asking `is_move_legal` point by point (ratio printed);
-- feature extraction positions/s for each feature set, one at a time and in batches of 8.
+- feature extraction positions/s for each feature set, one at a time and in batches of 8;
+- the compiled rules of the self-play engine (`minigo_core/search/csrc/board.cpp`), when the library is built:
+  the same random playouts played entirely in C++ and `play()` alone replaying them, moves/s, with the ratio
+  to the Python figures above.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import time
 import numpy as np
 
 from minigo_core.game import features, go
+from minigo_core.search import engine, native_board
 
 
 def random_playout(board_size: int, rng: random.Random) -> list[go.Position]:
@@ -42,7 +46,8 @@ def _rate(count: int, seconds: float) -> str:
     return f"{count / seconds:>10,.0f}/s"
 
 
-def bench_size(board_size: int, seconds: float, rng: random.Random) -> None:
+def bench_size(board_size: int, seconds: float, rng: random.Random) -> tuple[float, float]:
+    """Prints the Python figures; returns (playout moves/s, play_move moves/s) for the compiled comparison."""
     games: list[list[go.Position]] = []
     moves = 0
     start = time.perf_counter()
@@ -61,7 +66,8 @@ def bench_size(board_size: int, seconds: float, rng: random.Random) -> None:
         position = go.Position(board_size)
         for nxt in game[1:]:
             position = position.play_move(nxt.recent[-1])
-    print(f"  play_move alone                              {_rate(moves, time.perf_counter() - start)} moves")
+    play_time = time.perf_counter() - start
+    print(f"  play_move alone                              {_rate(moves, play_time)} moves")
 
     sample = [p for game in games for p in game][:: max(1, moves // 2000)]
     start = time.perf_counter()
@@ -92,6 +98,31 @@ def bench_size(board_size: int, seconds: float, rng: random.Random) -> None:
             f"  features {feature_set:<9} extract {_rate(len(sample), single)} positions, "
             f"extract_batch(8) {_rate(len(sample) // 8 * 8, batched)} positions"
         )
+    return moves / playout_time, moves / play_time
+
+
+def bench_compiled(board_size: int, seconds: float, seed: int, python_rates: tuple[float, float]) -> None:
+    """The compiled rules: random playouts and play() alone in C++, against the Python rates."""
+    try:
+        engine.lib()
+    except (engine.EngineUnavailable, OSError) as e:
+        print(f"  compiled rules: not measured ({e})")
+        return
+    games, moves, playout_s, replay_s = 10, 0, 0.0, 0.0
+    while True:  # grow the batch until it fills the time
+        moves, playout_s, replay_s = native_board.random_playouts(board_size, games, seed)
+        if playout_s >= seconds or games >= 1 << 24:
+            break
+        games = max(games * 2, int(games * seconds / max(playout_s, 1e-6) * 1.1))
+    playout_rate, play_rate = moves / playout_s, moves / replay_s
+    print(
+        f"  {'compiled playout (C++, same rules)':<45}{_rate(moves, playout_s)} moves "
+        f"({playout_rate / python_rates[0]:.0f}x Python; {games} games, {moves / games:.0f} moves/game)"
+    )
+    print(
+        f"  {'compiled play() alone':<45}{_rate(moves, replay_s)} moves "
+        f"({play_rate / python_rates[1]:.0f}x Python play_move)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     for board_size in args.sizes:
-        bench_size(board_size, args.seconds, rng)
+        python_rates = bench_size(board_size, args.seconds, rng)
+        bench_compiled(board_size, args.seconds, args.seed, python_rates)
     return 0
 
 

@@ -9,6 +9,10 @@ One row per recorded position (the moves that got a full search):
 | `value_target` | int8                              | game result from the view of the player to move       |
 | `full_search`  | bool                              | the move got the full number of readouts              |
 | `root_value`   | float32                           | the search's root value, player-to-move's view        |
+| `policy`       | fixed_size_list<float32>[N*N+1]   | Gumbel games only: the improved policy (the target)   |
+
+The metadata key `target` says which column is the policy target: `visits` (PUCT: visit counts, normalised
+when read) or `policy` (Gumbel AlphaZero: softmax(logits + sigma(completed Q)), stored as it is).
 
 The schema metadata key `minigo` holds a JSON document: format and version, board size, komi, feature set, the
 model (url, generation, sha256), the seeds, the result, the move count, the resignation settings and their
@@ -92,6 +96,7 @@ class GameRecord:
     value_target: np.ndarray  # float32 (n,): -1, 0 or 1 from the view of the player to move
     full_search: np.ndarray  # bool (n,)
     root_value: np.ndarray  # float32 (n,)
+    policy: np.ndarray | None = None  # float32 (n, N*N+1): Gumbel's improved policy, the training target
     source: str = field(default="<memory>", compare=False)
 
     @property
@@ -133,9 +138,16 @@ class GameRecord:
             planes = np.zeros((0, features.num_planes(feature_set), n, n), dtype=np.uint8)
         else:
             planes = features.extract_batch([positions[int(i)] for i in self.move_index[keep]], feature_set)
-        visits = self.visits[keep].astype(np.float32)
-        pi = visits / visits.sum(axis=1, keepdims=True)
-        return planes, pi, self.value_target[keep].astype(np.float32)
+        return planes, self.policy_targets(keep), self.value_target[keep].astype(np.float32)
+
+    def policy_targets(self, rows: np.ndarray) -> np.ndarray:
+        """The policy targets (float32, rows x N*N+1, summing to 1) of the given rows: the stored improved
+        policy of a Gumbel game, else the normalised visit counts."""
+        if self.policy is not None:
+            pi = self.policy[rows].astype(np.float32)
+        else:
+            pi = self.visits[rows].astype(np.float32)
+        return pi / pi.sum(axis=1, keepdims=True)
 
 
 def _arrow(values: np.ndarray, dtype: pa.DataType) -> pa.Array:
@@ -171,16 +183,22 @@ def _table(record: GameRecord) -> pa.Table:
     metadata["num_positions"] = int(visits.shape[0])
     metadata.setdefault("format", FORMAT)
     metadata.setdefault("format_version", FORMAT_VERSION)
-    table = pa.Table.from_arrays(
-        [
-            _arrow(np.asarray(record.move_index, dtype=np.uint16), pa.uint16()),
-            pa.FixedSizeListArray.from_arrays(counts, num_moves),
-            _arrow(np.asarray(record.value_target, dtype=np.int8), pa.int8()),
-            _arrow(np.asarray(record.full_search, dtype=bool), pa.bool_()),
-            _arrow(np.asarray(record.root_value, dtype=np.float32), pa.float32()),
-        ],
-        names=["move_index", "visits", "value_target", "full_search", "root_value"],
-    )
+    arrays = [
+        _arrow(np.asarray(record.move_index, dtype=np.uint16), pa.uint16()),
+        pa.FixedSizeListArray.from_arrays(counts, num_moves),
+        _arrow(np.asarray(record.value_target, dtype=np.int8), pa.int8()),
+        _arrow(np.asarray(record.full_search, dtype=bool), pa.bool_()),
+        _arrow(np.asarray(record.root_value, dtype=np.float32), pa.float32()),
+    ]
+    names = list(COLUMNS)
+    if record.policy is not None:
+        policy = np.asarray(record.policy, dtype=np.float32)
+        if policy.shape != visits.shape:
+            raise ValueError(f"policy must be (positions, {num_moves}) like visits, got {policy.shape}")
+        arrays.append(pa.FixedSizeListArray.from_arrays(_arrow(policy.reshape(-1), pa.float32()), num_moves))
+        names.append("policy")
+        metadata["target"] = "policy"
+    table = pa.Table.from_arrays(arrays, names=names)
     text = json.dumps(metadata, sort_keys=True, separators=(",", ":"))
     return table.replace_schema_metadata({METADATA_KEY: text.encode()})
 
@@ -361,6 +379,7 @@ def _decode_table(table: pa.Table, metadata: dict, url: str) -> GameRecord:
         raise GameFileError(f"game file {url}: a move_index is outside the game's {len(moves)} moves")
     if rows and (visits.sum(axis=1) <= 0).any():
         raise GameFileError(f"game file {url}: a recorded position has no visits")
+    policy = _policy_column(table, metadata, num_moves, url)
     if not np.isin(value_target, (-1.0, 0.0, 1.0)).all() or not np.isfinite(root_value).all():
         raise GameFileError(
             f"game file {url}: a value target is not -1, 0 or 1, or a root value is not finite"
@@ -373,8 +392,38 @@ def _decode_table(table: pa.Table, metadata: dict, url: str) -> GameRecord:
         value_target=value_target,
         full_search=table.column("full_search").to_numpy(zero_copy_only=False).astype(bool),
         root_value=root_value,
+        policy=policy,
         source=str(url),
     )
+
+
+def _policy_column(table: pa.Table, metadata: dict, num_moves: int, url: str) -> np.ndarray | None:
+    """The Gumbel policy targets, when the file says its target is `policy` (checked as the other columns)."""
+    target = metadata.get("target", "visits")
+    if target not in ("visits", "policy"):
+        raise GameFileError(f"game file {url}: metadata target {target!r} is not 'visits' or 'policy'")
+    if target == "visits":
+        return None
+    if "policy" not in table.column_names:
+        raise GameFileError(f"game file {url} says its target is 'policy' but has no 'policy' column")
+    column_type = table.schema.field("policy").type
+    if not (
+        pa.types.is_fixed_size_list(column_type)
+        and column_type.list_size == num_moves
+        and column_type.value_type == pa.float32()
+    ):
+        raise GameFileError(
+            f"game file {url}: column 'policy' has type {column_type}, not what this format writes"
+        )
+    if table.column("policy").null_count:
+        raise GameFileError(f"game file {url}: column 'policy' has missing values")
+    flat = table.column("policy").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    policy = flat.astype(np.float32).reshape(table.num_rows, num_moves)
+    if table.num_rows and (
+        not np.isfinite(policy).all() or (policy < 0).any() or (policy.sum(axis=1) <= 0).any()
+    ):
+        raise GameFileError(f"game file {url}: a policy target is negative, not finite or all zero")
+    return policy
 
 
 def result_string(metadata: dict) -> str:

@@ -131,8 +131,7 @@ def sample_game(
         planes = features.extract_batch([positions[int(i)] for i in record.move_index[rows]], cfg.features)
     except Exception as exc:  # a move list that does not replay, an index past the end
         return skip(_reason(exc))
-    visits = record.visits[rows].astype(np.float32)
-    pi = visits / visits.sum(axis=1, keepdims=True)
+    pi = record.policy_targets(rows)
     z = record.value_target[rows].astype(np.float32)
     if planes.shape[1] != num_planes:
         return skip(f"examples with {planes.shape[1]} planes, this run uses {num_planes} ({cfg.features})")

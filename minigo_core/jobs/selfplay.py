@@ -1,4 +1,10 @@
-"""Self-play: one job plays one game with one model and writes one game file (`minigo selfplay`).
+"""Self-play: one job plays K games with one model and writes one game file per game (`minigo selfplay`).
+
+The compiled engine (`minigo_core.search.engine`, the default on the dsp backend) plays the job's K games
+concurrently, batching the network across them, and each game's file is written the moment the game ends.
+The Python reference (`--engine python`, `minigo_core.search.mcts`) plays them one after another. The rest
+of this docstring describes the reference; the engine does the same with its own random stream per game
+(search.h), so a game's file depends on (run seed, generation, game index, model, config, engine) only.
 
 Every random choice (which moves get a full search, root noise, softpick, symmetries, whether resignation is
 disabled) comes from one numpy Generator seeded by `SeedSequence([run seed, generation, game index])`, so the
@@ -32,6 +38,7 @@ from minigo_core.data import gamefile, layout, storage
 from minigo_core.data.gamefile import GameRecord, result_string, write_game
 from minigo_core.game import coords, go
 from minigo_core.nn import inference, modelfile
+from minigo_core.search import engine
 from minigo_core.search.mcts import MCTSPlayer
 
 COLOR_NAME = {1: "B", -1: "W"}
@@ -104,7 +111,8 @@ def play_game(
     game = play_moves(player, run_cfg, rng, resign_enabled, first_move_chosen)
     model = {"url": str(model_url), "generation": int(generation), "sha256": model_sha256}
     seed = {"run_seed": run_cfg.seed, "generation": int(generation), "game": int(game_index)}
-    record = game_record(game, game_metadata(run_cfg, feature_set, model, seed, game, player))
+    search = search_metadata(run_cfg, "python", random_symmetry=player.random_symmetry)
+    record = game_record(game, game_metadata(run_cfg, feature_set, model, seed, game, search))
     if timing is not None:
         timing.wall_s = clock() - t_start
         timing.search_s = player.times.total_s
@@ -119,19 +127,21 @@ def play_game(
 class PlayedGame:
     """What the move loop of a self-play game leaves: the final position, the moves, the recorded rows."""
 
-    position: go.Position
+    position: go.Position | None  # the final position (None from the compiled engine, which gives the score)
     moves: list[coords.Move]
     rows: list[tuple[int, np.ndarray, float, int]]  # full searches: (move index, visits, root value, to play)
     max_moves: int
     resign_enabled: bool
     resigned_by: int = 0  # the colour that resigned, 0 if none did
     would_resign: tuple[int, int] | None = None  # (move index, colour) in games with resignation disabled
+    final_score: float | None = None  # Tromp-Taylor score of the final position (default: position.score())
+    policy: np.ndarray | None = None  # Gumbel: the improved policy of each row, the training target
 
     def outcome(self) -> tuple[int, float | None]:
         """(winner: 1, -1 or 0; Tromp-Taylor score, or None after a resignation)."""
         if self.resigned_by:
             return -self.resigned_by, None
-        score = float(self.position.score())
+        score = float(self.final_score if self.final_score is not None else self.position.score())
         return (1 if score > 0 else -1 if score < 0 else 0), score
 
 
@@ -171,10 +181,10 @@ def play_moves(
 
 
 def game_metadata(
-    run_cfg: RunConfig, feature_set: str, model: dict, seed: dict, game: PlayedGame, player: MCTSPlayer
+    run_cfg: RunConfig, feature_set: str, model: dict, seed: dict, game: PlayedGame, search: dict
 ) -> dict:
     """The game file's metadata: format, provenance (`model`, `seed`), result, resignation and search settings
-    (`game_record` adds the numbers of moves and positions)."""
+    (`search`, from `search_metadata`; `game_record` adds the numbers of moves and positions)."""
     winner, score = game.outcome()
     metadata = {
         "format": gamefile.FORMAT,
@@ -187,7 +197,8 @@ def game_metadata(
         "seed": seed,
         "result": {"winner": winner, "score": score, "resigned": bool(game.resigned_by)},
         "resign": _resign_metadata(run_cfg.selfplay, game, winner),
-        "search": _search_metadata(run_cfg.selfplay, player, game.max_moves),
+        "search": search,
+        "target": "visits" if game.policy is None else "policy",
     }
     metadata["result"]["string"] = result_string(metadata)
     return metadata
@@ -207,17 +218,21 @@ def _resign_metadata(s: SelfplaySettings, game: PlayedGame, winner: int) -> dict
     }
 
 
-def _search_metadata(s: SelfplaySettings, player: MCTSPlayer, max_moves: int) -> dict:
-    """The search settings the game was played with: `selfplay` but the job's games and threads."""
+def search_metadata(run_cfg: RunConfig, engine_name: str, *, random_symmetry: bool = True) -> dict:
+    """The search settings a game was played with: `selfplay` but the job's games, games per job and threads
+    (they do not change a game), the rules derived from the board size, and the engine (`compiled` or
+    `python`: the two draw their random numbers differently, so the same seed gives different games)."""
+    n = run_cfg.board_size
     search = {
-        **dataclasses.asdict(s),
-        "softpick_moves": player.softpick_moves,
-        "dirichlet_alpha": player.dirichlet_alpha,
-        "random_symmetry": player.random_symmetry,
-        "max_moves": max_moves,
+        **dataclasses.asdict(run_cfg.selfplay),
+        "softpick_moves": run_cfg.softpick_moves,
+        "dirichlet_alpha": run_cfg.dirichlet_alpha,
+        "random_symmetry": random_symmetry,
+        "max_moves": 2 * n * n,
+        "engine": engine_name,
     }
-    search.pop("games", None)
-    search.pop("threads", None)
+    for key in ("games", "threads", "games_per_job"):
+        search.pop(key, None)
     return search
 
 
@@ -235,6 +250,7 @@ def game_record(game: PlayedGame, metadata: dict) -> GameRecord:
         value_target=np.array([winner * r[3] for r in rows], dtype=np.float32),
         full_search=np.ones(len(rows), dtype=bool),
         root_value=np.array([r[2] for r in rows], dtype=np.float32),
+        policy=game.policy,
     )
     record.metadata["num_moves"] = len(game.moves)
     record.metadata["num_positions"] = len(rows)
@@ -285,6 +301,13 @@ def cli_main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--threads", type=int, default=None, help="DSP cores / torch threads (selfplay.threads)"
     )
+    parser.add_argument(
+        "--engine",
+        choices=("compiled", "python"),
+        default=None,
+        help="compiled: the C++ engine, all games at once (default with the dsp backend); python: the "
+        "reference search (mcts.py), one game after another (always with the torch backend)",
+    )
     parser.add_argument("--no-timing", action="store_true", help="do not write the .timing.json sidecar")
     return cmd.run(argv, lambda args: _selfplay_job(cmd, args, start))
 
@@ -300,6 +323,7 @@ class _Job:
     backend: str
     threads: int
     start: float  # epoch seconds: the process start (or, where unknown, cli_main's)
+    engine: str = "python"  # compiled or python
 
 
 def _selfplay_job(cmd: Command, args: argparse.Namespace, start: float) -> None:
@@ -312,8 +336,14 @@ def _selfplay_job(cmd: Command, args: argparse.Namespace, start: float) -> None:
     run_cfg = cmd.config(args)
     backend = args.backend or run_cfg.model.backend
     threads = args.threads or run_cfg.selfplay.threads
-    # the dsp backend reads the model without torch: no torch import in a self-play job
-    net = inference.load_for_inference(args.model, backend=backend, threads=threads)
+    engine_name = args.engine or ("compiled" if backend == "dsp" else "python")
+    if engine_name == "compiled" and backend != "dsp":
+        raise UsageError("--engine compiled runs the network in the dsp kernels: use --backend dsp")
+    if engine_name == "compiled":
+        net = engine.load_network(args.model, threads=threads)
+    else:
+        # the dsp backend reads the model without torch: no torch import in a self-play job
+        net = inference.load_for_inference(args.model, backend=backend, threads=threads)
     sha256 = modelfile.digest(args.model)
     if net.cfg.board_size != run_cfg.board_size:
         n = net.cfg.board_size
@@ -321,9 +351,100 @@ def _selfplay_job(cmd: Command, args: argparse.Namespace, start: float) -> None:
             f"model {args.model} is for {n}x{n}, the config {args.config} says board_size "
             f"{run_cfg.board_size}"
         )
-    job = _Job(args, run_cfg, net, sha256, backend, threads, start)
+    job = _Job(args, run_cfg, net, sha256, backend, threads, start, engine_name)
+    if engine_name == "compiled":
+        _compiled_job(job)
+        return
     for game in range(args.game, args.game + args.count):
         _play_and_write(job, game)
+
+
+def compiled_game_record(
+    game: engine.FinishedGame,
+    run_cfg: RunConfig,
+    feature_set: str,
+    model: dict,
+    search: dict,
+    generation: int,
+) -> GameRecord:
+    """The record of a game the compiled engine played (same layout as a reference game's)."""
+    n = run_cfg.board_size
+    rows = [
+        (int(game.move_index[r]), game.visits[r], float(game.root_value[r]), int(game.to_play[r]))
+        for r in range(len(game.move_index))
+    ]
+    played = PlayedGame(
+        position=None,
+        moves=[coords.from_flat(int(m), n) for m in game.moves],
+        rows=rows,
+        max_moves=2 * n * n,
+        resign_enabled=game.resign_enabled,
+        resigned_by=game.resigned_by,
+        would_resign=game.would_resign,
+        final_score=game.score,
+        policy=game.policy,
+    )
+    seed = {"run_seed": run_cfg.seed, "generation": int(generation), "game": int(game.index)}
+    return game_record(played, game_metadata(run_cfg, feature_set, model, seed, played, search))
+
+
+def _compiled_job(job: _Job) -> None:
+    """Play the job's games concurrently in the compiled engine; write each game's file when it ends."""
+    args, run_cfg = job.args, job.run_cfg
+    feature_set = job.net.cfg.feature_set
+    games = engine.SelfplayGames(
+        job.net,
+        engine.settings_for(run_cfg, feature_set),
+        board_size=run_cfg.board_size,
+        komi=run_cfg.komi,
+        seed=run_cfg.seed,
+        generation=args.generation,
+        first_game=args.game,
+        count=args.count,
+    )
+    search = search_metadata(run_cfg, "compiled")
+    model = {"url": str(args.model), "generation": int(args.generation), "sha256": job.sha256}
+    t_engine, cpu_engine = time.time(), time.process_time()
+    for k, game in enumerate(games.finished()):
+        out = _out_path(args.out, game.index, args.count)
+        record = compiled_game_record(game, run_cfg, feature_set, model, search, args.generation)
+        size = write_game(out, record)
+        if not args.no_timing:
+            stats = games.stats()
+            sidecar = {
+                "game_file": str(out),
+                "host": socket.gethostname(),
+                "backend": job.backend,
+                "engine": "compiled",
+                "threads": job.threads,
+                "process_start_epoch": job.start,
+                "job_game": game.index - args.game,
+                "job_games": args.count,
+                "finished_order": k,
+                # process start to the engine's first move (imports, config, model load); one per job
+                "startup_s": round(t_engine - job.start, 4) if k == 0 else None,
+                "startup_cpu_s": round(cpu_engine, 4) if k == 0 else None,
+                # the job's games are played together: from the engine's start to this game's end
+                "game_wall_s": round(time.time() - t_engine, 4),
+                "job_cpu_s": round(time.process_time() - cpu_engine, 4),
+                # the whole job so far (all its games), from the engine's own clocks
+                "job_search_s": round(stats.total_s, 4),
+                "job_network_s": round(stats.network_s, 4),
+                "job_features_s": round(stats.features_s, 4),
+                "job_batches": stats.batches,
+                "job_mean_batch": round(stats.mean_batch, 2),
+                "moves": len(game.moves),
+                "readouts": game.readouts,
+                "bytes": size,
+                "positions": record.num_positions,
+            }
+            storage.write_text(layout.timing_path(out), json.dumps(sidecar, indent=1) + "\n")
+        m = record.metadata
+        print(
+            f"wrote {out}: {m['num_moves']} moves, {m['num_positions']} positions recorded, "
+            f"result {m['result']['string']}, {size} bytes, {time.time() - t_engine:.1f}s into the job",
+            flush=True,
+        )
 
 
 def _play_and_write(job: _Job, game: int) -> None:

@@ -52,27 +52,36 @@ def _library_path() -> str:
     )
 
 
+def declare(handle: ctypes.CDLL) -> ctypes.CDLL:
+    """Set the argument and result types of the fused engine's C functions on a loaded library.
+
+    Used for `_infer` and for the self-play engine library `minigo_core/search/_engine*.so`, which holds its
+    own copy of the same engine (and of the worker pool, so `set_num_threads` there is the engine's).
+    """
+    f32p, vp, i = ctypes.POINTER(ctypes.c_float), ctypes.c_void_p, ctypes.c_int
+    handle.mg_fused_create.restype = vp
+    handle.mg_fused_create.argtypes = [i, i, i, i, i, ctypes.POINTER(f32p), ctypes.POINTER(f32p),
+                                       f32p, f32p, f32p, f32p, f32p, ctypes.c_float,
+                                       ctypes.c_char_p, i]  # fmt: skip
+    handle.mg_fused_run.restype = i
+    handle.mg_fused_run.argtypes = [vp, vp, i, i, i, f32p, f32p]
+    handle.mg_fused_destroy.restype = None
+    handle.mg_fused_destroy.argtypes = [vp]
+    for name, res, args in (("mg_set_num_threads", None, [i]), ("mg_get_num_threads", i, []),
+                            ("mg_set_winograd", None, [i]), ("mg_winograd_enabled", i, []),
+                            ("mg_set_isa", None, [i]), ("mg_get_isa", i, []),
+                            ("mg_cpu_has_avx2", i, [])):  # fmt: skip
+        getattr(handle, name).restype = res
+        getattr(handle, name).argtypes = args
+    return handle
+
+
 def lib() -> ctypes.CDLL:
     """The loaded library (loaded on first use)."""
     global _LIB
     with _LOCK:
         if _LIB is None:
-            handle = ctypes.CDLL(_library_path())
-            f32p, vp, i = ctypes.POINTER(ctypes.c_float), ctypes.c_void_p, ctypes.c_int
-            handle.mg_fused_create.restype = vp
-            handle.mg_fused_create.argtypes = [i, i, i, i, i, ctypes.POINTER(f32p), ctypes.POINTER(f32p),
-                                               f32p, f32p, f32p, f32p, f32p, ctypes.c_float,
-                                               ctypes.c_char_p, i]  # fmt: skip
-            handle.mg_fused_run.restype = i
-            handle.mg_fused_run.argtypes = [vp, vp, i, i, i, f32p, f32p]
-            handle.mg_fused_destroy.restype = None
-            handle.mg_fused_destroy.argtypes = [vp]
-            for name, res, args in (("mg_set_num_threads", None, [i]), ("mg_get_num_threads", i, []),
-                                    ("mg_set_winograd", None, [i]), ("mg_winograd_enabled", i, []),
-                                    ("mg_set_isa", None, [i]), ("mg_get_isa", i, []),
-                                    ("mg_cpu_has_avx2", i, [])):  # fmt: skip
-                getattr(handle, name).restype = res
-                getattr(handle, name).argtypes = args
+            handle = declare(ctypes.CDLL(_library_path()))
             handle.mg_set_num_threads(_THREADS if _THREADS is not None else default_num_threads())
             _LIB = handle
         return _LIB
@@ -157,12 +166,20 @@ def _ptr(a: np.ndarray) -> Any:
 
 
 class FusedModel:
-    """A network for inference only: `predict(planes) -> (probabilities, values)`; no torch."""
+    """A network for inference only: `predict(planes) -> (probabilities, values)`; no torch.
+
+    `library`: a loaded library with the fused engine's C interface (`declare`d), default `_infer`; the
+    self-play engine builds its network in its own library (`handle` is what its C functions take).
+    """
 
     backend = "fused"
 
     def __init__(
-        self, cfg: ModelConfig, tensors: dict[str, np.ndarray], provenance: dict | None = None
+        self,
+        cfg: ModelConfig,
+        tensors: dict[str, np.ndarray],
+        provenance: dict | None = None,
+        library: ctypes.CDLL | None = None,
     ) -> None:
         self.cfg = cfg
         self.provenance = dict(provenance or {})
@@ -170,7 +187,7 @@ class FusedModel:
         conv_w = (ctypes.POINTER(ctypes.c_float) * len(w["convs"]))(*[_ptr(cw) for cw, _ in w["convs"]])
         conv_b = (ctypes.POINTER(ctypes.c_float) * len(w["convs"]))(*[_ptr(cb) for _, cb in w["convs"]])
         err = ctypes.create_string_buffer(512)
-        self._lib = lib()
+        self._lib = library if library is not None else lib()
         handle = self._lib.mg_fused_create(
             cfg.board_size, cfg.planes, cfg.filters, cfg.blocks, cfg.fc_width, conv_w, conv_b,
             _ptr(w["policy_wt"]), _ptr(w["policy_b"]), _ptr(w["value_w1t"]), _ptr(w["value_b1"]),
@@ -179,6 +196,7 @@ class FusedModel:
         if not handle:
             raise ValueError(f"cannot build the inference engine: {err.value.decode(errors='replace')}")
         self._handle = ctypes.c_void_p(handle)
+        self.handle = self._handle
         self._moves = cfg.board_size * cfg.board_size + 1
 
     def __del__(self) -> None:

@@ -1,0 +1,254 @@
+"""The compiled self-play engine: PUCT against mcts.py, Gumbel's policy target, games alone vs batched.
+
+The rules, features and symmetries of the engine are tested against go.py, features.py and GNU Go in
+test_engine_rules.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from minigo_core.base import config
+from minigo_core.data import gamefile
+from minigo_core.game import coords, go
+from minigo_core.jobs.selfplay import cli_main
+from minigo_core.nn import fused, model
+from minigo_core.search import engine, mcts
+
+if os.environ.get("CI") != "true":
+    try:
+        engine.lib()
+    except engine.EngineUnavailable as exc:  # pragma: no cover - a checkout without `make setup`
+        pytest.skip(str(exc), allow_module_level=True)
+
+
+def run_config(board_size: int = 9, **selfplay) -> config.RunConfig:
+    sp = dict(readouts=32, fast_readouts=8, parallel_readouts=1, full_search_fraction=0.5, games_per_job=4)
+    sp.update(selfplay)
+    return config.from_dict(
+        {
+            "board_size": board_size,
+            "seed": 11,
+            "model": {"blocks": 1, "filters": 16, "fc_width": 16, "backend": "dsp"},
+            "selfplay": sp,
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory) -> str:
+    torch.set_num_threads(1)
+    net = model.random_model(model.ModelConfig.from_run(run_config()), seed=4, backend="torch")
+    path = str(tmp_path_factory.mktemp("engine") / "gen0003.safetensors")
+    model.save_model(path, net, {"generation": 3})
+    return path
+
+
+def _random_position(rng: np.random.Generator, moves: int) -> tuple[go.Position, list[int]]:
+    pos, played = go.Position(9, 7.5), []
+    for _ in range(moves):
+        m = int(rng.choice(np.flatnonzero(mcts.search_moves(pos))))
+        nxt = pos.play_move(coords.from_flat(m, 9))
+        if nxt.is_game_over():
+            break
+        pos, played = nxt, played + [m]
+    return pos, played
+
+
+@pytest.mark.parametrize("parallel", [1, 8])
+@pytest.mark.parametrize("init_unvisited", ["parent", "loss"])
+def test_compiled_puct_gives_the_visit_counts_of_mcts_py(model_file, parallel, init_unvisited):
+    """Noise and random symmetries off: the same network outputs, so the same tree, visit for visit."""
+    cfg = run_config(
+        readouts=64, parallel_readouts=parallel, init_unvisited=init_unvisited, dirichlet_weight=0
+    )
+    reference_net = fused.load(model_file, threads=1)
+    net = engine.load_network(model_file, threads=1)
+    settings = engine.settings_for(cfg, "agz", softpick_moves=0, random_symmetry=False)
+    rng = np.random.default_rng(parallel * 10 + len(init_unvisited))
+    compared = 0
+    for moves in (0, 1, 12, 25, 40):
+        position, played = _random_position(rng, moves)
+        player = mcts.MCTSPlayer(
+            reference_net,
+            cfg.selfplay,
+            9,
+            7.5,
+            np.random.default_rng(0),
+            softpick_moves=0,
+            random_symmetry=False,
+        )
+        ref = player.search(position, full_search=True, noise=False)
+        out = engine.Searcher(net, settings, board_size=9, komi=7.5).search(played, noise=False)
+        assert out.visits.sum() == ref.visits.sum() > 0
+        np.testing.assert_array_equal(out.visits, ref.visits)
+        assert out.root_value == ref.root_value  # bit for bit: the same float64 arithmetic
+        assert out.move == ref.fmove
+        compared += 1
+    assert compared == 5
+
+
+def test_searcher_rejects_illegal_and_finished_positions(model_file):
+    net = engine.load_network(model_file, threads=1)
+    searcher = engine.Searcher(net, engine.settings_for(run_config(), "agz"), board_size=9, komi=7.5)
+    with pytest.raises(ValueError, match="move 2"):
+        searcher.search([40, 40])
+    with pytest.raises(ValueError, match="finished"):
+        searcher.search([81, 81])
+
+
+# ---- Gumbel AlphaZero's improved policy ----
+def _policy_case(rng: np.random.Generator, a: int = 12):
+    legal = rng.random(a) < 0.8
+    legal[0] = legal[1] = True
+    prior = rng.random(a) * legal
+    prior /= prior.sum()
+    visits = rng.integers(0, 6, a) * legal
+    q = rng.uniform(-1, 1, a)
+    return prior, visits, q, legal
+
+
+def test_gumbel_policy_sums_to_one_and_is_zero_on_illegal_moves():
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        prior, visits, q, legal = _policy_case(rng)
+        pi = engine.gumbel_improved_policy(prior, visits, q, legal, float(rng.uniform(-1, 1)))
+        assert pi.sum() == pytest.approx(1.0, abs=1e-12)
+        assert (pi[~legal] == 0).all() and (pi >= 0).all()
+
+
+def test_gumbel_policy_equals_the_prior_when_no_simulation_ran():
+    rng = np.random.default_rng(2)
+    prior, _, q, legal = _policy_case(rng)
+    pi = engine.gumbel_improved_policy(prior, np.zeros_like(prior, dtype=np.int32), q, legal, 0.3)
+    np.testing.assert_allclose(pi, prior, rtol=1e-12, atol=1e-15)
+
+
+def test_gumbel_policy_prefers_the_best_completed_q_at_large_c_scale():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        prior, visits, q, legal = _policy_case(rng)
+        visits[legal] = np.maximum(visits[legal], 1)  # every legal move visited: completed Q = Q
+        best = int(np.argmax(np.where(legal, q, -np.inf)))
+        pi = engine.gumbel_improved_policy(prior, visits, q, legal, 0.0, c_scale=1000.0)
+        assert int(np.argmax(pi)) == best and pi[best] > 0.99
+        # at a small scale the prior still counts: the policy moves from the prior towards the best Q
+        small = engine.gumbel_improved_policy(prior, visits, q, legal, 0.0, c_scale=0.01)
+        assert small[best] >= prior[best] - 1e-12
+
+
+def test_gumbel_policy_fills_unvisited_moves_with_the_mixed_value():
+    prior = np.array([0.5, 0.3, 0.2])
+    legal = np.ones(3, bool)
+    visits = np.array([4, 0, 0], np.int32)
+    q = np.array([0.9, 0.0, 0.0])
+    # v_mix = (v + 4 * 0.9) / 5 with v = -1: both unvisited moves get it, so they keep their prior ratio
+    pi = engine.gumbel_improved_policy(prior, visits, q, legal, -1.0)
+    assert pi[1] / pi[2] == pytest.approx(prior[1] / prior[2])
+    assert pi[0] > prior[0]
+
+
+# ---- games: alone or among others, 1 or 2 cores ----
+def _write_config(tmp_path, **selfplay) -> str:
+    cfg = run_config(**selfplay)
+    path = tmp_path / "config.yaml"
+    path.write_text(json.dumps({**cfg.to_dict(), "root": str(tmp_path / "run")}))
+    return str(path)
+
+
+@pytest.mark.parametrize("search", ["puct", "gumbel"])
+def test_a_game_is_the_same_bytes_alone_or_among_others_with_1_or_2_cores(tmp_path, model_file, search):
+    cfg_path = _write_config(
+        tmp_path, search=search, readouts=16, parallel_readouts=2 if search == "puct" else 1
+    )
+    common = ["--config", cfg_path, "--model", model_file, "--generation", "3", "--no-timing"]
+    many = str(tmp_path / "many" / "game{game:05d}.arrow")
+    assert cli_main(common + ["--game", "2", "--count", "5", "--out", many, "--threads", "2"]) == 0
+    for game in (2, 4, 6):
+        alone = str(tmp_path / f"alone{game}.arrow")
+        assert cli_main(common + ["--game", str(game), "--out", alone, "--threads", "1"]) == 0
+        assert open(alone, "rb").read() == open(many.format(game=game), "rb").read()
+    records = [gamefile.read_game(many.format(game=g)) for g in range(2, 7)]
+    assert len({tuple(map(str, r.moves)) for r in records}) == 5  # different games
+    for r in records:
+        assert r.metadata["search"]["engine"] == "compiled"
+        assert r.metadata["target"] == ("policy" if search == "gumbel" else "visits")
+        assert (r.policy is not None) == (search == "gumbel")
+
+
+def test_gumbel_game_file_holds_the_improved_policy_as_the_training_target(tmp_path, model_file):
+    cfg_path = _write_config(tmp_path, search="gumbel", readouts=8, full_search_fraction=1.0)
+    out = str(tmp_path / "g.arrow")
+    assert (
+        cli_main(
+            ["--config", cfg_path, "--model", model_file, "--generation", "3", "--game", "0", "--out", out]
+        )
+        == 0
+    )
+    record = gamefile.read_game(out)
+    assert record.policy is not None and record.policy.shape == record.visits.shape
+    np.testing.assert_allclose(record.policy.sum(axis=1), 1.0, atol=1e-5)
+    # every recorded search spent its 8 simulations at the root's considered moves (plus the root's own)
+    assert (record.visits.sum(axis=1) >= 8).all()
+    planes, pi, z = record.training_examples()
+    np.testing.assert_allclose(pi, record.policy / record.policy.sum(axis=1, keepdims=True), rtol=1e-6)
+    assert planes.shape[0] == pi.shape[0] == z.shape[0] == record.num_positions
+
+
+def test_selfplay_job_writes_each_game_when_it_ends_and_says_so(tmp_path, model_file):
+    cfg_path = _write_config(tmp_path, readouts=8)
+    pattern = str(tmp_path / "g" / "game{game:05d}.arrow")
+    argv = ["--config", cfg_path, "--model", model_file, "--generation", "3", "--game", "0", "--count", "4"]
+    assert cli_main(argv + ["--out", pattern]) == 0
+    sidecars = [
+        json.loads(open(pattern.format(game=g).replace(".arrow", ".timing.json")).read()) for g in range(4)
+    ]
+    assert sorted(s["finished_order"] for s in sidecars) == [0, 1, 2, 3]
+    first = min(sidecars, key=lambda s: s["finished_order"])
+    assert first["startup_s"] is not None and first["startup_s"] > 0
+    assert all(s["startup_s"] is None for s in sidecars if s is not first)
+    # games end at different times; the later a game ends, the later its file's wall time
+    walls = [s["game_wall_s"] for s in sorted(sidecars, key=lambda s: s["finished_order"])]
+    assert walls == sorted(walls)
+    assert all(s["job_mean_batch"] > 1 for s in sidecars)
+
+
+def test_engine_refuses_a_model_of_another_board_size(tmp_path, model_file):
+    net = engine.load_network(model_file, threads=1)
+    cfg = run_config()
+    with pytest.raises(ValueError, match="board size"):
+        engine.SelfplayGames(
+            net,
+            engine.settings_for(cfg, "agz"),
+            board_size=7,
+            komi=7.5,
+            seed=1,
+            generation=0,
+            first_game=0,
+            count=1,
+        )
+    with pytest.raises(ValueError, match="planes"):
+        engine.SelfplayGames(
+            net,
+            engine.settings_for(cfg, "mlperf07"),
+            board_size=9,
+            komi=7.5,
+            seed=1,
+            generation=0,
+            first_game=0,
+            count=1,
+        )
+
+
+def test_settings_struct_matches_the_library_and_rejects_unknown_searches():
+    assert engine.lib().mg_engine_settings_size() == engine.ctypes.sizeof(engine.SearchSettings)
+    cfg = run_config()
+    bad = dataclasses.replace(cfg, selfplay=dataclasses.replace(cfg.selfplay, search="alphabeta"))
+    with pytest.raises(ValueError, match="selfplay.search"):
+        engine.settings_for(bad, "agz")
