@@ -252,3 +252,28 @@ def test_settings_struct_matches_the_library_and_rejects_unknown_searches():
     bad = dataclasses.replace(cfg, selfplay=dataclasses.replace(cfg.selfplay, search="alphabeta"))
     with pytest.raises(ValueError, match="selfplay.search"):
         engine.settings_for(bad, "agz")
+
+
+# ---- evaluation and GTP play through the engine ----
+def test_model_player_plays_through_the_compiled_engine_and_falls_back_for_set_up_stones(model_file):
+    from minigo_core.search import players
+
+    spec = players.resolve_spec(model_file)
+    search = players.SearchSettings(readouts=16, softpick_moves=2, resign_threshold=-1.0)
+    player = players.make_player(spec, search, run_config(), backend="dsp")
+    assert player.engine_name == "compiled"
+    moves = []
+    for seed in (1, 1, 2):
+        player.new_game(9, 7.5, seed)
+        position, game = go.Position(9, 7.5), []
+        for _ in range(6):
+            move = player.genmove(position)
+            position = position.play_move(move)
+            game.append(move)
+        moves.append(game)
+    assert moves[0] == moves[1]  # seeded: the same game again
+    assert isinstance(player._mcts, engine.Searcher)
+    setup = go.Position.from_board(np.eye(9, dtype=np.int8))  # stones no move sequence made
+    player.new_game(9, 7.5, 3)
+    move = player.genmove(setup)
+    assert setup.is_move_legal(move) and player.engine_name == "python"

@@ -31,9 +31,8 @@ from minigo_core.base.command import Command
 from minigo_core.base.config import load_config
 from minigo_core.data import storage
 from minigo_core.game import coords, go, sgf
-from minigo_core.nn.inference import load_for_inference
 from minigo_core.nn.modelfile import digest as model_digest
-from minigo_core.search.players import RESIGN, ModelPlayer, Player, RandomPlayer, SearchSettings
+from minigo_core.search.players import RESIGN, ModelPlayer, Player, RandomPlayer, SearchSettings, load_network
 
 log = logging.getLogger(__name__)
 PROTOCOL_VERSION = 2
@@ -369,7 +368,8 @@ def build_model_engine(
     run_cfg = None
     if config:
         run_cfg = load_config(config)
-    net = load_for_inference(model_url, backend=backend, threads=threads)
+    engine_name = "compiled" if backend == "dsp" else "python"
+    net = load_network(model_url, backend, threads, engine_name)
     if run_cfg is not None and run_cfg.board_size != net.cfg.board_size:
         size = net.cfg.board_size
         raise ValueError(
@@ -380,7 +380,7 @@ def build_model_engine(
         threshold = run_cfg.selfplay.resign_threshold if run_cfg is not None else -0.9
     search = SearchSettings(readouts=readouts, softpick_moves=0, resign_threshold=threshold)
     name = os.path.basename(model_url)
-    player = ModelPlayer(net, search, name=name, run_cfg=run_cfg)
+    player = ModelPlayer(net, search, name=name, run_cfg=run_cfg, engine_name=engine_name)
     digest = model_digest(model_url)[:12]
     default_komi = run_cfg.komi if run_cfg is not None else 7.5
     return GTPEngine(

@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from minigo_core.base.config import SelfplaySettings
+from minigo_core.base.config import RunConfig, SelfplaySettings
 from minigo_core.base.playerspec import HELP, MODEL_SUFFIXES, PlayerSpec, PlayerSpecError
 from minigo_core.data import layout, storage
 from minigo_core.game import coords, go
 from minigo_core.nn.inference import load_for_inference
-from minigo_core.search import mcts
+from minigo_core.search import engine, mcts
 from minigo_core.search.gtp_client import GTPClient, GTPError, gnugo_argv
 
 RESIGN = "resign"
@@ -222,22 +222,35 @@ class SearchSettings:
 
 
 class ModelPlayer(Player):
-    """A network with MCTS (`minigo_core.search.mcts.MCTSPlayer`): no root noise, fixed readouts, seeded
-    softpick.
+    """A network with MCTS: no root noise, fixed readouts, seeded softpick.
+
+    `engine_name` "compiled": the compiled engine's search (`engine.Searcher`, `net` loaded with
+    `engine.load_network`); "python": the reference `mcts.MCTSPlayer`. A position the engine cannot reach by
+    replaying `position.recent` from the empty board (set-up stones) is searched by the reference.
 
     Every move is a full search of `readouts` readouts; before move `softpick_moves` the move is drawn in
     proportion to visits (seeded per game, so E games are E different games), after it the most visited move.
     It resigns when the root value from its own view is below `resign_threshold` (-1 never resigns).
     """
 
-    def __init__(self, net: Any, search: SearchSettings, name: str = "model", run_cfg: Any = None) -> None:
+    def __init__(
+        self,
+        net: Any,
+        search: SearchSettings,
+        name: str = "model",
+        run_cfg: Any = None,
+        engine_name: str = "python",
+    ) -> None:
         self.net = net
         self.search = search
         self.name = name
         self.run_cfg = run_cfg
+        self.engine_name = engine_name
         self.board_size = int(net.cfg.board_size)
         self._rng = np.random.default_rng(0)
+        self._seed = 0
         self._mcts: Any = None
+        self._replayed: go.Position | None = None  # the compiled search's position, replayed from moves
 
     def new_game(self, board_size: int, komi: float, seed: int) -> None:
         if board_size != self.board_size:
@@ -245,12 +258,23 @@ class ModelPlayer(Player):
                 f"model {self.name} plays {self.board_size}x{self.board_size}, not {board_size}x{board_size}"
             )
         self._rng = np.random.default_rng(seed)
+        self._seed = int(seed)
         self._mcts = None
+        self._replayed = None
 
     def _new_search(self, komi: float) -> Any:
 
         base = self.run_cfg.selfplay if self.run_cfg is not None else SelfplaySettings()
         settings = mcts.settings_for_evaluation(base, max(1, int(self.search.readouts)))
+        if self.engine_name == "compiled":
+            run_cfg = self.run_cfg or RunConfig(board_size=self.board_size, komi=komi)
+            compiled = engine.settings_for(
+                run_cfg,
+                self.net.cfg.feature_set,
+                selfplay=settings,
+                softpick_moves=self.search.softpick_moves,
+            )
+            return engine.Searcher(self.net, compiled, board_size=self.board_size, komi=komi, seed=self._seed)
         return mcts.MCTSPlayer(
             self.net,
             settings,
@@ -271,11 +295,47 @@ class ModelPlayer(Player):
             return None  # nothing left to search: the game is over
         if self._mcts is None:
             self._mcts = self._new_search(position.komi)
+        if isinstance(self._mcts, engine.Searcher):
+            moves = self._moves_from_start(position)
+            if moves is None:  # set-up stones: the reference search plays this game on
+                self.engine_name = "python"
+                self._mcts = self._new_search(position.komi)
+            else:
+                outcome = self._mcts.search(moves, full_search=True, noise=False)
+                self.last_value = outcome.root_value
+                if outcome.root_value < self.search.resign_threshold:
+                    return RESIGN
+                return coords.from_flat(outcome.move, self.board_size)
         result = self._mcts.search(position, full_search=True, noise=False)
         self.last_value = float(result.root_value)
         if result.root_value < self.search.resign_threshold:
             return RESIGN
         return result.move
+
+    def _moves_from_start(self, position: go.Position) -> list[int] | None:
+        """The flat moves that lead from the empty board to `position`, or None if none do (set-up stones).
+
+        Checked by replaying them (incrementally across a game's calls) and comparing the boards."""
+        n = self.board_size
+        recent = [getattr(m, "move", m) for m in position.recent]
+        if position.n != len(recent):
+            return None
+        replayed = self._replayed
+        if (
+            replayed is None
+            or replayed.n > len(recent)
+            or tuple(replayed.recent) != tuple(recent[: replayed.n])
+        ):
+            replayed = go.Position(n, position.komi)
+        try:
+            for move in recent[replayed.n :]:
+                replayed = replayed.play_move(move)
+        except go.IllegalMove:
+            return None
+        if not np.array_equal(replayed.board, position.board) or replayed.to_play != position.to_play:
+            return None
+        self._replayed = replayed
+        return [n * n if m is None else coords.to_flat(m, n) for m in recent]
 
     def info(self) -> dict:
         out: dict[str, Any] = {
@@ -298,17 +358,31 @@ def make_player(
     threads: int = 1,
     gtp_timeout: float = 600.0,
     nets: dict | None = None,
+    engine_name: str | None = None,
 ) -> Player:
-    """Create the player a spec names; `nets` (url -> net) shares one loaded network between players."""
+    """Create the player a spec names; `nets` shares one loaded network between players. `engine_name`:
+    compiled or python (default: compiled on the dsp backend, see `ModelPlayer`)."""
     if spec.kind == "random":
         return RandomPlayer(spec.name)
     if spec.kind in ("gnugo", "gtp"):
         return GTPPlayer(spec.argv, spec.name, timeout=gtp_timeout)
 
     assert spec.url is not None
-    net = (nets or {}).get(spec.url)
+    engine_name = engine_name or ("compiled" if backend == "dsp" else "python")
+    key = f"{engine_name}:{spec.url}"
+    net = (nets or {}).get(key)
     if net is None:
-        net = load_for_inference(spec.url, backend=backend, threads=threads)
+        net = load_network(spec.url, backend, threads, engine_name)
         if nets is not None:
-            nets[spec.url] = net
-    return ModelPlayer(net, search, name=spec.name, run_cfg=run_cfg)
+            nets[key] = net
+    return ModelPlayer(net, search, name=spec.name, run_cfg=run_cfg, engine_name=engine_name)
+
+
+def load_network(url: str, backend: str, threads: int, engine_name: str) -> Any:
+    """A model file's network for play: in the compiled engine's library (`compiled`, dsp only) or through
+    `nn/inference.py` (`python`: the fused engine, or torch)."""
+    if engine_name == "compiled":
+        if backend != "dsp":
+            raise PlayerError("the compiled engine runs the network in the dsp kernels: use the dsp backend")
+        return engine.load_network(url, threads=threads)
+    return load_for_inference(url, backend=backend, threads=threads)
