@@ -277,3 +277,22 @@ def test_model_player_plays_through_the_compiled_engine_and_falls_back_for_set_u
     player.new_game(9, 7.5, 3)
     move = player.genmove(setup)
     assert setup.is_move_legal(move) and player.engine_name == "python"
+
+
+def test_selfplay_benchmark_ends_with_its_json_line(capsys):
+    from minigo_core.bench import selfplay as bench
+
+    argv = ["--config", "config/tiny.yaml", "--games", "1", "--ks", "1,2", "--moves-19", "0", "--no-memory"]
+    assert bench.main(argv) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    result = json.loads(last)
+    for key in (
+        "engine_vs_reference",
+        "non_network_share",
+        "startup_share",
+        "reference_readouts_per_s",
+        "cpu",
+    ):
+        assert key in result
+    assert result["engine_vs_reference"] > 0 and 0 < result["startup_share"] < 1
+    assert {(r["search"], r["k"]) for r in result["engine"]} >= {("puct", 1), ("gumbel", 2)}

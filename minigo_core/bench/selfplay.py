@@ -313,9 +313,12 @@ def _engine_vs_reference(args, cfg, model_url: str, tmp: str, result: dict) -> N
     s = cfg.selfplay
     default_k = s.games_per_job
     ref_net = inference.load_for_inference(model_url, backend="dsp", threads=1)  # the same fused network
-    t = _play(ref_net, cfg, args.games, 0, model_url, os.path.join(tmp, "ref"), time.process_time)
-    print(f"\nPython reference (mcts.py), batches of {s.parallel_readouts} leaves of one tree:", end="")
-    _report(t, args.games, cfg.board_size, s.parallel_readouts, "CPU s")
+    # the reference at its own best: batches of `--reference-parallel` leaves of its one tree (MiniGo's 8)
+    p = args.reference_parallel
+    ref_cfg = dataclasses.replace(cfg, selfplay=dataclasses.replace(s, parallel_readouts=p))
+    t = _play(ref_net, ref_cfg, args.games, 0, model_url, os.path.join(tmp, "ref"), time.process_time)
+    print(f"\nPython reference (mcts.py), batches of {p} leaves of one tree (virtual loss):", end="")
+    _report(t, args.games, cfg.board_size, p, "CPU s")
     ref_rate = t["readouts"] / t["wall_s"]
     result["reference_readouts_per_s"] = round(ref_rate, 1)
     result["reference_non_network_share"] = round(1 - t["network_s"] / t["wall_s"], 4)
@@ -393,6 +396,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--config", default="config.yaml", help="run config (default: config.yaml)")
     parser.add_argument("--games", type=int, default=2, help="games of the Python reference (default 2)")
+    parser.add_argument(
+        "--reference-parallel", type=int, default=8, help="leaves per batch of the reference (default 8)"
+    )
     parser.add_argument("--ks", default="1,8,32,64", help="games per job for the engine (default 1,8,32,64)")
     parser.add_argument("--searches", default="puct,gumbel", help="engine searches (default puct,gumbel)")
     parser.add_argument(
