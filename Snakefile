@@ -1,5 +1,5 @@
 # MiniGo (AlphaGo Zero) training as a Snakemake workflow: one generation = window -> train -> self-play
-# (one job per game) -> games-complete marker, with evaluation off the critical path.
+# (one job per selfplay.games_per_job games) -> games-complete marker, with evaluation off the critical path.
 #
 #   snakemake --profile profiles/local                       # a laptop
 #   snakemake --profile profiles/slurm                       # a Slurm cluster (first edit the profile's

@@ -4,8 +4,9 @@
 - `minigo_core.nn.dsp._infer`: the same kernels' fused inference engine behind a plain C interface, with no
   torch or Python dependency, loaded with ctypes by `minigo_core.nn.fused` (self-play and evaluation never
   import torch);
-- `minigo_core.search._engine`: the compiled self-play engine (rules, features, search, many games per process)
-  with the fused inference engine inside, behind a plain C interface loaded by `minigo_core.search.engine`.
+- `minigo_core.search._engine`: the compiled self-play engine (rules, features, search, many games per
+  process) with the fused inference engine inside, behind a plain C interface loaded by
+  `minigo_core.search.engine`.
 
 Install with `pip install --no-build-isolation -e .` so both are compiled once, at install time, against
 torch==2.13.0 already in the environment (never on first import inside a job).

@@ -1,9 +1,10 @@
 """Kill anything, rerun, same result: a reduced chaos run (`workflow/scripts/chaos.py`, 3 kills).
 
-The tiny config, cut to one generation of two games with one evaluation, runs undisturbed once; then again
-while random jobs (and Snakemake itself) are killed with SIGKILL, rerun with `--rerun-incomplete` until it
-finishes. Every artifact must then be valid and byte-identical to the undisturbed run, with no temporary file
-left and nothing half-written ever visible under a final name. The full version:
+The tiny config, cut to one generation (four games in two self-play jobs) with one evaluation, runs
+undisturbed once; then again while random jobs (and Snakemake itself) are killed with SIGKILL, rerun with
+`--rerun-incomplete` until it finishes. Every artifact must then be valid and byte-identical to the
+undisturbed run, with no temporary file left and nothing half-written ever visible under a final name. The
+full version:
 `python workflow/scripts/chaos.py --workdir /tmp/chaos --kills 10` (the whole tiny config).
 """
 

@@ -41,6 +41,20 @@ def test_defaults_follow_minigo():
     assert from_dict({"board_size": 9}).softpick_moves == 6
 
 
+def test_selfplay_job_and_search_settings():
+    s = from_dict({}).selfplay  # the library's defaults: one game per job, MiniGo's PUCT
+    assert (s.games_per_job, s.search) == (1, "puct")
+    assert (s.gumbel_considered, s.gumbel_c_visit, s.gumbel_c_scale) == (16, 50.0, 1.0)
+    assert load_config(REPO / "config.yaml").selfplay.games_per_job > 1
+    assert load_config(REPO / "config" / "paper.yaml").selfplay.games_per_job == 64
+    tiny = load_config(REPO / "config" / "tiny.yaml").selfplay
+    assert -(-tiny.games // tiny.games_per_job) >= 2  # the tests' runs have several self-play jobs
+    gumbel = with_value("selfplay.search", "gumbel")
+    gumbel["selfplay"].update(gumbel_considered=8, gumbel_c_visit=40, gumbel_c_scale=0.1)
+    s = from_dict(gumbel).selfplay
+    assert (s.search, s.gumbel_considered, s.gumbel_c_visit, s.gumbel_c_scale) == ("gumbel", 8, 40.0, 0.1)
+
+
 def test_learning_rate_schedule_is_piecewise_constant():
     schedule = ((0, 0.02), (100, 0.01), (200, 0.001))
     assert learning_rate_at(schedule, 0) == 0.02
@@ -65,11 +79,20 @@ BAD = [
     ("model.backend", "cuda", "dsp"),
     ("model.layers", 3, "allowed keys"),
     ("selfplay.games", 0, "1..1000000"),
+    ("selfplay.games_per_job", 0, ">= 1"),
+    ("selfplay.games_per_job", 2.5, "integer"),
     ("selfplay.readouts", 4, "parallel_readouts"),
     ("selfplay.fast_readouts", 1000, "selfplay.readouts"),
     ("selfplay.full_search_fraction", 0, "(0, 1]"),
     ("selfplay.resign_threshold", 0.5, "[-1, 0]"),
     ("selfplay.init_unvisited", "zero", "parent or loss"),
+    ("selfplay.search", "alphazero", "puct or gumbel"),
+    ("selfplay.search", "", "non-empty string"),
+    ("selfplay.gumbel_considered", 0, ">= 1"),
+    ("selfplay.gumbel_considered", 4.0, "integer"),
+    ("selfplay.gumbel_c_visit", 0, "> 0"),
+    ("selfplay.gumbel_c_visit", "fifty", "number"),
+    ("selfplay.gumbel_c_scale", -1.0, "> 0"),
     ("selfplay.threads", 0, "1..1024"),
     ("window.generations", 0, "1..100"),
     ("window.sample_fraction", 1.5, "(0, 1]"),

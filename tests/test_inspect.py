@@ -100,6 +100,38 @@ class UniformNet:
         return np.full((b, n * n + 1), 1 / (n * n + 1), dtype=np.float32), np.zeros(b, dtype=np.float32)
 
 
+SEARCH = {
+    "readouts": 16,
+    "full_search_fraction": 0.25,
+    "fast_readouts": 8,
+    "parallel_readouts": 8,
+    "dirichlet_alpha": 0.03,
+    "dirichlet_weight": 0.25,
+    "softpick_moves": 30,
+    "init_unvisited": "parent",
+}
+
+
+@pytest.mark.parametrize(
+    ("search", "shown"),
+    [
+        ({}, "search: puct, 16 readouts"),  # written before `selfplay.search` existed
+        ({"search": "puct"}, "search: puct, 16 readouts"),
+        (
+            {"search": "gumbel", "gumbel_considered": 8, "gumbel_c_visit": 50.0, "gumbel_c_scale": 1.0},
+            "search: gumbel (m 8, c_visit 50.0, c_scale 1.0), 16 readouts",
+        ),
+    ],
+)
+def test_summary_names_the_search(tmp_path, capsys, search, shown):
+    record = game_record()
+    record.metadata["search"] = {**SEARCH, **search}
+    path = tmp_path / "game00000.arrow"
+    write_game(str(path), record)
+    assert cli_main([str(path)]) == 0
+    assert shown in capsys.readouterr().out
+
+
 def test_sgf_of_a_self_play_game_reads_back(tmp_path):
     from minigo_core.base import config
     from minigo_core.jobs import selfplay

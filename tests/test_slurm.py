@@ -2,8 +2,9 @@
 
 The cluster is started for this module only and stopped after it, so no other test pays for Slurm's client
 commands probing a controller. The run: the tiny config with one generation (bootstrap, 4 self-play games
-as one job array, games-complete, window, 2-rank training started by `srun -n 2 -c 1` inside its job,
-evaluation, summary). Skipped, with the reason, where Slurm/munge are not installed or we are not root.
+in 2 jobs, one sbatch each (games_per_job 3: one rule per job), games-complete, window, 2-rank training
+started by `srun -n 2 -c 1` inside its job, evaluation, summary). Skipped, with the reason, where
+Slurm/munge are not installed or we are not root.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from slurm_cluster import SlurmCluster, SlurmUnavailable
 from minigo_core.base.config import load_config
 from minigo_core.data import layout
 from minigo_core.pipeline import plan as planning
+from minigo_core.pipeline.workflow import selfplay_job_rule
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
@@ -59,9 +61,11 @@ def slurm_run(cluster, tmp_path_factory):
 
 
 def test_slurm_run_submits_every_job_to_slurm(slurm_run):
-    _, text = slurm_run
-    assert "Submitted array job" in text  # the self-play games went out as one job array
-    for rule in ("bootstrap", "games_complete", "window", "train", "evaluate"):
+    cfg, text = slurm_run
+    jobs = planning.selfplay_job_count(cfg)
+    assert jobs == 2  # one rule per self-play job: each its own sbatch (profiles/slurm/config.yaml)
+    selfplay = [selfplay_job_rule(j) for j in range(jobs)]
+    for rule in ("bootstrap", *selfplay, "games_complete", "window", "train", "evaluate"):
         assert f"rule_{rule}/" in text, f"rule {rule} was not submitted to Slurm"
     assert "srun -n 2 -c 1 " in text  # the training ranks are the tasks of one srun step
 

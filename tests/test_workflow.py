@@ -1,8 +1,9 @@
 """The Snakemake workflow: the bounded plan, start-up validation, lint/format, and a real tiny run end to end.
 
-The end-to-end run (5x5, a 1x8 net, 4 games per generation, 2 generations, 2 training ranks) goes through
-`minigo run` with the local profile, then every artifact is opened with the library's readers, and one
-generation is rerun to show that it reproduces byte-identical game files and model.
+The end-to-end run (5x5, a 1x8 net, 4 games per generation in 2 self-play jobs of 3 and 1, 2 generations,
+2 training ranks) goes through `minigo run` with the local profile, then every artifact is opened with the
+library's readers, and parts of generations are rerun to show that they reproduce byte-identical game
+files, shards and model.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.bench.dag import build_run
 from minigo_core.data import layout
 from minigo_core.pipeline import plan as planning
+from minigo_core.pipeline.workflow import rule_kind, selfplay_job_rule
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "config" / "tiny.yaml"
@@ -55,13 +57,33 @@ def dry_run(run_config: Path, *config: str, extra: tuple[str, ...] = ()) -> subp
 
 
 def job_counts(output: str) -> dict[str, int]:
-    """The `Job stats` table of a Snakemake dry run."""
-    counts = {}
+    """The `Job stats` table of a Snakemake dry run, the self-play rules (`selfplay_jobJJJJ`, one per job
+    index when games_per_job > 1) added up under `selfplay`."""
+    counts: dict[str, int] = {}
     for line in output.split("Job stats:", 1)[-1].splitlines():
         match = re.match(r"^(\w+)\s+(\d+)$", line.strip())
-        if match and match.group(1) != "total":
-            counts[match.group(1)] = int(match.group(2))
+        if match and match.group(1) == "total":
+            break  # the end of the (first) table
+        if match:
+            kind = rule_kind(match.group(1))
+            counts[kind] = counts.get(kind, 0) + int(match.group(2))
     return counts
+
+
+def planned_jobs(output: str) -> list[dict]:
+    """The jobs a Snakemake dry run lists: rule, output files, log and wildcards of each."""
+    jobs = []
+    for block in re.split(r"^(?=(?:local)?rule \w+:$)", output, flags=re.M)[1:]:
+        lines = block.splitlines()
+        job = {"rule": lines[0].split()[-1].rstrip(":"), "output": [], "log": None, "wildcards": ""}
+        for line in lines[1:]:
+            key, _, value = line.strip().partition(": ")
+            if key == "output":
+                job["output"] = value.split(", ")
+            elif key in ("log", "wildcards"):
+                job[key] = value
+        jobs.append(job)
+    return jobs
 
 
 # ------------------------------------------------------------------------------------------------ the plan
@@ -75,7 +97,8 @@ def test_plan_starts_at_first_unfinished_generation_and_respects_the_job_budget(
     cfg, _ = finished_run(tmp_path, done=3)
     plan = planning.plan(cfg)
     assert (plan.first, plan.last, plan.late_evaluations) == (3, 6, ())
-    per_generation = planning.jobs_per_generation(cfg)
+    per_generation = planning.plan_cost_per_generation(cfg)  # each self-play game counts as one job
+    assert per_generation == cfg.selfplay.games + 3 + 2 > planning.jobs_per_generation(cfg)
     assert planning.plan(cfg, max_jobs=2 * per_generation).planned == range(3, 5)
     assert planning.plan(cfg, max_jobs=1).planned == range(3, 4)  # at least one generation
 
@@ -125,7 +148,8 @@ def test_dry_run_plans_only_unfinished_generations_without_their_history(tmp_pat
     out = dry_run(run_config, "plan_max_jobs=1")
     assert out.returncode == 0, out.stderr[-3000:]
     counts = job_counts(out.stdout + out.stderr)
-    assert counts["selfplay"] == 5 and counts["games_complete"] == 1  # generation 3's games only
+    # generation 3's games only: 5 games in jobs of 3 (config/tiny.yaml's games_per_job)
+    assert counts["selfplay"] == planning.selfplay_job_count(cfg) == 2 and counts["games_complete"] == 1
     assert counts["window"] == 1 and counts["train"] == 1
     # generation 3's evaluations are left to the next invocation (they run alongside generation 4)
     assert "evaluate" not in counts
@@ -140,15 +164,41 @@ def test_dry_run_runs_deferred_evaluations_alongside_the_next_generation(tmp_pat
     out = dry_run(run_config, "plan_max_jobs=1")
     assert out.returncode == 0, out.stderr[-3000:]
     counts = job_counts(out.stdout + out.stderr)
-    assert counts["evaluate"] == 2 and counts["selfplay"] == 5 and counts["train"] == 1
+    assert counts["evaluate"] == 2 and counts["selfplay"] == 2 and counts["train"] == 1
 
 
 def test_dry_run_explicit_rerun_of_one_generation(tmp_path):
     cfg, run_config = finished_run(tmp_path, done=3, games=4)
-    out = dry_run(run_config, "first_generation=1", "last_generation=1", extra=("--forcerun", "selfplay"))
+    games = [layout.game_path(cfg.root, 1, i) for i in range(4)]
+    out = dry_run(run_config, "first_generation=1", "last_generation=1", extra=("--forcerun", *games))
     assert out.returncode == 0, out.stderr[-3000:]
     counts = job_counts(out.stdout + out.stderr)
-    assert counts == {"selfplay": 4, "games_complete": 1, "all": 1}
+    assert counts == {"selfplay": 2, "games_complete": 1, "all": 1}  # 4 games in jobs of 3 and 1
+
+
+@pytest.mark.parametrize(
+    ("games", "per_job", "jobs"),
+    [(4, 1, [[0], [1], [2], [3]]), (6, 3, [[0, 1, 2], [3, 4, 5]]), (7, 3, [[0, 1, 2], [3, 4, 5], [6]])],
+    ids=["K=1", "K divides games", "K does not divide games"],
+)
+def test_dry_run_plans_one_selfplay_job_per_games_per_job_games(tmp_path, games, per_job, jobs):
+    config = tiny_config(tmp_path, generations=1, selfplay={"games": games, "games_per_job": per_job})
+    cfg = load_config(str(config))
+    assert [list(r) for r in planning.selfplay_jobs(cfg)] == jobs
+    assert planning.jobs_per_generation(cfg) == len(jobs) + 3 + len(planning.opponent_specs(cfg))
+    out = snakemake("-n", "--cores", "1", "--configfile", str(config))
+    assert out.returncode == 0, out.stderr[-3000:]
+    planned = [j for j in planned_jobs(out.stdout + out.stderr) if rule_kind(j["rule"]) == "selfplay"]
+    logs = layout.logs_dir(cfg.root, "selfplay", "gen0000")
+    if per_job == 1:  # today's shape: one rule, one job and one log per game
+        expected = [("selfplay", [i], f"{logs}/game{i:05d}.log") for i in range(games)]
+    else:  # one rule per job index, one log per job
+        expected = [(selfplay_job_rule(j), g, f"{logs}/job{j:04d}.log") for j, g in enumerate(jobs)]
+    expected = [(rule, [layout.game_path(cfg.root, 0, i) for i in g], log) for rule, g, log in expected]
+    got = [(j["rule"], sorted(j["output"]), j["log"]) for j in planned]
+    assert sorted(got) == sorted(expected)
+    assert {j["wildcards"].split(",")[0] for j in planned} == {"generation=0000"}
+    assert job_counts(out.stdout + out.stderr)["selfplay"] == len(jobs)
 
 
 @pytest.mark.parametrize(
@@ -302,11 +352,13 @@ def test_artifacts_are_inspectable_from_the_command_line(tiny_run):
     assert "all 2 generations are done" in out.stdout
 
 
-def rerun(config: Path, generation: int, *options: str) -> None:
+def rerun(config: Path, generation: int, *options: str) -> str:
+    """Snakemake (local profile) on one generation; returns its output."""
     span = [f"first_generation={generation}", f"last_generation={generation}"]
     out = snakemake("--profile", "profiles/local", "--cores", "2", "--configfile", str(config), "--config",
                     *span, *options, timeout=600)  # fmt: skip
     assert out.returncode == 0, out.stderr[-4000:]
+    return out.stdout + out.stderr
 
 
 def fingerprints(files: list[str]) -> dict[str, tuple[str, int]]:
@@ -325,11 +377,35 @@ def test_rerunning_a_generations_training_and_selfplay_reproduces_model_and_game
         layout.shard_path(cfg.root, g, 0),
     ]
     untouched = {f: os.stat(f).st_mtime_ns for f in others}
-    rerun(config, g, "--forcerun", "train", "selfplay", "games_complete")
+    selfplay = [selfplay_job_rule(j) for j in range(planning.selfplay_job_count(cfg))]  # games_per_job 3
+    rerun(config, g, "--forcerun", "train", *selfplay, "games_complete")
     after = fingerprints(files)
     assert [f for f in files if after[f][1] == before[f][1]] == []  # every file was written again
     assert [f for f in files if after[f][0] != before[f][0]] == []  # ... byte for byte the same
     assert {f: os.stat(f).st_mtime_ns for f in others} == untouched  # the window and other generations kept
+
+
+@pytest.mark.slow
+def test_a_deleted_game_file_reruns_the_job_that_owns_it_and_comes_back_identical(tiny_run):
+    cfg, config, _ = tiny_run
+    g = 1
+    jobs = planning.selfplay_jobs(cfg)
+    assert [list(r) for r in jobs] == [[0, 1, 2], [3]]  # config/tiny.yaml: 4 games in jobs of 3
+    owner = jobs[0]
+    games = {i: layout.game_path(cfg.root, g, i) for i in range(cfg.selfplay.games)}
+    log = layout.logs_dir(cfg.root, "selfplay", f"gen{g:04d}", "job0000.log")
+    before = fingerprints(list(games.values()) + [log])
+    os.remove(games[1])
+    # The generation's marker is still there: ask for the file again (as README.md says) ...
+    output = rerun(config, g, "--forcerun", games[1])
+    ran = re.findall(r"^(?:local)?rule (\w+):$", output, flags=re.M)
+    # ... and exactly its job replays its 3 games, then the marker is rewritten
+    assert sorted(ran) == sorted([selfplay_job_rule(0), "games_complete", "all"]), output[-3000:]
+    after = fingerprints(list(games.values()) + [log])
+    assert {i for i, f in games.items() if after[f][1] != before[f][1]} == set(owner)  # rewritten: job 0's
+    assert {i for i, f in games.items() if after[f][0] != before[f][0]} == set()  # ... byte for byte
+    assert after[log][1] != before[log][1]  # one log per job, written again
+    assert "game00001.arrow" in Path(log).read_text()
 
 
 @pytest.mark.slow

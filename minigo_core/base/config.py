@@ -20,6 +20,7 @@ from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
 
 FEATURE_SETS = ("agz", "mlperf07")
 BACKENDS = ("dsp", "torch")
+SEARCHES = ("puct", "gumbel")
 
 
 class ConfigError(ValueError):
@@ -37,6 +38,7 @@ class ModelSettings:
 @dataclass(frozen=True)
 class SelfplaySettings:
     games: int = 32
+    games_per_job: int = 1
     readouts: int = 64
     fast_readouts: int = 16
     full_search_fraction: float = 0.25
@@ -48,6 +50,10 @@ class SelfplaySettings:
     resign_threshold: float = -0.9
     resign_disabled_fraction: float = 0.05
     init_unvisited: str = "parent"
+    search: str = "puct"
+    gumbel_considered: int = 16
+    gumbel_c_visit: float = 50.0
+    gumbel_c_scale: float = 1.0
     threads: int = 1
 
 
@@ -198,6 +204,7 @@ def validate(cfg: RunConfig) -> RunConfig:
     _require(m.backend in BACKENDS, "model.backend", " or ".join(BACKENDS), m.backend)
     s = cfg.selfplay
     _require(1 <= s.games <= 10**6, "selfplay.games", "1..1000000", s.games)
+    _require(s.games_per_job >= 1, "selfplay.games_per_job", ">= 1", s.games_per_job)
     _require(1 <= s.parallel_readouts <= 256, "selfplay.parallel_readouts", "1..256", s.parallel_readouts)
     _require(
         s.readouts >= s.parallel_readouts,
@@ -228,6 +235,10 @@ def validate(cfg: RunConfig) -> RunConfig:
     _require(
         s.init_unvisited in ("parent", "loss"), "selfplay.init_unvisited", "parent or loss", s.init_unvisited
     )
+    _require(s.search in SEARCHES, "selfplay.search", " or ".join(SEARCHES), s.search)
+    _require(s.gumbel_considered >= 1, "selfplay.gumbel_considered", ">= 1", s.gumbel_considered)
+    _require(s.gumbel_c_visit > 0, "selfplay.gumbel_c_visit", "> 0", s.gumbel_c_visit)
+    _require(s.gumbel_c_scale > 0, "selfplay.gumbel_c_scale", "> 0", s.gumbel_c_scale)
     _require(1 <= s.threads <= 1024, "selfplay.threads", "1..1024", s.threads)
     w = cfg.window
     _require(1 <= w.generations <= 100, "window.generations", "1..100", w.generations)

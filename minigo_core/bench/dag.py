@@ -1,13 +1,15 @@
-"""Dry-run planning cost at paper scale: `python -m minigo_core.bench dag [--games 8192] [--at 100]`.
+"""Dry-run planning cost at paper scale: `python -m minigo_core.bench dag [--games 8192] [--at 100]
+[--games-per-job K]`.
 
 Builds two run directories with placeholder files for the paper config (`config/paper.yaml`, 8192 games per
 generation): one where only generation 0 is finished (so the workflow plans generation 1) and one where
 generations 0..AT-1 are finished, every game file included (so it plans generation AT). Then times
 `snakemake -n` in each, and prints both times and their ratio (target: <= 1.2, and <= 20 s).
 
-The run's `generations` is set above AT so that both dry runs plan a full generation (8192 self-play jobs,
-games-complete, window, train, evaluations, summary). Placeholder files are empty (JSON files hold `{}`);
-their modification times increase with the generation, as in a real run.
+The run's `generations` is set above AT so that both dry runs plan a full generation (ceil(8192 / K)
+self-play jobs of K = `selfplay.games_per_job` games: 128 at the paper's 64, 8192 at K = 1; games-complete,
+window, train, evaluations, summary). Placeholder files are empty (JSON files hold `{}`); their
+modification times increase with the generation, as in a real run.
 """
 
 from __future__ import annotations
@@ -37,7 +39,9 @@ def _touch(path: str, mtime: float, text: str = "") -> None:
     os.utime(path, (mtime, mtime))
 
 
-def build_run(root: str, config_file: Path, done: int, games: int, generations: int) -> Path:
+def build_run(
+    root: str, config_file: Path, done: int, games: int, generations: int, games_per_job: int | None = None
+) -> Path:
     """A run directory whose generations 0..done-1 are finished (placeholder files, increasing mtimes).
 
     Returns the config file to plan it with (`root.yaml` next to the run directory).
@@ -45,6 +49,8 @@ def build_run(root: str, config_file: Path, done: int, games: int, generations: 
     data = yaml.safe_load(config_file.read_text())
     data.update(root=root, generations=generations)
     data["selfplay"]["games"] = games
+    if games_per_job is not None:
+        data["selfplay"]["games_per_job"] = games_per_job
     cfg = load_config(data)
     os.makedirs(root, exist_ok=True)
     run_config = Path(root + ".yaml")
@@ -112,6 +118,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--config", default=str(REPO / "config" / "paper.yaml"), help="run config (paper)")
     parser.add_argument("--games", type=int, default=8192, help="self-play games per generation (8192)")
     parser.add_argument("--at", type=int, default=100, help="the later generation to plan (100)")
+    parser.add_argument(
+        "--games-per-job", type=int, default=None, help="games per self-play job (the config's: 64)"
+    )
     parser.add_argument("--repeat", type=int, default=2, help="dry runs per directory; the best is kept (2)")
     parser.add_argument(
         "--quiet", action="store_true", help="pass --quiet rules to snakemake (no per-job listing)"
@@ -129,13 +138,16 @@ def main(argv: list[str]) -> int:
     try:
         start = time.perf_counter()
         configs = {
-            1: build_run(early, config_file, 1, args.games, generations),
-            args.at: build_run(late, config_file, args.at, args.games, generations),
+            1: build_run(early, config_file, 1, args.games, generations, args.games_per_job),
+            args.at: build_run(late, config_file, args.at, args.games, generations, args.games_per_job),
         }
         files = sum(len(names) for _, _, names in os.walk(late))
+        cfg = load_config(str(configs[1]))
         print(
             f"built run directories in {time.perf_counter() - start:.1f} s under {base}: "
-            f"generation {args.at}'s has {files} files ({args.games} games x {args.at} finished generations)"
+            f"generation {args.at}'s has {files} files ({args.games} games x {args.at} finished "
+            f"generations); {planning.selfplay_job_count(cfg)} self-play jobs of "
+            f"{cfg.selfplay.games_per_job} games per generation"
         )
         results = {}
         for at, run_config in configs.items():

@@ -39,8 +39,11 @@ def generation_name(generation: Generation) -> str:
     return f"gen{generation}" if isinstance(generation, str) else f"gen{int(generation):04d}"
 
 
+GAME_NAME = "game{game:05d}"  # str.format pattern of a game's file name (without the suffix)
+
+
 def game_name(game: int | str) -> str:
-    return f"game{game}" if isinstance(game, str) else f"game{int(game):05d}"
+    return f"game{game}" if isinstance(game, str) else GAME_NAME.format(game=int(game))
 
 
 def effective_config_path(root: str) -> str:
@@ -61,6 +64,11 @@ def games_dir(root: str, generation: Generation) -> str:
 
 def game_path(root: str, generation: Generation, game: int | str) -> str:
     return join(games_dir(root, generation), game_name(game) + GAME_SUFFIX)
+
+
+def game_path_pattern(root: str, generation: Generation) -> str:
+    """`game_path` with `{game:05d}` for the index: the `--out` of `minigo selfplay --count K`."""
+    return join(games_dir(root, generation), GAME_NAME + GAME_SUFFIX)
 
 
 def timing_path(game_url: str) -> str:

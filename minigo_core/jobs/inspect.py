@@ -86,9 +86,16 @@ def summary(record: GameRecord, url: str, size: int | None = None) -> str:
         lines.append(line)
     search = m.get("search")
     if search:
+        algorithm = search.get("search", "puct")  # files written before `selfplay.search` existed: PUCT
+        if algorithm == "gumbel":
+            algorithm += (
+                f" (m {search.get('gumbel_considered')}, c_visit {search.get('gumbel_c_visit')}, "
+                f"c_scale {search.get('gumbel_c_scale')})"
+            )
         lines.append(
-            f"  search: {search.get('readouts')} readouts on {search.get('full_search_fraction')} of moves "
-            f"(recorded), {search.get('fast_readouts')} on the rest; "
+            f"  search: {algorithm}, {search.get('readouts')} readouts on "
+            f"{search.get('full_search_fraction')} of moves (recorded), "
+            f"{search.get('fast_readouts')} on the rest; "
             f"batches of {search.get('parallel_readouts')}; "
             f"noise alpha {search.get('dirichlet_alpha', 0):.3g} weight {search.get('dirichlet_weight')}; "
             f"softpick {search.get('softpick_moves')} moves; unvisited {search.get('init_unvisited')}"

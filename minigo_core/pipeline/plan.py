@@ -78,8 +78,28 @@ def generation_outputs(cfg: RunConfig, generation: int) -> list[str]:
     return files + evaluation_files(cfg, generation)
 
 
+def selfplay_jobs(cfg: RunConfig) -> list[range]:
+    """The self-play jobs of a generation, as the game indices each plays: `selfplay.games_per_job` (K)
+    consecutive games per job, the last job the rest (ceil(games / K) jobs)."""
+    games, per_job = cfg.selfplay.games, cfg.selfplay.games_per_job
+    return [range(first, min(first + per_job, games)) for first in range(0, games, per_job)]
+
+
+def selfplay_job_count(cfg: RunConfig) -> int:
+    """ceil(selfplay.games / selfplay.games_per_job)."""
+    return -(-cfg.selfplay.games // cfg.selfplay.games_per_job)
+
+
 def jobs_per_generation(cfg: RunConfig) -> int:
-    """Jobs one generation adds to the DAG: self-play games, games-complete, window, train, evaluations."""
+    """Jobs one generation adds to the DAG: self-play jobs, games-complete, window, train, evaluations."""
+    return selfplay_job_count(cfg) + 3 + len(opponent_specs(cfg))
+
+
+def plan_cost_per_generation(cfg: RunConfig) -> int:
+    """What one generation counts against the plan's `max_jobs`: its jobs, each self-play game counted as a
+    job whatever `selfplay.games_per_job` (`jobs_per_generation` with games_per_job 1). Planning time grows
+    with the game files Snakemake resolves, each matched against the self-play rules' outputs, not with the
+    number of jobs that play them."""
     return cfg.selfplay.games + 3 + len(opponent_specs(cfg))
 
 
@@ -168,7 +188,7 @@ def plan(
                 f"run generations from {auto_first} first"
             )
         start = first
-    horizon = max(1, max_jobs // max(1, jobs_per_generation(cfg)))
+    horizon = max(1, max_jobs // max(1, plan_cost_per_generation(cfg)))
     end = min(G, start + horizon - 1)
     if last is not None:
         if not start <= last <= G:

@@ -184,7 +184,8 @@ def run(args: argparse.Namespace) -> int:
     cfg, workflow = effective_config(config)
     cmd = snakemake_command(profile, config, args.extra)
     print(
-        f"minigo run: {cfg.generations} generations of {cfg.selfplay.games} games, {cfg.board_size}x"
+        f"minigo run: {cfg.generations} generations of {cfg.selfplay.games} games (self-play jobs of "
+        f"{cfg.selfplay.games_per_job}), {cfg.board_size}x"
         f"{cfg.board_size}, profile {profile}, run root {cfg.root}"
     )
     start = time.time()

@@ -222,7 +222,8 @@ def format_table(cfg: RunConfig, rows: list[GenerationStatus]) -> str:
     head += ["elo", "train", "selfplay", "elapsed"]
     lines = [
         f"run {cfg.root}: {cfg.board_size}x{cfg.board_size}, {cfg.model.blocks}x{cfg.model.filters} net, "
-        f"{cfg.selfplay.games} games/generation, window {cfg.window.generations} generations, "
+        f"{cfg.selfplay.games} games/generation in jobs of {cfg.selfplay.games_per_job}, "
+        f"window {cfg.window.generations} generations, "
         f"target {cfg.evaluate.target}",
     ]
     table = []

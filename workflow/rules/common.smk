@@ -63,6 +63,8 @@ EFFECTIVE_CONFIG = layout.effective_config_path(ROOT)
 # Path patterns: the run layout (minigo_core/data/layout.py) with Snakemake wildcards for the variable parts.
 MODEL = layout.model_path(ROOT, "{generation}")
 GAME = layout.game_path(ROOT, "{generation}", "{game}")
+# the `--out` of a self-play job of several games: the game file with `{game:05d}` for the index
+GAME_PATTERN = layout.game_path_pattern(ROOT, "{generation}")
 # next to, not inside, the generation's directory of game files (see layout.complete_marker_path)
 GAMES_COMPLETE = layout.complete_marker_path(ROOT, "{generation}")
 WINDOW = layout.window_dir(ROOT, "{generation}")

@@ -4,7 +4,7 @@
 
 1. Runs the config undisturbed (local profile) in WORKDIR/A: the reference.
 2. Runs it again in WORKDIR/B and `kill -9`s running processes of the run, kinds drawn (seeded) and hit
-   in the order the pipeline runs them, at a random moment of each: a self-play game, a training rank or
+   in the order the pipeline runs them, at a random moment of each: a self-play job, a training rank or
    its launcher, the window, an evaluation, the bootstrap, the games-complete check, or Snakemake itself.
    A killed Snakemake leaves its jobs running (as on a cluster); they are waited for, the lock is released
    with `--unlock`, and Snakemake is started again with `--rerun-incomplete` -- until the kills are spent
@@ -43,6 +43,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from minigo_core.data import storage  # noqa: E402
+from minigo_core.pipeline.workflow import rule_kind  # noqa: E402
 
 ROOT = "run"  # the run root, relative to each run's working directory
 # Files that are not artifacts, or hold nothing but wall-clock facts: never compared.
@@ -382,7 +383,8 @@ def check_run(root: Path, label: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------ chaos
-# The kinds of process a kill can aim at, and the rule whose job each belongs to.
+# The kinds of process a kill can aim at, and the rule whose job each belongs to (self-play: `selfplay`, or
+# its per-job rules `selfplay_jobJJJJ` when selfplay.games_per_job > 1, see `rule_kind`).
 RULE_OF = {"bootstrap": "bootstrap", "selfplay": "selfplay", "games_complete": "games_complete",
            "window": "window", "train": "train", "train-rank": "train", "evaluate": "evaluate"}  # fmt: skip
 
@@ -393,6 +395,7 @@ def kill_plan(reference_log: Path, kills: int, rng: np.random.Generator) -> list
     started = []
     for line in reference_log.read_text().splitlines():
         name = line.removeprefix("local").removeprefix("rule ").rstrip(":") if "rule " in line[:10] else ""
+        name = rule_kind(name)
         if name and name not in started:
             started.append(name)
     kinds = [k for k, rule in RULE_OF.items() if rule in started] + ["snakemake"]
