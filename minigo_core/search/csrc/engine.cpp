@@ -129,7 +129,10 @@ struct Engine {
       int leaf;
       if (s.search == 1) {
         const int a = g.groot.next_action(t);
-        if (a < 0) break;
+        if (a < 0) {  // nothing left to simulate (no considered move): the search is over
+          g.done = g.budget;
+          break;
+        }
         leaf = t.select_leaf_gumbel(a);
       } else {
         leaf = t.select_leaf_puct();
@@ -223,8 +226,7 @@ struct Engine {
           break;
         }
         case State::kSearch:
-          if (g.done >= g.budget || (s.search == 1 && g.groot.next >= g.groot.schedule.size() &&
-                                     g.groot.done >= g.groot.budget)) {
+          if (g.done >= g.budget) {
             finish_move(g, true);
             break;
           }
