@@ -36,15 +36,21 @@ class FusedUnavailable(ImportError):
     """The compiled inference library is not built."""
 
 
-def _library_path() -> str:
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dsp")
+def find_library(directory: str, name: str) -> str | None:
+    """The built extension `name` (e.g. `_infer`) in `directory`: this Python's suffix first, else any .so."""
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = os.path.join(here, "_infer" + suffix)
+        path = os.path.join(directory, name + suffix)
         if os.path.exists(path):
             return path
-    found = sorted(glob.glob(os.path.join(here, "_infer*.so")))
-    if found:
-        return found[0]
+    found = sorted(glob.glob(os.path.join(directory, name + "*.so")))
+    return found[0] if found else None
+
+
+def _library_path() -> str:
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dsp")
+    path = find_library(here, "_infer")
+    if path is not None:
+        return path
     raise FusedUnavailable(
         f"the fused inference library minigo_core/nn/dsp/_infer*.so is not built in {here}; run "
         "`.venv/bin/pip install --no-build-isolation -e .` (or `make setup`) in the repository, or use the "

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
-import glob
-import importlib.machinery
 import os
 import threading
 from collections.abc import Iterator
@@ -34,13 +32,9 @@ def library_path() -> str:
     if override:
         return override
     here = os.path.dirname(os.path.abspath(__file__))
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = os.path.join(here, "_engine" + suffix)
-        if os.path.exists(path):
-            return path
-    found = sorted(glob.glob(os.path.join(here, "_engine*.so")))
-    if found:
-        return found[0]
+    path = fused.find_library(here, "_engine")
+    if path is not None:
+        return path
     raise EngineUnavailable(
         f"the compiled self-play engine minigo_core/search/_engine*.so is not built in {here}; run "
         "`make setup` (or `.venv/bin/pip install --no-build-isolation -e .`) in the repository"
