@@ -1,24 +1,52 @@
-"""A real single-node Slurm for the Slurm-profile tests: munged, slurmctld and `slurmd -N localhost`.
+"""A real Slurm of several nodes on this one machine for the Slurm-profile tests: munged, slurmctld and one
+`slurmd -N nodeI` per node (2 by default).
 
     cluster = SlurmCluster.start()        # ~5-10 s; raises SlurmUnavailable with the reason if it cannot
+    cluster = SlurmCluster.start(nodes=1) # node1 only
     subprocess.run([...], env=cluster.env)  # SLURM_CONF points at this cluster's slurm.conf
     cluster.stop()                        # cancels its jobs, then stops exactly the daemons it started
 
 Everything lives in one private directory (config, state, spool, logs, the munge socket), and the daemons use
-free ports, so the cluster touches nothing system-wide and is invisible to processes that do not get `env`:
+free ports, so the cluster touches nothing system-wide but /etc/slurm/slurm.conf (SLURM_CONF below, while it
+runs) and is invisible to processes that do not get `env`:
 in particular Snakemake runs of the other tests never see a slurm.conf, so the Slurm executor plugin's probes
 fail at once instead of waiting for a controller. Daemon pids are recorded in `pids.json` in that directory;
 `stop()` signals only those pids.
 
 Slurm facts this relies on (Slurm 22.05 from Debian 12): munged runs as the munge user with the system key;
-no slurmdbd, so `accounting_storage/none` and the Snakemake plugin must use `squeue` for job status
-(MinJobAge is set well above the status interval); `proctrack/linuxproc` and `task/none` need no cgroups.
+`proctrack/linuxproc` and `task/none` need no cgroups. Debian's slurmd is built with multiple-slurmd support,
+so several slurmd daemons run on one host: each node is `NodeName=nodeI NodeHostname=localhost
+NodeAddr=127.0.0.1 Port=<its own free port>`, started as `slurmd -N nodeI`, and `%n` (the node name) in
+SlurmdSpoolDir, SlurmdPidFile and SlurmdLogFile gives each its own spool directory, pid and log file. The node
+names do not resolve (`scontrol show node nodeI` gives NodeAddr 127.0.0.1): what a job on them needs of a
+node's address must come from Slurm. Every node claims all of the machine's CPUs (`slurmd -C`): this is a test
+cluster, so N nodes oversubscribe the machine N times; the memory (less 1 GiB for the system) is split
+between them, as slurmd refuses a node that claims more memory than the machine has.
 
-Run by hand: `python tests/slurm_cluster.py start|stop DIR`.
+Job status and MinJobAge. There is no slurmdbd (`accounting_storage/none`), so the Snakemake Slurm plugin
+must use `squeue` (`slurm-status-command: squeue`; `sacct` is installed but has no accounting to read), and
+squeue only sees a finished job until slurmctld purges it, MinJobAge seconds after it ended. What the plugin
+(snakemake-executor-plugin-slurm 2.8.0, `__init__.py`) does:
+- `Executor.check_active_jobs` runs one status query per cycle (up to `status_attempts` = 5 tries, each
+  `query_job_status` with a 60 s timeout, job_status_query.py), then sleeps: the first sleep is
+  `init_seconds_before_status_checks` (default 40), and every cycle in which no job finished adds 10 s,
+  capped at `max_sleep_time = 180`; a finished job resets it to the initial interval.
+- a job that the query no longer lists (`status_lookup_id is None`) is taken for "not yet visible" and
+  yielded as still running; so a job purged from squeue before a query saw it finished is never reported
+  and the workflow waits for it for ever (no error, no timeout).
+- with status command squeue, if MinJobAge < `3 * init_seconds_before_status_checks` (120 s at the
+  default 40) and `sacct` is on the PATH, it switches itself to sacct ("Falling back to 'sacct'"), which
+  here has no accounting storage; `validate_status_command_settings` warns at the same threshold.
+So a finished job must stay in squeue longer than the longest gap between its end and the next successful
+query: one sleep (<= 180 s) plus one cycle whose tries time out (<= 5 x 60 s), 480 s in all. MinJobAge=600
+covers that with margin (and is far above the 120 s switch to sacct, so squeue is kept).
+
+Run by hand: `python tests/slurm_cluster.py start DIR [NODES]` and `python tests/slurm_cluster.py stop DIR`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -40,6 +68,9 @@ MUNGE_KEY = Path("/etc/munge/munge.key")
 SLURM_CONF = Path("/etc/slurm/slurm.conf")
 MARKER = "# written by tests/slurm_cluster.py for a temporary test cluster; state in "
 DAEMONS = ("munged", "slurmctld", "slurmd")
+# > the plugin's longest gap between a job's end and a status query that sees it (180 s sleep + 5 x 60 s
+# query timeouts = 480 s), with margin; see the docstring.
+MIN_JOB_AGE_S = 600
 
 
 class SlurmUnavailable(RuntimeError):
@@ -52,22 +83,37 @@ def _which(name: str) -> str | None:
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _free_ports(n: int) -> list[int]:
+    """`n` distinct free ports on 127.0.0.1 (all held open while choosing, so they differ)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
-def _node_line() -> str:
-    """`NodeName=localhost CPUs=... RealMemory=...` from `slurmd -C`, memory less 1 GiB for the system."""
+def node_names(nodes: int) -> list[str]:
+    return [f"node{i}" for i in range(1, nodes + 1)]
+
+
+def _node_lines(nodes: int, ports: list[int]) -> list[str]:
+    """One `NodeName=nodeI ... Port=...` line per node: every node claims all CPUs of `slurmd -C` (a test
+    cluster), the memory less 1 GiB for the system is split between the nodes."""
     out = subprocess.run(
         [_which("slurmd") or "slurmd", "-C"], capture_output=True, text=True, timeout=30
     ).stdout
     first = out.splitlines()[0].split() if out.strip() else []
     fields = dict(f.split("=", 1) for f in first if "=" in f)
     cpus = fields.get("CPUs", str(os.cpu_count() or 1))
-    memory = max(512, int(fields.get("RealMemory", "2048")) - 1024)
-    return f"NodeName=localhost CPUs={cpus} RealMemory={memory} State=UNKNOWN"
+    memory = max(512, (int(fields.get("RealMemory", "2048")) - 1024) // nodes)
+    return [
+        f"NodeName={name} NodeHostname=localhost NodeAddr=127.0.0.1 Port={port} CPUs={cpus} "
+        f"RealMemory={memory} State=UNKNOWN"
+        for name, port in zip(node_names(nodes), ports, strict=True)
+    ]
 
 
 def check_available() -> None:
@@ -89,10 +135,54 @@ def check_available() -> None:
         raise SlurmUnavailable("there is no 'munge' user (the munge package creates it)") from None
 
 
+def _conf_text(base: Path, socket_path: Path, nodes: int) -> str:
+    """slurm.conf of the test cluster: `nodes` nodes on this host, each slurmd on its own port."""
+    ctld_port, default_slurmd_port, *node_ports = _free_ports(2 + nodes)
+    return "\n".join(
+        [
+            "ClusterName=minigotest",
+            "SlurmctldHost=localhost",
+            f"SlurmctldPort={ctld_port}",
+            f"SlurmdPort={default_slurmd_port}",  # each node overrides it with its own Port=
+            "SlurmUser=root",
+            "SlurmdUser=root",
+            "AuthType=auth/munge",
+            "CredType=cred/munge",
+            f"AuthInfo=socket={socket_path}",
+            f"StateSaveLocation={base / 'state'}",
+            f"SlurmdSpoolDir={base / 'spool' / '%n'}",  # %n: the node name (multiple-slurmd)
+            f"SlurmctldPidFile={base / 'slurmctld.pid'}",
+            f"SlurmdPidFile={base / 'slurmd-%n.pid'}",
+            f"SlurmctldLogFile={base / 'slurmctld.log'}",
+            f"SlurmdLogFile={base / 'slurmd-%n.log'}",
+            "ProctrackType=proctrack/linuxproc",
+            "TaskPlugin=task/none",
+            "SelectType=select/cons_tres",
+            "SelectTypeParameters=CR_CPU_Memory",
+            "AccountingStorageType=accounting_storage/none",
+            "JobAcctGatherType=jobacct_gather/none",
+            "JobCompType=jobcomp/none",
+            "MpiDefault=none",
+            "SchedulerType=sched/backfill",
+            "ReturnToService=2",
+            # finished jobs stay visible to squeue (the plugin's status command) for 10 min: see the docstring
+            f"MinJobAge={MIN_JOB_AGE_S}",
+            "SlurmctldTimeout=30",
+            "SlurmdTimeout=30",
+            "InactiveLimit=0",
+            "KillWait=5",
+            *_node_lines(nodes, node_ports),
+            "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
+            "",
+        ]
+    )
+
+
 @dataclass
 class SlurmCluster:
     directory: Path
     env: dict[str, str]
+    nodes: list[str] = field(default_factory=list)  # node1, node2, ...
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
 
     @property
@@ -100,11 +190,15 @@ class SlurmCluster:
         return SLURM_CONF
 
     @classmethod
-    def start(cls, directory: str | Path | None = None, timeout: float = 60.0) -> SlurmCluster:
+    def start(
+        cls, directory: str | Path | None = None, timeout: float = 60.0, nodes: int = 2
+    ) -> SlurmCluster:
+        """Start munged, slurmctld and `nodes` slurmd daemons; return once every node is idle."""
         check_available()
-        base = Path(
-            directory or tempfile.mkdtemp(prefix="mgslurm-")
-        )  # short: the munge socket path is limited
+        if nodes < 1:
+            raise ValueError(f"nodes must be >= 1, not {nodes}")
+        # short: the munge socket path is limited
+        base = Path(directory or tempfile.mkdtemp(prefix="mgslurm-"))
         base.mkdir(parents=True, exist_ok=True)
         os.chmod(base, 0o755)
         munge_dir = base / "munge"
@@ -113,45 +207,10 @@ class SlurmCluster:
         os.chown(munge_dir, munge.pw_uid, munge.pw_gid)
         os.chmod(munge_dir, 0o755)  # munged wants its socket directory searchable by all
         socket_path = munge_dir / "munge.socket"
-        for sub in ("state", "spool"):
-            (base / sub).mkdir(exist_ok=True)
-        conf = "\n".join(
-            [
-                "ClusterName=minigotest",
-                "SlurmctldHost=localhost",
-                f"SlurmctldPort={_free_port()}",
-                f"SlurmdPort={_free_port()}",
-                "SlurmUser=root",
-                "SlurmdUser=root",
-                "AuthType=auth/munge",
-                "CredType=cred/munge",
-                f"AuthInfo=socket={socket_path}",
-                f"StateSaveLocation={base / 'state'}",
-                f"SlurmdSpoolDir={base / 'spool'}",
-                f"SlurmctldPidFile={base / 'slurmctld.pid'}",
-                f"SlurmdPidFile={base / 'slurmd.pid'}",
-                f"SlurmctldLogFile={base / 'slurmctld.log'}",
-                f"SlurmdLogFile={base / 'slurmd.log'}",
-                "ProctrackType=proctrack/linuxproc",
-                "TaskPlugin=task/none",
-                "SelectType=select/cons_tres",
-                "SelectTypeParameters=CR_CPU_Memory",
-                "AccountingStorageType=accounting_storage/none",
-                "JobAcctGatherType=jobacct_gather/none",
-                "JobCompType=jobcomp/none",
-                "MpiDefault=none",
-                "SchedulerType=sched/backfill",
-                "ReturnToService=2",
-                "MinJobAge=300",  # finished jobs stay visible to squeue for 5 min (the status command)
-                "SlurmctldTimeout=30",
-                "SlurmdTimeout=30",
-                "InactiveLimit=0",
-                "KillWait=5",
-                _node_line(),
-                "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
-                "",
-            ]
-        )
+        (base / "state").mkdir(exist_ok=True)
+        for name in node_names(nodes):
+            (base / "spool" / name).mkdir(parents=True, exist_ok=True)
+        conf = _conf_text(base, socket_path, nodes)
         _claim_default_conf(base)
         (base / "slurm.conf").write_text(conf)
         SLURM_CONF.parent.mkdir(parents=True, exist_ok=True)
@@ -159,7 +218,7 @@ class SlurmCluster:
         env = {**os.environ, "SLURM_CONF": str(SLURM_CONF)}
         for key in [k for k in env if k.startswith("SLURM_") and k != "SLURM_CONF"]:
             env.pop(key)
-        cluster = cls(base, env)
+        cluster = cls(base, env, nodes=node_names(nodes))
         try:
             cluster._spawn(
                 "munged",
@@ -177,8 +236,10 @@ class SlurmCluster:
             cluster._wait(lambda: socket_path.exists(), timeout, "munged to create its socket")
             cluster._spawn("slurmctld", [_which("slurmctld"), "-D", "-c", "-i", "-f", str(cluster.conf)])
             cluster._wait(lambda: cluster._ok(["scontrol", "ping"], "UP"), timeout, "slurmctld to answer")
-            cluster._spawn("slurmd", [_which("slurmd"), "-D", "-N", "localhost", "-f", str(cluster.conf)])
-            cluster._wait(cluster._node_idle, timeout, "node localhost to become idle")
+            for name in cluster.nodes:
+                argv = [_which("slurmd"), "-D", "-N", name, "-f", str(cluster.conf)]
+                cluster._spawn(f"slurmd-{name}", argv)
+            cluster._wait(cluster._nodes_idle, timeout, f"nodes {', '.join(cluster.nodes)} to become idle")
         except BaseException:
             cluster.stop()
             raise
@@ -206,14 +267,18 @@ class SlurmCluster:
             return False
         return out.returncode == 0 and needle in out.stdout
 
-    def _node_idle(self) -> bool:
+    def _nodes_idle(self) -> bool:
+        """Every node of this cluster is up (idle, or running jobs already)."""
         try:
             out = subprocess.run(
-                ["sinfo", "-h", "-N", "-o", "%T"], capture_output=True, text=True, env=self.env, timeout=10
+                ["sinfo", "-h", "-N", "-o", "%N %T"], capture_output=True, text=True, env=self.env, timeout=10
             )
         except (OSError, subprocess.TimeoutExpired):
             return False
-        return out.stdout.strip() in ("idle", "mixed", "allocated")
+        states = dict(line.split() for line in out.stdout.splitlines() if len(line.split()) == 2)
+        return sorted(states) == sorted(self.nodes) and all(
+            s in ("idle", "mixed", "allocated") for s in states.values()
+        )
 
     def _wait(self, ready, timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout
@@ -254,9 +319,9 @@ class SlurmCluster:
                 if out.returncode != 0 or not out.stdout.strip():
                     break
                 time.sleep(0.5)
-        for name in ("slurmd", "slurmctld", "munged"):
-            proc = self.processes.get(name)
-            if proc is None or proc.poll() is not None:
+        for name in _stop_order(self.processes):
+            proc = self.processes[name]
+            if proc.poll() is not None:
                 continue
             proc.send_signal(signal.SIGTERM)
             try:
@@ -267,6 +332,12 @@ class SlurmCluster:
         self.processes.clear()
         self._record()
         _release_default_conf(self.directory)
+
+
+def _stop_order(names) -> list[str]:
+    """The daemons in the order to stop them: every slurmd, then slurmctld, then munged."""
+    rank = {"slurmctld": 1, "munged": 2}
+    return sorted(names, key=lambda n: (rank.get(n, 0), n))
 
 
 def _owner_of_default_conf() -> Path | None:
@@ -312,23 +383,22 @@ def stop_recorded(directory: str | Path) -> None:
     """Stop the daemons recorded in DIR/pids.json by an earlier `start` (for use from a shell)."""
     path = Path(directory) / "pids.json"
     pids = json.loads(path.read_text()) if path.exists() else {}
-    for name in ("slurmd", "slurmctld", "munged"):
-        pid = pids.get(name)
-        if pid:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+    for name in _stop_order(pids):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pids[name], signal.SIGTERM)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and any(_alive(pid) for pid in pids.values()):
+        time.sleep(0.2)
     path.write_text("{}")
     _release_default_conf(Path(directory))
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("start", "stop"):
-        print("usage: python tests/slurm_cluster.py start|stop DIR", file=sys.stderr)
+    if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("start", "stop"):
+        print("usage: python tests/slurm_cluster.py start DIR [NODES] | stop DIR", file=sys.stderr)
         sys.exit(2)
     if sys.argv[1] == "start":
-        c = SlurmCluster.start(sys.argv[2])
+        c = SlurmCluster.start(sys.argv[2], nodes=int(sys.argv[3]) if len(sys.argv) == 4 else 2)
         pids = {n: p.pid for n, p in c.processes.items()}
         print(f"export SLURM_CONF={c.conf}  # daemons {pids}; stop: python tests/slurm_cluster.py stop DIR")
         os._exit(0)  # leave the daemons running

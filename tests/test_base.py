@@ -64,7 +64,10 @@ def test_layout_spells_generations_the_same_for_the_library_and_the_workflow():
     )
     assert layout.game_path(root, 3, 42) == "/runs/r/games/gen0003/game00042.arrow"
     assert layout.complete_marker_path(root, 3) == "/runs/r/games/gen0003.complete.json"
-    assert layout.timing_path(layout.game_path(root, 3, 42)).endswith("game00042.timing.json")
+    assert layout.selfplay_job_path(root, 3, 2) == "/runs/r/games/gen0003/job00002.json"
+    assert layout.selfplay_job_path(root, "{generation}", "{job}").format(generation="0003", job="00002") == (
+        layout.selfplay_job_path(root, 3, 2)
+    )
     assert layout.shard_path(root, 8, 3) == "/runs/r/window/gen0008/shard003.arrow"
     assert (
         layout.eval_path(root, 8, PlayerSpec.parse("gnugo:1").slug) == "/runs/r/eval/gen0008/vs_gnugo-1.json"

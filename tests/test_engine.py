@@ -167,7 +167,7 @@ def test_a_game_is_the_same_bytes_alone_or_among_others_with_1_or_2_cores(tmp_pa
     cfg_path = _write_config(
         tmp_path, search=search, readouts=16, parallel_readouts=2 if search == "puct" else 1
     )
-    common = ["--config", cfg_path, "--model", model_file, "--generation", "3", "--no-timing"]
+    common = ["--config", cfg_path, "--model", model_file, "--generation", "3"]
     many = str(tmp_path / "many" / "game{game:05d}.arrow")
     assert cli_main(common + ["--game", "2", "--count", "5", "--out", many, "--threads", "2"]) == 0
     for game in (2, 4, 6):
@@ -201,22 +201,52 @@ def test_gumbel_game_file_holds_the_improved_policy_as_the_training_target(tmp_p
     assert planes.shape[0] == pi.shape[0] == z.shape[0] == record.num_positions
 
 
-def test_selfplay_job_writes_each_game_when_it_ends_and_says_so(tmp_path, model_file):
+def test_selfplay_job_writes_each_game_when_it_ends_then_its_record(tmp_path, model_file, capsys):
     cfg_path = _write_config(tmp_path, readouts=8)
     pattern = str(tmp_path / "g" / "game{game:05d}.arrow")
+    record_path = str(tmp_path / "g" / "job00000.json")
     argv = ["--config", cfg_path, "--model", model_file, "--generation", "3", "--game", "0", "--count", "4"]
-    assert cli_main(argv + ["--out", pattern]) == 0
-    sidecars = [
-        json.loads(open(pattern.format(game=g).replace(".arrow", ".timing.json")).read()) for g in range(4)
-    ]
-    assert sorted(s["finished_order"] for s in sidecars) == [0, 1, 2, 3]
-    first = min(sidecars, key=lambda s: s["finished_order"])
-    assert first["startup_s"] is not None and first["startup_s"] > 0
-    assert all(s["startup_s"] is None for s in sidecars if s is not first)
-    # games end at different times; the later a game ends, the later its file's wall time
-    walls = [s["game_wall_s"] for s in sorted(sidecars, key=lambda s: s["finished_order"])]
+    assert cli_main(argv + ["--out", pattern, "--record", record_path]) == 0
+    said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("wrote ")]
+    assert len(said) == 4  # one line per game, as it ends
+    record = json.loads(open(record_path).read())
+    assert [f["game"] for f in record["files"]] == [0, 1, 2, 3]
+    attempt = record["attempt"]
+    assert sorted(t["finished_order"] for t in attempt["games"]) == [0, 1, 2, 3]
+    assert attempt["startup_s"] > 0 and attempt["engine"]["mean_batch"] > 1
+    # games end at different times; the later a game ends, the later its wall time
+    walls = [t["game_wall_s"] for t in sorted(attempt["games"], key=lambda t: t["finished_order"])]
     assert walls == sorted(walls)
-    assert all(s["job_mean_batch"] > 1 for s in sidecars)
+
+
+def test_a_rerun_job_keeps_its_earlier_games_and_replays_only_the_missing_one(tmp_path, model_file, capsys):
+    cfg_path = _write_config(tmp_path, readouts=8)
+    pattern = str(tmp_path / "g" / "game{game:05d}.arrow")
+    record_path = str(tmp_path / "g" / "job00000.json")
+    argv = ["--config", cfg_path, "--model", model_file, "--generation", "3", "--game", "0", "--count", "4"]
+    argv += ["--out", pattern, "--record", record_path]
+    assert cli_main(argv) == 0
+    first = json.loads(open(record_path).read())
+    files = [pattern.format(game=g) for g in range(4)]
+    stamps = [os.stat(f).st_mtime_ns for f in files]
+    os.remove(files[2])  # as if the job had been killed before game 2 ended
+    capsys.readouterr()
+    assert cli_main(argv) == 0
+    assert "kept 3 game files of an earlier attempt: 0-1,3" in capsys.readouterr().out
+    again = json.loads(open(record_path).read())
+    assert again["files"] == first["files"]  # game 2 replayed to the same bytes
+    assert [os.stat(f).st_mtime_ns == s for f, s in zip(files, stamps, strict=True)] == [
+        True,
+        True,
+        False,
+        True,
+    ]
+    assert again["attempt"]["kept_from_earlier_attempt"] == [0, 1, 3]
+    # a file the model is newer than (the model was written again: a rerun) is replayed, not kept
+    os.utime(model_file, None)
+    assert cli_main(argv) == 0
+    assert "replaying game 0: " in capsys.readouterr().out  # "... is older than the model"
+    assert json.loads(open(record_path).read())["attempt"]["kept_from_earlier_attempt"] == []
 
 
 def test_engine_refuses_a_model_of_another_board_size(tmp_path, model_file):

@@ -216,6 +216,20 @@ def _rank_pid(launcher: int, rank: int) -> int | None:
     return None
 
 
+def _listening(port: int) -> bool:
+    """Whether something listens on TCP `port` (rank 0's store), read from /proc/net/tcp{,6}."""
+    for name in ("tcp", "tcp6"):
+        try:
+            lines = Path(f"/proc/net/{name}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                return True
+    return False
+
+
 def test_killed_training_rank_fails_the_job_in_bounded_time_then_retry_succeeds(run, tmp_path):
     out = tmp_path / "gen0001.safetensors"
     work = tmp_path / "train"
@@ -240,9 +254,11 @@ def test_killed_training_rank_fails_the_job_in_bounded_time_then_retry_succeeds(
             f"rank 1 never appeared (exit {proc.poll()}):\n{''.join(stderr)[-3000:]}"
         )
         os.kill(victim, signal.SIGSTOP)
-        while time.monotonic() < deadline and proc.poll() is None and not list(work.glob("rdzv-*")):
+        argv1 = _cmdline(victim)
+        port = int(argv1[argv1.index("--master-port") + 1])  # rank 0 hosts the TCP store there
+        while time.monotonic() < deadline and proc.poll() is None and not _listening(port):
             time.sleep(0.05)
-        assert proc.poll() is None and list(work.glob("rdzv-*")), (
+        assert proc.poll() is None and _listening(port), (
             f"rank 0 never reached the rendezvous (exit {proc.poll()}):\n{''.join(stderr)[-3000:]}"
         )
         time.sleep(0.5)  # rank 0 waits for rank 1 inside the job
@@ -264,14 +280,14 @@ def test_killed_training_rank_fails_the_job_in_bounded_time_then_retry_succeeds(
     assert _rank_pid(proc.pid, 0) is None
     assert not out.exists(), "a failed training job left a model file under its final name"
     assert not no_temporaries(tmp_path)
-    assert not list(work.glob("rdzv-*")), "the failed attempt left its rendezvous file for a retry to reuse"
+    assert not _listening(port), "the failed attempt left its store listening"
 
     # The retry is a new attempt: a fresh rendezvous, and it succeeds.
     retry = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, timeout=300)
     assert retry.returncode == 0, f"the retry failed:\n{retry.stderr[-3000:]}"
     net = model.load_model(str(out), backend="torch")
     assert net.cfg.board_size == 5
-    assert not no_temporaries(tmp_path) and not list(work.glob("rdzv-*"))
+    assert not no_temporaries(tmp_path)
 
 
 # ------------------------------------------------------------------------------------------ Snakemake lock

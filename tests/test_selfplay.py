@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 
 import numpy as np
 import pytest
@@ -10,7 +12,6 @@ import torch
 
 from minigo_core.base import config
 from minigo_core.data.gamefile import game_bytes, read_game
-from minigo_core.data.layout import timing_path
 from minigo_core.game import go
 from minigo_core.jobs.selfplay import cli_main, game_rng, play_game
 from minigo_core.nn import model
@@ -127,7 +128,7 @@ def test_nineteen_by_nineteen_game():
     assert record.metadata["search"]["dirichlet_alpha"] == pytest.approx(0.03)
 
 
-def test_cli_writes_game_file_and_timing_sidecar(tmp_path, tiny_net):
+def test_cli_writes_game_file_and_job_record(tmp_path, tiny_net):
     cfg_path = tmp_path / "config.yaml"
     cfg_path.write_text(
         json.dumps(
@@ -157,14 +158,26 @@ def test_cli_writes_game_file_and_timing_sidecar(tmp_path, tiny_net):
         "--backend",
         "torch",
     ]
-    assert cli_main(argv) == 0
+    job_record = str(tmp_path / "games" / "gen0001" / "job00004.json")
+    assert cli_main(argv + ["--record", job_record]) == 0
     record = read_game(out)
     assert record.metadata["model"]["sha256"] == model.model_digest(model_path)
     assert record.metadata["model"]["generation"] == 1
-    timing = json.loads(open(timing_path(out)).read())
-    assert timing["moves"] == record.metadata["num_moves"] and timing["startup_s"] > 0
+    job = json.loads(open(job_record).read())
+    assert job["files"] == [
+        {
+            "game": 4,
+            "file": "game00004.arrow",
+            "bytes": os.path.getsize(out),
+            "sha256": hashlib.sha256(open(out, "rb").read()).hexdigest(),
+            "moves": record.metadata["num_moves"],
+            "positions": record.metadata["num_positions"],
+            "result": record.metadata["result"]["string"],
+        }
+    ]
+    assert job["attempt"]["startup_s"] > 0 and job["attempt"]["games"][0]["game"] == 4
     first = open(out, "rb").read()
-    assert cli_main(argv + ["--no-timing"]) == 0
+    assert cli_main(argv + ["--replay"]) == 0  # played again: the same bytes
     assert open(out, "rb").read() == first
     assert [p.name for p in (tmp_path / "games" / "gen0001").iterdir() if p.name.startswith(".tmp")] == []
 
@@ -213,7 +226,5 @@ def test_cli_count_plays_several_games_each_identical_to_a_single_game_job(tmp_p
     assert cli_main(common + ["--game", "4", "--out", single]) == 0
     assert open(single, "rb").read() == (tmp_path / "many" / "game00004.arrow").read_bytes()
     assert read_game(str(tmp_path / "many" / "game00003.arrow")).metadata["seed"]["game"] == 3
-    second = json.loads((tmp_path / "many" / "game00004.timing.json").read_text())
-    assert second["job_game"] == 1 and second["startup_s"] is None
     with pytest.raises(SystemExit):
         cli_main(common + ["--game", "0", "--count", "2", "--out", single])

@@ -1,43 +1,30 @@
-"""The workflow with `--profile profiles/slurm` against a real single-node Slurm (tests/slurm_cluster.py).
+"""The workflow with `--profile profiles/slurm` against a real two-node Slurm (tests/slurm_cluster.py).
 
-The cluster is started for this module only and stopped after it, so no other test pays for Slurm's client
-commands probing a controller. The run: the tiny config with one generation (bootstrap, 4 self-play games
-in 2 jobs, one sbatch each (games_per_job 3: one rule per job), games-complete, window, 2-rank training
-started by `srun -n 2 -c 1` inside its job, evaluation, summary). Skipped, with the reason, where
-Slurm/munge are not installed or we are not root.
+The cluster (the session fixture `cluster` of conftest.py) is started by the first Slurm test of a session
+and stopped at its end, so no other test pays for Slurm's client commands probing a controller. The run: the
+tiny config with one generation (bootstrap, 4 self-play games in 2 jobs, one sbatch each (games_per_job 3:
+one rule per job), games-complete, window, 2-rank training started by `srun -n 2 -N 2 --ntasks-per-node 1
+-c 1 --kill-on-bad-exit=1` inside its job of 2 nodes (`--set-resources train:nodes=2`), so one rank on each
+node, evaluation, summary). Skipped, with the reason, where Slurm/munge are not installed or we are not
+root (CI=true fails instead).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from slurm_cluster import SlurmCluster, SlurmUnavailable
 
 from minigo_core.base.config import load_config
 from minigo_core.data import layout
 from minigo_core.pipeline import plan as planning
-from minigo_core.pipeline.workflow import selfplay_job_rule
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    try:
-        c = SlurmCluster.start()
-    except SlurmUnavailable as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"no test Slurm cluster: {exc} (CI must run the Slurm tests)")
-        pytest.skip(f"no test Slurm cluster: {exc}")
-    yield c
-    c.stop()
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +40,8 @@ def slurm_run(cluster, tmp_path_factory):
         # test-cluster settings: a fast first status check, a local disk, no resubmission of failures
         "--slurm-init-seconds-before-status-checks", "1", "--latency-wait", "5", "--retries", "0",
         "--default-resources", "slurm_partition=debug", "mem_mb_per_cpu=1000", "runtime=30",
+        # the ranks on 2 nodes; on the command line --set-resources replaces the profile's, so mpi is repeated
+        "--set-resources", "train:mpi='srun'", "train:nodes=2",
     ]  # fmt: skip
     out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=cluster.env)
     text = out.stdout + out.stderr
@@ -63,11 +52,11 @@ def slurm_run(cluster, tmp_path_factory):
 def test_slurm_run_submits_every_job_to_slurm(slurm_run):
     cfg, text = slurm_run
     jobs = planning.selfplay_job_count(cfg)
-    assert jobs == 2  # one rule per self-play job: each its own sbatch (profiles/slurm/config.yaml)
-    selfplay = [selfplay_job_rule(j) for j in range(jobs)]
-    for rule in ("bootstrap", *selfplay, "games_complete", "window", "train", "evaluate"):
+    assert jobs == 2  # 4 games in jobs of 3 (config/tiny.yaml)
+    for rule in ("bootstrap", "selfplay", "games_complete", "window", "train", "evaluate"):
         assert f"rule_{rule}/" in text, f"rule {rule} was not submitted to Slurm"
-    assert "srun -n 2 -c 1 " in text  # the training ranks are the tasks of one srun step
+    # the training ranks are the tasks of one srun step, one per node of the job's 2 nodes
+    assert "srun -n 2 -N 2 --ntasks-per-node 1 -c 1 --kill-on-bad-exit=1 " in text
 
 
 def test_slurm_run_artifacts_validate(slurm_run):
@@ -84,6 +73,7 @@ def test_slurm_run_artifacts_validate(slurm_run):
     assert json.loads(Path(layout.complete_marker_path(root, 0)).read_text())["games"] == cfg.selfplay.games
     metrics = [json.loads(line) for line in Path(layout.train_metrics_path(root, 1)).read_text().splitlines()]
     assert metrics[0]["ranks"] == 2 and metrics[-1]["event"] == "end"
+    assert sorted(metrics[0]["nodes"]) == ["node1", "node2"], metrics[0]  # the 2 ranks ran on 2 nodes
     for spec in planning.evaluation_specs(cfg, 1):
         assert ratings.read_match(layout.eval_path(root, 1, spec.slug)).games == cfg.evaluate.games
     assert Path(root, "summary", "elo.json").exists() and Path(root, "summary", "status.txt").exists()

@@ -155,7 +155,7 @@ def test_two_ranks_match_one_rank(setup, one_rank, capfd):
     _assert_same_weights(out, one_rank)
     prov = model.load_model(out, backend="torch").provenance
     assert prov["ranks"] == 2 and prov["wall_time_s"] > 0
-    assert not [n for n in os.listdir(work) if n.startswith("rdzv-")]  # the rendezvous file is cleaned up
+    assert _last(str(work), "start")["nodes"] == [train.node_name()] * 2  # each rank's node, in rank order
 
 
 def _last(work: str, event: str) -> dict:
@@ -189,10 +189,7 @@ def test_checkpoint_of_other_inputs_is_ignored(setup, one_rank, tmp_path):
     assert _last(work, "end")["resumed_from_step"] == 0
 
 
-def test_rendezvous_path_is_unique_per_attempt(tmp_path):
-    work = str(tmp_path)
-    local = {train.rendezvous_path(work, env={}) for _ in range(5)}
-    assert len(local) == 5 and all(os.path.basename(p).startswith("rdzv-") for p in local)
+def test_slurm_rank_env():
     env = {
         "SLURM_JOB_ID": "812",
         "SLURM_STEP_ID": "3",
@@ -201,11 +198,6 @@ def test_rendezvous_path_is_unique_per_attempt(tmp_path):
         "SLURM_LOCALID": "1",
     }
     assert train.slurm_rank_env(env) == (1, 4, 1)
-    same = train.rendezvous_path(work, env)
-    assert same == train.rendezvous_path(work, {**env, "SLURM_PROCID": "0"})  # every task agrees
-    assert same.endswith("rdzv-slurm-812-3-0")
-    assert train.rendezvous_path(work, {**env, "SLURM_RESTART_COUNT": "1"}) != same  # a requeued attempt
-    assert train.rendezvous_path(work, {**env, "SLURM_STEP_ID": "4"}) != same
     assert train.slurm_rank_env({"SLURM_JOB_ID": "812", "SLURM_NTASKS": "4"}) is None  # not an srun task
     assert train.slurm_rank_env({**env, "SLURM_STEP_ID": "4294967291"}) is None  # the batch script's step
 
@@ -219,13 +211,15 @@ def test_srun_tasks_find_each_other_without_talking(setup, one_rank, tmp_path):
     procs = []
     for rank in range(2):
         env = {**os.environ, "SLURM_JOB_ID": "4242", "SLURM_STEP_ID": "0", "SLURM_PROCID": str(rank),
-               "SLURM_NTASKS": "2", "SLURM_LOCALID": str(rank)}  # fmt: skip
+               "SLURM_NTASKS": "2", "SLURM_LOCALID": str(rank),
+               "SLURM_STEP_NODELIST": "localhost"}  # fmt: skip
+        for key in ("MASTER_ADDR", "MASTER_PORT"):
+            env.pop(key, None)
         procs.append(subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
     outputs = [p.communicate(timeout=120)[0].decode() for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
     assert "2 ranks x 8" in outputs[0]
     _assert_same_weights(out, one_rank)
-    assert not os.path.exists(work / "rdzv-slurm-4242-0-0")
 
 
 def test_dead_rank_fails_the_job_naming_it(setup, tmp_path, capfd):
@@ -260,7 +254,6 @@ def test_dead_rank_fails_the_job_naming_it(setup, tmp_path, capfd):
     assert "rank 1 of 2 exited with code 1" in err
     assert "shard001.arrow does not match the checksum" in err
     assert not os.path.exists(tmp_path / "m.safetensors")
-    assert not [n for n in os.listdir(work) if n.startswith("rdzv-")]
 
 
 def test_bad_inputs_say_what_to_do(setup, tmp_path):
@@ -291,3 +284,92 @@ def test_dsp_backend_resume_is_bit_exact(setup, one_rank, tmp_path):
     assert open(whole, "rb").read() == open(resumed, "rb").read()
     # The torch backend's result, to float rounding (the kernels sum in another order).
     _assert_same_weights(whole, one_rank, atol=1e-4)
+
+
+# ---- the TCP store's address and port under srun (no Slurm needed) -----------------------------------------
+def test_expand_hostlist():
+    assert train.expand_hostlist("node[1-3,5],gpu07") == ["node1", "node2", "node3", "node5", "gpu07"]
+    assert train.expand_hostlist("localhost") == ["localhost"]
+    assert train.expand_hostlist("n[08-10]") == ["n08", "n09", "n10"]  # zero padding kept
+    assert train.expand_hostlist("r[1-2]n[1-2]") == ["r1n1", "r1n2", "r2n1", "r2n2"]
+    assert train.expand_hostlist("a-1,b[2],c[3-4]-ib") == ["a-1", "b2", "c3-ib", "c4-ib"]
+    assert train.expand_hostlist("") == []
+    for bad in ("node[1-3", "node1-3]", "node[a-b]"):
+        with pytest.raises(ValueError):
+            train.expand_hostlist(bad)
+
+
+def test_master_port_is_per_attempt_and_outside_the_ephemeral_range():
+    ports = {train.master_port(job, step) for job in range(1000, 1100) for step in range(3)}
+    assert len(ports) == 300  # consecutive jobs and the steps of a job never share a port
+    assert all(20000 <= p < 32000 for p in ports)  # below Linux's ephemeral ports (32768 ..)
+    assert train.master_port(812, 0, restart_count=1) != train.master_port(812, 0)  # a requeued job
+    assert train.master_port(10**12, 4294967290) in range(20000, 32000)
+
+
+def _srun_env(**extra: str) -> dict:
+    env = {"SLURM_JOB_ID": "812", "SLURM_STEP_ID": "3", "SLURM_PROCID": "1", "SLURM_NTASKS": "2"}
+    return {**env, **extra}
+
+
+def test_slurm_master_from_the_step_node_list():
+    resolved = []
+
+    def resolve(name: str) -> str:
+        resolved.append(name)
+        return "10.0.0.7"
+
+    env = _srun_env(SLURM_STEP_NODELIST="gpu[07-08]", SLURM_JOB_NODELIST="gpu[01-08]")
+    master = train.slurm_master(env, resolve=resolve)
+    assert master == train.Master("10.0.0.7", train.master_port(812, 3))
+    assert resolved == ["gpu07"]  # the step's first node, not the job's
+    assert train.slurm_master({**env, "SLURM_PROCID": "0"}, resolve=resolve) == master  # every task agrees
+    env.pop("SLURM_STEP_NODELIST")
+    train.slurm_master(env, resolve=resolve)
+    assert resolved[-1] == "gpu01"  # else the job's first node
+    with pytest.raises(train.TrainError, match="set MASTER_ADDR"):
+        train.slurm_master(_srun_env(), resolve=resolve)
+
+
+def test_slurm_master_honours_master_addr_and_port():
+    def no_resolve(name: str) -> str:
+        raise AssertionError("MASTER_ADDR is set: nothing to resolve")
+
+    env = _srun_env(SLURM_STEP_NODELIST="node[1-2]", MASTER_ADDR="192.168.1.5", MASTER_PORT="29555")
+    assert train.slurm_master(env, resolve=no_resolve) == train.Master("192.168.1.5", 29555)
+    only_addr = {k: v for k, v in env.items() if k != "MASTER_PORT"}
+    assert train.slurm_master(only_addr, resolve=no_resolve).port == train.master_port(812, 3)
+    with pytest.raises(train.TrainError, match="MASTER_PORT"):
+        train.slurm_master({**env, "MASTER_PORT": "http"}, resolve=no_resolve)
+
+
+def test_resolve_host_falls_back_to_slurm_node_addr():
+    assert (
+        train.resolve_host("localhost", scontrol=lambda n: pytest.fail("resolved: no scontrol"))
+        == "127.0.0.1"
+    )
+    shown = "NodeName=node1 Arch=x86_64\n   NodeAddr=127.0.0.1 NodeHostName=localhost Port=53409\n"
+    assert train.resolve_host("no-such-node.invalid", scontrol=lambda n: shown) == "127.0.0.1"
+    with pytest.raises(train.TrainError, match="set MASTER_ADDR"):
+        train.resolve_host("no-such-node.invalid", scontrol=lambda n: "")
+
+
+def test_node_name():
+    assert train.node_name({"SLURMD_NODENAME": "node2"}) == "node2"
+    assert train.node_name({}) == __import__("socket").gethostname()
+
+
+def test_rank_that_never_arrives_fails_in_bounded_time(setup, tmp_path, capfd):
+    """Rank 0 alone (rank 1 of 2 never starts): the store times out after --timeout and the job fails."""
+    port = train.free_port()
+    argv = ["--config", setup["cfg"]["two"], "--generation", "3", "--window-dir", setup["window"],
+            "--parent", setup["parent"], "--out", str(tmp_path / "m.safetensors"), "--work-dir",
+            str(tmp_path / "work"), "--rank", "0", "--world-size", "2", "--master-addr", "127.0.0.1",
+            "--master-port", str(port), "--timeout", "3"]  # fmt: skip
+    t0 = time.monotonic()
+    assert train.cli_main(argv) != 0
+    assert time.monotonic() - t0 < 60
+    err = capfd.readouterr().err
+    assert f"rank 0 of 2 (node {train.node_name()}) could not meet the other ranks" in err, err[-2000:]
+    assert f"127.0.0.1:{port} within --timeout 3 s" in err
+    assert not os.path.exists(tmp_path / "m.safetensors")

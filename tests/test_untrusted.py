@@ -404,12 +404,13 @@ def test_hostile_root_path_plans_with_every_command_quoted(tmp_path):
 
 
 def test_hostile_root_path_runs_for_real(tmp_path):
-    """The first jobs of the tiny run (config, generation 0, one self-play game) in the hostile root."""
+    """The first jobs of the tiny run (config, generation 0, one self-play job) in the hostile root."""
     root = hostile_root(tmp_path)
     config = write_config(tmp_path, root)
-    target = f"{root}/games/gen0000/game00000.arrow"
+    target = f"{root}/games/gen0000/job00000.json"
     proc = snakemake(tmp_path, config, target, timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"snakemake failed on root {str(root)!r}:\n{out[-4000:]}"
     assert Path(target).is_file() and (root / "models" / "gen0000.safetensors").is_file()
+    assert Path(f"{root}/games/gen0000/game00000.arrow").is_file()
     assert not pwned(tmp_path), f"a job executed shell metacharacters from the root: {pwned(tmp_path)}"

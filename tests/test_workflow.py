@@ -25,7 +25,6 @@ from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.bench.dag import build_run
 from minigo_core.data import layout
 from minigo_core.pipeline import plan as planning
-from minigo_core.pipeline.workflow import rule_kind, selfplay_job_rule
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "config" / "tiny.yaml"
@@ -57,16 +56,14 @@ def dry_run(run_config: Path, *config: str, extra: tuple[str, ...] = ()) -> subp
 
 
 def job_counts(output: str) -> dict[str, int]:
-    """The `Job stats` table of a Snakemake dry run, the self-play rules (`selfplay_jobJJJJ`, one per job
-    index when games_per_job > 1) added up under `selfplay`."""
+    """The `Job stats` table of a Snakemake dry run: jobs per rule."""
     counts: dict[str, int] = {}
     for line in output.split("Job stats:", 1)[-1].splitlines():
         match = re.match(r"^(\w+)\s+(\d+)$", line.strip())
         if match and match.group(1) == "total":
             break  # the end of the (first) table
         if match:
-            kind = rule_kind(match.group(1))
-            counts[kind] = counts.get(kind, 0) + int(match.group(2))
+            counts[match.group(1)] = int(match.group(2))
     return counts
 
 
@@ -97,8 +94,8 @@ def test_plan_starts_at_first_unfinished_generation_and_respects_the_job_budget(
     cfg, _ = finished_run(tmp_path, done=3)
     plan = planning.plan(cfg)
     assert (plan.first, plan.last, plan.late_evaluations) == (3, 6, ())
-    per_generation = planning.plan_cost_per_generation(cfg)  # each self-play game counts as one job
-    assert per_generation == cfg.selfplay.games + 3 + 2 > planning.jobs_per_generation(cfg)
+    per_generation = planning.plan_cost_per_generation(cfg)  # each self-play job counts as one
+    assert per_generation == planning.selfplay_job_count(cfg) + 3 + 2 == planning.jobs_per_generation(cfg)
     assert planning.plan(cfg, max_jobs=2 * per_generation).planned == range(3, 5)
     assert planning.plan(cfg, max_jobs=1).planned == range(3, 4)  # at least one generation
 
@@ -169,8 +166,8 @@ def test_dry_run_runs_deferred_evaluations_alongside_the_next_generation(tmp_pat
 
 def test_dry_run_explicit_rerun_of_one_generation(tmp_path):
     cfg, run_config = finished_run(tmp_path, done=3, games=4)
-    games = [layout.game_path(cfg.root, 1, i) for i in range(4)]
-    out = dry_run(run_config, "first_generation=1", "last_generation=1", extra=("--forcerun", *games))
+    records = [layout.selfplay_job_path(cfg.root, 1, j) for j in range(2)]
+    out = dry_run(run_config, "first_generation=1", "last_generation=1", extra=("--forcerun", *records))
     assert out.returncode == 0, out.stderr[-3000:]
     counts = job_counts(out.stdout + out.stderr)
     assert counts == {"selfplay": 2, "games_complete": 1, "all": 1}  # 4 games in jobs of 3 and 1
@@ -186,18 +183,19 @@ def test_dry_run_plans_one_selfplay_job_per_games_per_job_games(tmp_path, games,
     cfg = load_config(str(config))
     assert [list(r) for r in planning.selfplay_jobs(cfg)] == jobs
     assert planning.jobs_per_generation(cfg) == len(jobs) + 3 + len(planning.opponent_specs(cfg))
-    out = snakemake("-n", "--cores", "1", "--configfile", str(config))
+    out = snakemake("-n", "-p", "--cores", "1", "--configfile", str(config))
     assert out.returncode == 0, out.stderr[-3000:]
-    planned = [j for j in planned_jobs(out.stdout + out.stderr) if rule_kind(j["rule"]) == "selfplay"]
+    text = out.stdout + out.stderr
+    planned = [j for j in planned_jobs(text) if j["rule"] == "selfplay"]
     logs = layout.logs_dir(cfg.root, "selfplay", "gen0000")
-    if per_job == 1:  # today's shape: one rule, one job and one log per game
-        expected = [("selfplay", [i], f"{logs}/game{i:05d}.log") for i in range(games)]
-    else:  # one rule per job index, one log per job
-        expected = [(selfplay_job_rule(j), g, f"{logs}/job{j:04d}.log") for j, g in enumerate(jobs)]
-    expected = [(rule, [layout.game_path(cfg.root, 0, i) for i in g], log) for rule, g, log in expected]
-    got = [(j["rule"], sorted(j["output"]), j["log"]) for j in planned]
-    assert sorted(got) == sorted(expected)
-    assert {j["wildcards"].split(",")[0] for j in planned} == {"generation=0000"}
+    # one rule; each job's output is its record, one log per job
+    expected = [
+        ([layout.selfplay_job_path(cfg.root, 0, j)], f"{logs}/job{j:05d}.log") for j in range(len(jobs))
+    ]
+    assert sorted((j["output"], j["log"]) for j in planned) == sorted(expected)
+    assert {j["wildcards"] for j in planned} == {f"generation=0000, job={j:05d}" for j in range(len(jobs))}
+    for j, g in enumerate(jobs):  # the shell command plays the job's games
+        assert f"--game {g[0]} --count {len(g)} " in text and f"job{j:05d}.json" in text
     assert job_counts(out.stdout + out.stderr)["selfplay"] == len(jobs)
 
 
@@ -215,7 +213,7 @@ def test_dry_run_plans_one_selfplay_job_per_games_per_job_games(tmp_path, games,
 )
 def test_bad_config_fails_at_start_up_naming_the_key(tmp_path, override, message):
     config = tiny_config(tmp_path, **override)
-    out = snakemake("-n", "--cores", "1", "--configfile", str(config))
+    out = snakemake("-n", "-p", "--cores", "1", "--configfile", str(config))
     assert out.returncode != 0
     assert message in out.stdout + out.stderr
     assert not (tmp_path / "run").exists()  # nothing ran
@@ -377,8 +375,8 @@ def test_rerunning_a_generations_training_and_selfplay_reproduces_model_and_game
         layout.shard_path(cfg.root, g, 0),
     ]
     untouched = {f: os.stat(f).st_mtime_ns for f in others}
-    selfplay = [selfplay_job_rule(j) for j in range(planning.selfplay_job_count(cfg))]  # games_per_job 3
-    rerun(config, g, "--forcerun", "train", *selfplay, "games_complete")
+    # the model is written again, so its games (now older than it) are replayed, not kept
+    rerun(config, g, "--forcerun", "train", "selfplay", "games_complete")
     after = fingerprints(files)
     assert [f for f in files if after[f][1] == before[f][1]] == []  # every file was written again
     assert [f for f in files if after[f][0] != before[f][0]] == []  # ... byte for byte the same
@@ -386,26 +384,28 @@ def test_rerunning_a_generations_training_and_selfplay_reproduces_model_and_game
 
 
 @pytest.mark.slow
-def test_a_deleted_game_file_reruns_the_job_that_owns_it_and_comes_back_identical(tiny_run):
+def test_a_deleted_game_file_is_replayed_by_its_job_which_keeps_the_others(tiny_run):
     cfg, config, _ = tiny_run
     g = 1
     jobs = planning.selfplay_jobs(cfg)
     assert [list(r) for r in jobs] == [[0, 1, 2], [3]]  # config/tiny.yaml: 4 games in jobs of 3
-    owner = jobs[0]
     games = {i: layout.game_path(cfg.root, g, i) for i in range(cfg.selfplay.games)}
-    log = layout.logs_dir(cfg.root, "selfplay", f"gen{g:04d}", "job0000.log")
-    before = fingerprints(list(games.values()) + [log])
+    record = layout.selfplay_job_path(cfg.root, g, 0)
+    log = layout.logs_dir(cfg.root, "selfplay", f"gen{g:04d}", "job00000.log")
+    before = fingerprints(list(games.values()) + [log, record])
+    files_before = json.loads(Path(record).read_text())["files"]
     os.remove(games[1])
-    # The generation's marker is still there: ask for the file again (as README.md says) ...
-    output = rerun(config, g, "--forcerun", games[1])
+    # The generation's marker is still there: rerun the job that owns the game (as README.md says) ...
+    output = rerun(config, g, "--forcerun", record)
     ran = re.findall(r"^(?:local)?rule (\w+):$", output, flags=re.M)
-    # ... and exactly its job replays its 3 games, then the marker is rewritten
-    assert sorted(ran) == sorted([selfplay_job_rule(0), "games_complete", "all"]), output[-3000:]
-    after = fingerprints(list(games.values()) + [log])
-    assert {i for i, f in games.items() if after[f][1] != before[f][1]} == set(owner)  # rewritten: job 0's
-    assert {i for i, f in games.items() if after[f][0] != before[f][0]} == set()  # ... byte for byte
+    assert sorted(ran) == sorted(["selfplay", "games_complete", "all"]), output[-3000:]
+    # ... which keeps its two other game files and plays game 1 again, to the same bytes
+    after = fingerprints(list(games.values()) + [log, record])
+    assert {i for i, f in games.items() if after[f][1] != before[f][1]} == {1}
+    assert {i for i, f in games.items() if after[f][0] != before[f][0]} == set()
     assert after[log][1] != before[log][1]  # one log per job, written again
-    assert "game00001.arrow" in Path(log).read_text()
+    assert "kept 2 game files of an earlier attempt: 0,2" in Path(log).read_text()
+    assert json.loads(Path(record).read_text())["files"] == files_before  # names, sizes, digests
 
 
 @pytest.mark.slow

@@ -25,7 +25,6 @@ import time
 
 from minigo_core.base import config as config_mod
 from minigo_core.data.gamefile import write_game
-from minigo_core.data.layout import timing_path
 from minigo_core.game import go
 from minigo_core.jobs import selfplay as selfplay_job
 from minigo_core.jobs.selfplay import GameTiming, play_game
@@ -56,43 +55,6 @@ def _play(net, cfg, games: int, generation: int, model_url: str, out_dir: str, c
         totals["positions"] += record.num_positions
         totals["files"] += 1
     return totals
-
-
-def _startup(config: str, model_url: str, backend: str, threads: int, out_dir: str) -> dict:
-    """Run one real `minigo selfplay` job; its timing sidecar holds process start -> first move."""
-
-    out = os.path.join(out_dir, "startup", "game00000.arrow")
-    argv = [
-        sys.executable,
-        "-m",
-        "minigo_core.cli",
-        "selfplay",
-        "--config",
-        config,
-        "--model",
-        model_url,
-        "--generation",
-        "0",
-        "--game",
-        "0",
-        "--out",
-        out,
-        "--backend",
-        backend,
-        "--threads",
-        str(threads),
-    ]
-    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(
-        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
-    )
-    t0 = time.time()
-    subprocess.run(argv, check=True, capture_output=True, text=True, env=env)
-    process_wall = time.time() - t0
-    with open(timing_path(out)) as f:
-        timing = json.load(f)
-    timing["process_wall_s"] = process_wall
-    return timing
 
 
 def _report(t: dict, games: int, board_size: int, parallel_readouts: int, unit: str) -> None:
@@ -245,10 +207,11 @@ def _engine_row(r: dict) -> None:
 
 
 def _startup_job(cfg_path: str, model_url: str, k: int, out_dir: str) -> dict:
-    """A real `minigo selfplay --count K` process: its first game's sidecar holds process start -> engine."""
+    """A real `minigo selfplay --count K` process: its job record holds process start -> engine."""
     pattern = os.path.join(out_dir, "startup", "game{game:05d}.arrow")
+    record = os.path.join(out_dir, "startup", "job00000.json")
     argv = [sys.executable, "-m", "minigo_core.cli", "selfplay", "--config", cfg_path, "--model", model_url,
-            "--generation", "0", "--game", "0", "--count", str(k), "--out", pattern,
+            "--generation", "0", "--game", "0", "--count", str(k), "--out", pattern, "--record", record,
             "--threads", "1"]  # fmt: skip
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(
@@ -257,12 +220,13 @@ def _startup_job(cfg_path: str, model_url: str, k: int, out_dir: str) -> dict:
     t0 = time.time()
     subprocess.run(argv, check=True, capture_output=True, text=True, env=env)
     wall = time.time() - t0
-    sidecars = []
-    for game in range(k):
-        with open(timing_path(pattern.format(game=game))) as f:
-            sidecars.append(json.load(f))
-    first = min(sidecars, key=lambda s: s["finished_order"])
-    return {"startup_s": first["startup_s"], "startup_cpu_s": first["startup_cpu_s"], "process_wall_s": wall}
+    with open(record) as f:
+        attempt = json.load(f)["attempt"]
+    return {
+        "startup_s": attempt["startup_s"],
+        "startup_cpu_s": attempt["startup_cpu_s"],
+        "process_wall_s": wall,
+    }
 
 
 def _probe_config(readouts: int) -> config_mod.RunConfig:

@@ -19,7 +19,7 @@ model (url, generation, sha256), the seeds, the result, the move count, the resi
 false-positive record, the search settings, the software version, and `moves`: the whole game (unrecorded
 moves included) as SGF points, two letters per move (column then row from the top; `tt` is a pass).
 Features are rebuilt by replaying the moves (`training_examples`); no planes are stored. Wall-clock timings
-are kept out of the file (in `selfplay`'s `.timing.json` sidecar): the same seed gives byte-identical files.
+are kept out of the file (in the self-play job's record): the same seed gives byte-identical files.
 """
 
 from __future__ import annotations
@@ -215,10 +215,15 @@ def game_bytes(record: GameRecord) -> bytes:
 
 def write_game(url: str, record: GameRecord) -> int:
     """Write a game file atomically (temporary name, then rename). Returns its size in bytes."""
+    return write_game_digest(url, record)[0]
+
+
+def write_game_digest(url: str, record: GameRecord) -> tuple[int, str]:
+    """`write_game`, returning the file's size and its SHA-256 (hex)."""
     data = game_bytes(record)
     with storage.atomic_open(url, "wb") as handle:
         handle.write(data)
-    return len(data)
+    return len(data), storage.sha256_bytes(data)
 
 
 def _read_bytes(url: str) -> bytes:
@@ -315,7 +320,16 @@ def read_metadata(url: str) -> dict:
 
 def read_game(url: str) -> GameRecord:
     """Read and validate a game file; raises `GameFileError` naming the file for anything wrong with it."""
+    return read_game_digest(url)[0]
+
+
+def read_game_digest(url: str) -> tuple[GameRecord, int, str]:
+    """`read_game`, with the file's size and SHA-256 (hex) from the same read."""
     data = _read_bytes(url)
+    return _game_from_bytes(data, url), len(data), storage.sha256_bytes(data)
+
+
+def _game_from_bytes(data: bytes, url: str) -> GameRecord:
     reader = _open_stream(data, url)
     metadata = _metadata_of(reader.schema, url)
     try:

@@ -2,7 +2,8 @@
 
     {root}/config.yaml                            the validated config the run was started with
     {root}/models/gen0007.safetensors             model of generation 7 (weights, config, provenance)
-    {root}/games/gen0007/game00042.arrow          one self-play game (+ game00042.timing.json)
+    {root}/games/gen0007/game00042.arrow          one self-play game
+    {root}/games/gen0007/job00002.json            one self-play job's record: its games' digests, its timings
     {root}/games/gen0007.complete.json            all of generation 7's games verified (beside the folder)
     {root}/window/gen0008/shard003.arrow          training data of generation 8, one shard per rank
     {root}/window/gen0008/manifest.json           which games, positions, skipped files and why
@@ -28,7 +29,7 @@ METRICS = "metrics.jsonl"
 CHECKPOINT = "checkpoint.pt"
 MODEL_SUFFIX = ".safetensors"
 GAME_SUFFIX = ".arrow"
-TIMING_SUFFIX = ".timing.json"
+JOB_SUFFIX = ".json"
 COMPLETE_SUFFIX = ".complete.json"
 
 Generation = int | str  # an int, or a wildcard pattern such as "{generation}"
@@ -71,13 +72,18 @@ def game_path_pattern(root: str, generation: Generation) -> str:
     return join(games_dir(root, generation), GAME_NAME + GAME_SUFFIX)
 
 
-def timing_path(game_url: str) -> str:
-    """The timing side file of a game file: `game00042.arrow` -> `game00042.timing.json`."""
-    return (
-        game_url[: -len(GAME_SUFFIX)] + TIMING_SUFFIX
-        if game_url.endswith(GAME_SUFFIX)
-        else game_url + TIMING_SUFFIX
-    )
+JOB_NAME = "job{job:05d}"  # str.format pattern of a self-play job record's name (without the suffix)
+
+
+def selfplay_job_name(job: int | str) -> str:
+    return f"job{job}" if isinstance(job, str) else JOB_NAME.format(job=int(job))
+
+
+def selfplay_job_path(root: str, generation: Generation, job: int | str) -> str:
+    """`games/gen0007/job00002.json`: the record a self-play job writes after its last game (its games'
+    names, sizes and digests; its timings). The workflow's output of the job: Snakemake tracks one file per
+    job, not one per game, so its planning and its metadata do not grow with the games."""
+    return join(games_dir(root, generation), selfplay_job_name(job) + JOB_SUFFIX)
 
 
 def complete_marker_path(root: str, generation: Generation) -> str:

@@ -91,6 +91,17 @@ def exists(url: str) -> bool:
     return fs.exists(path)
 
 
+def mtime(url: str) -> float | None:
+    """The file's modification time (epoch seconds), None if there is no such file."""
+    fs, path = fs_and_path(url)
+    try:
+        info = fs.info(path)
+    except FileNotFoundError:
+        return None
+    value = info.get("mtime") or info.get("LastModified") or info.get("created")
+    return value.timestamp() if hasattr(value, "timestamp") else (float(value) if value is not None else None)
+
+
 def list_files(url: str, suffix: str = "") -> list[str]:
     """Finished files in a directory (temporary names skipped), sorted, as URLs/paths like `url`."""
     fs, path = fs_and_path(url)

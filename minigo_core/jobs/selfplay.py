@@ -8,7 +8,7 @@ of this docstring describes the reference; the engine does the same with its own
 
 Every random choice (which moves get a full search, root noise, softpick, symmetries, whether resignation is
 disabled) comes from one numpy Generator seeded by `SeedSequence([run seed, generation, game index])`, so the
-same inputs give a byte-identical game file. Wall-clock timings go to a sidecar `gameNNNNN.timing.json`.
+same inputs give a byte-identical game file. Wall-clock timings go to the job's record (`--record`).
 
 Playout-cap randomisation (MLPerf v0.7, KataGo): each move is a full search (`readouts`, root noise, recorded
 as a training target) with probability `full_search_fraction`, else a fast search (`fast_readouts`, no noise,
@@ -34,8 +34,8 @@ import numpy as np
 from minigo_core import __version__
 from minigo_core.base.command import Command, UsageError
 from minigo_core.base.config import RunConfig, SelfplaySettings
-from minigo_core.data import gamefile, layout, storage
-from minigo_core.data.gamefile import GameRecord, result_string, write_game
+from minigo_core.data import gamefile, storage
+from minigo_core.data.gamefile import GameRecord, result_string
 from minigo_core.game import coords, go
 from minigo_core.nn import inference, modelfile
 from minigo_core.search import engine
@@ -283,7 +283,11 @@ def cli_main(argv: list[str] | None = None) -> int:
     """`minigo selfplay --config C --model M --generation G --game I --out GAMEFILE`: one game, one file.
 
     With `--count K`, the job plays games I .. I+K-1 (one file each; `--out` holds `{game}`, for example
-    `games/gen0003/game{game:05d}.arrow`) and pays the start-up (imports, model load) once.
+    `games/gen0003/game{game:05d}.arrow`) and pays the start-up (imports, model load) once. With `--record`,
+    the job writes its record after its last game (`games/gen0003/job00002.json`: each game's file name,
+    size and SHA-256; the attempt's host and timings). A game whose file an earlier attempt of the same job
+    already wrote (same model, seed, settings and software) is kept, not replayed; the rest are played to
+    the same bytes as in an uninterrupted job.
     """
     t_process = process_start_time()
     t_wall0 = time.time()
@@ -308,13 +312,21 @@ def cli_main(argv: list[str] | None = None) -> int:
         help="compiled: the C++ engine, all games at once (default with the dsp backend); python: the "
         "reference search (mcts.py), one game after another (always with the torch backend)",
     )
-    parser.add_argument("--no-timing", action="store_true", help="do not write the .timing.json sidecar")
+    parser.add_argument(
+        "--record",
+        default=None,
+        help="the job record to write after the last game (e.g. {root}/games/gen0003/job00002.json)",
+    )
+    parser.add_argument(
+        "--replay", action="store_true", help="play every game, even those an earlier attempt wrote"
+    )
     return cmd.run(argv, lambda args: _selfplay_job(cmd, args, start))
 
 
 @dataclasses.dataclass
 class _Job:
-    """What the games of one `minigo selfplay` process share: the config, the model, the start-up."""
+    """What the games of one `minigo selfplay` process share: the config, the model, the start-up, and
+    what the job record will say of each game."""
 
     args: argparse.Namespace
     run_cfg: RunConfig
@@ -324,6 +336,16 @@ class _Job:
     threads: int
     start: float  # epoch seconds: the process start (or, where unknown, cli_main's)
     engine: str = "python"  # compiled or python
+    files: dict[int, dict] = dataclasses.field(default_factory=dict)  # game -> its entry in the record
+    timings: list[dict] = dataclasses.field(default_factory=list)  # per game played in this attempt
+    kept: list[int] = dataclasses.field(default_factory=list)  # games kept from an earlier attempt
+
+    def out(self, game: int) -> str:
+        return _out_path(self.args.out, game, self.args.count)
+
+    @property
+    def games(self) -> range:
+        return range(self.args.game, self.args.game + self.args.count)
 
 
 def _selfplay_job(cmd: Command, args: argparse.Namespace, start: float) -> None:
@@ -352,11 +374,154 @@ def _selfplay_job(cmd: Command, args: argparse.Namespace, start: float) -> None:
             f"{run_cfg.board_size}"
         )
     job = _Job(args, run_cfg, net, sha256, backend, threads, start, engine_name)
+    if not args.replay:
+        _keep_earlier_games(job)
+    t_engine, cpu_engine = time.time(), time.process_time()
+    stats = None
     if engine_name == "compiled":
-        _compiled_job(job)
-        return
-    for game in range(args.game, args.game + args.count):
-        _play_and_write(job, game)
+        stats = _compiled_job(job)
+    else:
+        for game in job.games:
+            if game not in job.files:
+                _play_and_write(job, game)
+    if args.record:
+        _write_record(job, t_engine, cpu_engine, stats)
+
+
+# ---- the job record, and keeping an earlier attempt's games ------------------------------------------------
+RECORD_FORMAT = "minigo-selfplay-job"
+RECORD_VERSION = 1
+# The metadata that makes a game file this job's game: the same file would be written again.
+PROVENANCE_KEYS = ("format_version", "software_version", "board_size", "komi", "features", "seed")
+
+
+def _provenance(metadata: dict) -> dict:
+    model = metadata.get("model") or {}
+    search = dict(metadata.get("search") or {})
+    search.pop("random_symmetry", None)  # the reference's depends on the evaluator, not on the config
+    return {
+        **{k: metadata.get(k) for k in PROVENANCE_KEYS},
+        "model": (model.get("sha256"), model.get("generation")),
+        "search": search,
+    }
+
+
+def _expected_provenance(job: _Job, game: int) -> dict:
+    run_cfg = job.run_cfg
+    return _provenance(
+        {
+            "format_version": gamefile.FORMAT_VERSION,
+            "software_version": __version__,
+            "board_size": run_cfg.board_size,
+            "komi": run_cfg.komi,
+            "features": job.net.cfg.feature_set,
+            "seed": {"run_seed": run_cfg.seed, "generation": int(job.args.generation), "game": int(game)},
+            "model": {"sha256": job.sha256, "generation": int(job.args.generation)},
+            "search": search_metadata(run_cfg, job.engine),
+        }
+    )
+
+
+def _file_entry(out: str, game: int, size: int, sha256: str, metadata: dict) -> dict:
+    return {
+        "game": int(game),
+        "file": out.rsplit("/", 1)[-1],
+        "bytes": int(size),
+        "sha256": sha256,
+        "moves": int(metadata["num_moves"]),
+        "positions": int(metadata["num_positions"]),
+        "result": metadata["result"]["string"],
+    }
+
+
+def _keep_earlier_games(job: _Job) -> None:
+    """Keep the games whose files an earlier attempt of this job wrote (files are written atomically, so a
+    file under its final name is whole). A file older than the model file (the model was written again since:
+    a rerun) or from another model, seed, config or software is replayed."""
+    model_mtime = storage.mtime(job.args.model)
+    for game in job.games:
+        out = job.out(game)
+        mtime = storage.mtime(out)
+        if mtime is None:
+            continue
+        if model_mtime is not None and mtime < model_mtime:
+            print(f"replaying game {game}: {out} is older than the model {job.args.model}", flush=True)
+            continue
+        try:
+            record, size, sha256 = gamefile.read_game_digest(out)
+        except (gamefile.GameFileError, OSError) as exc:
+            print(f"replaying game {game}: {exc}", flush=True)
+            continue
+        if _provenance(record.metadata) != _expected_provenance(job, game):
+            print(f"replaying game {game}: {out} is from another model, seed or settings", flush=True)
+            continue
+        job.files[game] = _file_entry(out, game, size, sha256, record.metadata)
+        job.kept.append(game)
+    if job.kept:
+        print(f"kept {len(job.kept)} game files of an earlier attempt: {_ranges(job.kept)}", flush=True)
+
+
+def _ranges(values: list[int]) -> str:
+    """`0-3,7` for [0, 1, 2, 3, 7]."""
+    parts, run = [], [values[0]]
+    for v in values[1:]:
+        if v == run[-1] + 1:
+            run.append(v)
+            continue
+        parts.append(run)
+        run = [v]
+    parts.append(run)
+    return ",".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in parts)
+
+
+def _write_record(job: _Job, t_engine: float, cpu_engine: float, stats: Any) -> None:
+    """The job record: what it wrote (deterministic), then `attempt` (this attempt's host and clocks)."""
+    args = job.args
+    attempt = {
+        "host": socket.gethostname(),
+        "backend": job.backend,
+        "threads": job.threads,
+        "process_start_epoch": job.start,
+        "startup_s": round(t_engine - job.start, 4),  # process start to the first game (imports, model)
+        "startup_cpu_s": round(cpu_engine, 4),
+        "games_wall_s": round(time.time() - t_engine, 4),
+        "games_cpu_s": round(time.process_time() - cpu_engine, 4),
+        "kept_from_earlier_attempt": job.kept,
+        "games": sorted(job.timings, key=lambda t: t["game"]),
+    }
+    if stats is not None:
+        attempt["engine"] = {
+            "search_s": round(stats.total_s, 4),
+            "network_s": round(stats.network_s, 4),
+            "features_s": round(stats.features_s, 4),
+            "batches": stats.batches,
+            "mean_batch": round(stats.mean_batch, 2),
+        }
+    record = {
+        "format": RECORD_FORMAT,
+        "format_version": RECORD_VERSION,
+        "generation": int(args.generation),
+        "first_game": int(args.game),
+        "games": int(args.count),
+        "model": {"url": str(args.model), "sha256": job.sha256},
+        "engine": job.engine,
+        "files": [job.files[g] for g in job.games],
+        "attempt": attempt,
+    }
+    storage.write_text(args.record, json.dumps(record, indent=1) + "\n")
+
+
+def read_record(url: str) -> dict:
+    """A job record (`games/genGGGG/jobJJJJJ.json`); ValueError naming the file if it is not one."""
+    try:
+        record = json.loads(storage.read_bytes(url))
+    except (OSError, ValueError) as exc:
+        raise ValueError(
+            f"self-play job record {url} is unreadable ({exc}); delete it to rerun its job"
+        ) from None
+    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
+        raise ValueError(f"{url} is not a self-play job record (format {RECORD_FORMAT!r})")
+    return record
 
 
 def compiled_game_record(
@@ -388,7 +553,7 @@ def compiled_game_record(
     return game_record(played, game_metadata(run_cfg, feature_set, model, seed, played, search))
 
 
-def _compiled_job(job: _Job) -> None:
+def _compiled_job(job: _Job) -> engine.EngineStats:
     """Play the job's games concurrently in the compiled engine; write each game's file when it ends."""
     args, run_cfg = job.args, job.run_cfg
     feature_set = job.net.cfg.feature_set
@@ -402,116 +567,69 @@ def _compiled_job(job: _Job) -> None:
         first_game=args.game,
         count=args.count,
     )
+    for game in job.kept:
+        games.skip(game)
     search = search_metadata(run_cfg, "compiled")
     model = {"url": str(args.model), "generation": int(args.generation), "sha256": job.sha256}
-    t_engine, cpu_engine = time.time(), time.process_time()
+    t_engine = time.time()
     for k, game in enumerate(games.finished()):
-        out = _out_path(args.out, game.index, args.count)
+        out = job.out(game.index)
         record = compiled_game_record(game, run_cfg, feature_set, model, search, args.generation)
-        size = write_game(out, record)
-        if not args.no_timing:
-            stats = games.stats()
-            sidecar = {
-                "game_file": str(out),
-                "host": socket.gethostname(),
-                "backend": job.backend,
-                "engine": "compiled",
-                "threads": job.threads,
-                "process_start_epoch": job.start,
-                "job_game": game.index - args.game,
-                "job_games": args.count,
+        size, sha256 = gamefile.write_game_digest(out, record)
+        job.files[game.index] = _file_entry(out, game.index, size, sha256, record.metadata)
+        # the job's games are played together: from the engine's start to this game's end
+        wall = time.time() - t_engine
+        job.timings.append(
+            {
+                "game": game.index,
                 "finished_order": k,
-                # process start to the engine's first move (imports, config, model load); one per job
-                "startup_s": round(t_engine - job.start, 4) if k == 0 else None,
-                "startup_cpu_s": round(cpu_engine, 4) if k == 0 else None,
-                # the job's games are played together: from the engine's start to this game's end
-                "game_wall_s": round(time.time() - t_engine, 4),
-                "job_cpu_s": round(time.process_time() - cpu_engine, 4),
-                # the whole job so far (all its games), from the engine's own clocks
-                "job_search_s": round(stats.total_s, 4),
-                "job_network_s": round(stats.network_s, 4),
-                "job_features_s": round(stats.features_s, 4),
-                "job_batches": stats.batches,
-                "job_mean_batch": round(stats.mean_batch, 2),
-                "moves": len(game.moves),
+                "game_wall_s": round(wall, 4),
                 "readouts": game.readouts,
-                "bytes": size,
-                "positions": record.num_positions,
             }
-            storage.write_text(layout.timing_path(out), json.dumps(sidecar, indent=1) + "\n")
-        m = record.metadata
-        print(
-            f"wrote {out}: {m['num_moves']} moves, {m['num_positions']} positions recorded, "
-            f"result {m['result']['string']}, {size} bytes, {time.time() - t_engine:.1f}s into the job",
-            flush=True,
         )
+        _say_written(out, record, size, f"{wall:.1f}s into the job")
+    return games.stats()
+
+
+def _say_written(out: str, record: GameRecord, size: int, when: str) -> None:
+    m = record.metadata
+    print(
+        f"wrote {out}: {m['num_moves']} moves, {m['num_positions']} positions recorded, "
+        f"result {m['result']['string']}, {size} bytes, {when}",
+        flush=True,
+    )
 
 
 def _play_and_write(job: _Job, game: int) -> None:
-    """Play game `game` of the job, write its file (and timing sidecar) and say so on stdout."""
-    args = job.args
-    out = _out_path(args.out, game, args.count)
+    """Play game `game` of the job with the reference search, write its file and say so on stdout."""
+    out = job.out(game)
     timing = GameTiming()
-    first_move: list[tuple[float, float]] = []  # (wall clock, this process's CPU seconds so far)
     cpu_game_start = time.process_time()
     record = play_game(
         job.net,
         job.run_cfg,
-        args.generation,
+        job.args.generation,
         game,
-        args.model,
+        job.args.model,
         model_sha256=job.sha256,
         timing=timing,
-        on_first_move=lambda fm=first_move: fm.append((time.time(), time.process_time())),
     )
     cpu_game = time.process_time() - cpu_game_start
-    size = write_game(out, record)
-    if not args.no_timing:
-        first = first_move[0] if first_move else (time.time(), time.process_time())
-        sidecar = _timing_sidecar(job, game, out, first, timing, cpu_game, size, record.num_positions)
-        storage.write_text(layout.timing_path(out), json.dumps(sidecar, indent=1) + "\n")
-    m = record.metadata
-    print(
-        f"wrote {out}: {m['num_moves']} moves, {m['num_positions']} positions recorded, "
-        f"result {m['result']['string']}, {size} bytes, {timing.wall_s:.1f}s"
+    size, sha256 = gamefile.write_game_digest(out, record)
+    job.files[game] = _file_entry(out, game, size, sha256, record.metadata)
+    job.timings.append(
+        {
+            "game": game,
+            "first_move_s": round(timing.first_move_s, 4),  # the game's start to its first move
+            "game_wall_s": round(timing.wall_s, 4),
+            "game_cpu_s": round(cpu_game, 4),
+            "search_s": round(timing.search_s, 4),
+            "network_s": round(timing.network_s, 4),
+            "features_s": round(timing.features_s, 4),
+            "readouts": timing.readouts,
+        }
     )
-
-
-def _timing_sidecar(
-    job: _Job,
-    game: int,
-    out: str,
-    first_move: tuple[float, float],
-    timing: GameTiming,
-    cpu_game: float,
-    size: int,
-    positions: int,
-) -> dict:
-    """The timing sidecar of one game (`first_move`: the wall clock and the process's CPU seconds then)."""
-    first_wall, first_cpu = first_move
-    first_game = game == job.args.game
-    return {
-        "game_file": str(out),
-        "host": socket.gethostname(),
-        "backend": job.backend,
-        "threads": job.threads,
-        "process_start_epoch": job.start,
-        # Process start to the job's first move (imports, config, model load); later games of a
-        # `--count` job paid none, so theirs is null.
-        "job_game": game - job.args.game,
-        "startup_s": round(first_wall - job.start, 4) if first_game else None,
-        "startup_cpu_s": round(first_cpu, 4) if first_game else None,
-        "first_move_s": round(timing.first_move_s, 4),  # of which: the game's start to its first move
-        "game_wall_s": round(timing.wall_s, 4),
-        "game_cpu_s": round(cpu_game, 4),
-        "search_s": round(timing.search_s, 4),
-        "network_s": round(timing.network_s, 4),
-        "features_s": round(timing.features_s, 4),
-        "moves": timing.moves,
-        "readouts": timing.readouts,
-        "bytes": size,
-        "positions": positions,
-    }
+    _say_written(out, record, size, f"{timing.wall_s:.1f}s")
 
 
 if __name__ == "__main__":

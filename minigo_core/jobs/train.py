@@ -1,15 +1,20 @@
 """Synchronous data-parallel training of generation g over its window's shards (`minigo train`).
 
 One pass over the shards, starting from generation g-1's model; rank 0 writes generation g's model with its
-provenance. The ranks are torch.distributed processes (gloo on CPU, nccl on CUDA) that find each other
-through a rendezvous file on the shared filesystem, at a path unique to each attempt:
+provenance. The ranks are torch.distributed processes (gloo on CPU, nccl on CUDA) that meet at a TCP store
+(`torch.distributed.TCPStore`) hosted by rank 0 at a master address and port unique to each attempt:
 
-- `minigo train --ranks N` starts N local processes itself and picks `{work_dir}/rdzv-<uuid>` for them;
-  it watches them, and if one dies it stops the others and fails naming the rank.
+- `minigo train --ranks N` starts N local processes itself, picks a free port on 127.0.0.1 and passes
+  `--master-addr 127.0.0.1 --master-port P` to them; it watches them, and if one dies it stops the others and
+  fails naming the rank.
 - under `srun`, each task is one rank (`SLURM_PROCID`, `SLURM_NTASKS`, `SLURM_LOCALID`) and every task derives
-  the same path without talking: `{work_dir}/rdzv-slurm-<SLURM_JOB_ID>-<SLURM_STEP_ID>-<SLURM_RESTART_COUNT>`.
-
-Rank 0 removes the rendezvous file when training ends; a killed attempt's stale file is never reused.
+  the same address and port without talking (`slurm_master`): `MASTER_ADDR` / `MASTER_PORT` if the user set
+  them, else the first host of the step's node list (`SLURM_STEP_NODELIST`, else `SLURM_JOB_NODELIST`; the
+  task of rank 0 runs there under srun's block and cyclic distributions), resolved by the resolver or else
+  by `scontrol show node` (its NodeAddr), and the port `master_port(job id, step id, restart count)`, so a
+  retry (a new job id) or a requeued job never meets a stale store. A rank that does not arrive fails the
+  job after `--timeout` seconds; one that dies mid-training breaks its peers' collectives (gloo at once,
+  else after `--timeout`), and the train rule's `srun --kill-on-bad-exit=1` then stops the other tasks.
 
 Data layout: the window has S shards; with W ranks (S divisible by W) rank r owns shards r, r+W, ... . A step
 takes `c = batch_per_rank * W / S` consecutive rows from every shard, each shard's rows forming one
@@ -39,11 +44,11 @@ import json
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, TypeVar
@@ -90,28 +95,132 @@ def slurm_rank_env(env: Mapping[str, str] | None = None) -> tuple[int, int, int]
     return int(env["SLURM_PROCID"]), int(env["SLURM_NTASKS"]), int(env.get("SLURM_LOCALID", "0"))
 
 
-def rendezvous_path(work_dir: str, env: Mapping[str, str] | None = None) -> str:
-    """A rendezvous file path unique to this attempt.
+# Ports of srun steps' stores: 20000 + (7 * job id + step id + 1009 * restart count) mod 12000, i.e. 20000 ..
+# 31999: above the registered ports most daemons use, below Linux's ephemeral range (32768 ..), so an outgoing
+# connection never holds it; consecutive jobs and the steps of a job get different ports.
+MASTER_PORT_BASE = 20000
+MASTER_PORT_SPAN = 12000
 
-    Under srun every task computes the same name from the job id, step id and restart count; otherwise (the
-    parent of a local launch) a fresh random name.
+
+@dataclass(frozen=True)
+class Master:
+    """Where the ranks meet: rank 0 hosts the TCP store at `port`; the others connect to `addr:port`."""
+
+    addr: str
+    port: int
+
+
+def expand_hostlist(hostlist: str) -> list[str]:
+    """The host names of a Slurm hostlist: `node[1-3,5],gpu07` -> node1, node2, node3, node5, gpu07.
+
+    Ranges keep their zero padding (`n[08-10]` -> n08, n09, n10) and several bracket groups multiply
+    (`r[1-2]n[1-2]` -> r1n1, r1n2, r2n1, r2n2), as `scontrol show hostnames` does.
     """
+    hosts: list[str] = []
+    for item in _split_top_level(hostlist.strip()):
+        hosts.extend(_expand_item(item))
+    return hosts
+
+
+def _split_top_level(text: str) -> list[str]:
+    """`text` split at the commas outside brackets."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "[") - (ch == "]")
+        if depth < 0:
+            raise ValueError(f"unbalanced ']' in hostlist {text!r}")
+        if ch == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    if depth:
+        raise ValueError(f"unbalanced '[' in hostlist {text!r}")
+    items.append(text[start:])
+    return [item for item in (x.strip() for x in items) if item]
+
+
+def _expand_item(item: str) -> list[str]:
+    """One hostlist item (no top-level comma): its first bracket group expanded, the rest recursively."""
+    if "[" not in item:
+        return [item]
+    head, rest = item.split("[", 1)
+    body, tail = rest.split("]", 1)
+    names = []
+    for part in body.split(","):
+        lo, _, hi = part.strip().partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            raise ValueError(f"bad range {part!r} in hostlist item {item!r}")
+        width = len(lo) if lo.startswith("0") else 0
+        names += [f"{n:0{width}d}" for n in range(int(lo), int(hi or lo) + 1)]
+    return [head + n + t for n in names for t in _expand_item(tail)]
+
+
+def master_port(job_id: int, step_id: int, restart_count: int = 0) -> int:
+    """The store's port of an srun step: a function of its job, step and requeue count (see above)."""
+    return MASTER_PORT_BASE + (7 * job_id + step_id + 1009 * restart_count) % MASTER_PORT_SPAN
+
+
+def resolve_host(name: str, scontrol: Callable[[str], str] | None = None) -> str:
+    """The address of host `name`: the resolver's, else Slurm's NodeAddr (node names need not resolve)."""
+    try:
+        return socket.gethostbyname(name)
+    except OSError:
+        pass
+    text = (scontrol or _scontrol_show_node)(name)
+    addr = next((f.split("=", 1)[1] for f in text.split() if f.startswith("NodeAddr=")), "")
+    try:
+        if addr and addr != name:
+            return socket.gethostbyname(addr)
+    except OSError:
+        pass
+    raise TrainError(
+        f"cannot resolve the master host {name!r}, neither by the resolver nor by `scontrol show node` "
+        f"(NodeAddr {addr or 'unknown'!r}); set MASTER_ADDR to the address of the first node of the job step"
+    )
+
+
+def _scontrol_show_node(name: str) -> str:
+    try:
+        out = subprocess.run(["scontrol", "show", "node", name], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return out.stdout if out.returncode == 0 else ""
+
+
+def slurm_master(
+    env: Mapping[str, str] | None = None, resolve: Callable[[str], str] = resolve_host
+) -> Master:
+    """The store's address and port for the tasks of an srun step, the same on every task (see above)."""
     env = os.environ if env is None else env
-    if slurm_rank_env(env) is not None:
-        tag = f"slurm-{env['SLURM_JOB_ID']}-{env['SLURM_STEP_ID']}-{env.get('SLURM_RESTART_COUNT', '0')}"
-    else:
-        tag = uuid.uuid4().hex
-    return storage.join(work_dir, f"rdzv-{tag}")
+    addr = env.get("MASTER_ADDR", "").strip()
+    if not addr:
+        nodelist = env.get("SLURM_STEP_NODELIST") or env.get("SLURM_JOB_NODELIST") or ""
+        hosts = expand_hostlist(nodelist)
+        if not hosts:
+            raise TrainError(
+                "neither SLURM_STEP_NODELIST nor SLURM_JOB_NODELIST names a node; set MASTER_ADDR (and "
+                "MASTER_PORT) to where rank 0 runs"
+            )
+        addr = resolve(hosts[0])
+    port_text = env.get("MASTER_PORT", "").strip()
+    if port_text:
+        if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+            raise TrainError(f"MASTER_PORT={port_text!r} is not a port number")
+        return Master(addr, int(port_text))
+    restart = int(env.get("SLURM_RESTART_COUNT", "0") or 0)
+    return Master(addr, master_port(int(env["SLURM_JOB_ID"]), int(env["SLURM_STEP_ID"]), restart))
 
 
-def _local_path(url: str, what: str) -> str:
-    fs, path = storage.fs_and_path(url)
-    if "file" not in (fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)):
-        raise TrainError(
-            f"{what} {url} must be on a POSIX filesystem shared by the ranks (the rendezvous file needs file "
-            "locking); pass --work-dir on the shared filesystem"
-        )
-    return path
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port free on `host` now (for the store of a local launch)."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def node_name(env: Mapping[str, str] | None = None) -> str:
+    """The node this rank runs on: Slurm's name for it under srun, else the host name."""
+    env = os.environ if env is None else env
+    return env.get("SLURMD_NODENAME") or socket.gethostname()
 
 
 # ---- the inputs --------------------------------------------------------------------------------------------
@@ -169,7 +278,7 @@ class TrainJob:
     world_size: int = 1
     rank: int = 0
     local_rank: int = 0
-    rendezvous: str | None = None
+    master: Master | None = None  # where the ranks meet (None: one rank, no process group)
     stop_after: int | None = None
     prefetch_threads: int = 1
     timeout_s: float = DEFAULT_TIMEOUT_S
@@ -381,10 +490,10 @@ def _resume(job: TrainJob, plan: Plan, trainer: Trainer, clock: _Clock) -> _Run:
 def _start(run: _Run) -> prefetch.Prefetcher:
     """Meet the other ranks, load this rank's shards and start preparing batches; rank 0 records the start."""
     job, plan, tcfg = run.job, run.plan, run.job.cfg.train
+    nodes = [node_name()]
     if plan.world > 1:
-        path = _local_path(job.rendezvous or "", "rendezvous file")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        run.trainer.join_group(path, job.rank, job.timeout_s)
+        _join(run)
+        nodes = run.trainer.gather_strings(nodes[0])
     t_load = time.perf_counter()
     window = plan.window
     loaded = [shards.load_shard(window.shard_urls[j], window.shard_sha256[j]) for j in plan.shard_ids]
@@ -410,10 +519,32 @@ def _start(run: _Run) -> prefetch.Prefetcher:
                 "global_batch": plan.global_batch,
                 "load_s": run.clock.load_s,
                 "backend": tcfg.backend,
+                "nodes": nodes,  # the node of every rank, in rank order
             },
         )
     run.clock.interval_start = time.perf_counter()
     return run.feeder
+
+
+def _join(run: _Run) -> None:
+    """Meet the other ranks at the TCP store (rank 0 hosts it); TrainError says why not and what to do."""
+    job, master = run.job, run.job.master
+    if master is None:
+        raise TrainError(f"{run.plan.world} ranks but no master address: run under srun or with --ranks")
+    try:
+        run.trainer.join_group(master.addr, master.port, job.rank, job.timeout_s)
+    except RuntimeError as exc:  # torch's DistStoreError / DistNetworkError: a store not reached or timed out
+        first_line = (str(exc).strip().splitlines() or [repr(exc)])[0]
+        raise TrainError(
+            f"rank {job.rank} of {run.plan.world} (node {node_name()}) could not meet the other ranks at the "
+            f"TCP store of rank 0 at {master.addr}:{master.port} within --timeout {job.timeout_s:g} s "
+            f"({type(exc).__name__}: {first_line}); check that every rank started, that the port is free on "
+            "rank 0's node and reachable from the others, or set MASTER_ADDR/MASTER_PORT"
+        ) from None
+    _say(
+        job,
+        f"rank {job.rank} of {run.plan.world} on node {node_name()} joined at {master.addr}:{master.port}",
+    )
 
 
 def _append_metrics(url: str, record: dict) -> None:
@@ -528,11 +659,8 @@ def _record_end(run: _Run, per_rank: list[list[float]], wall_s: float, provenanc
 
 
 def _leave_group(run: _Run) -> None:
-    """Wait for every rank and take the process group down; rank 0 removes the rendezvous file."""
+    """Wait for every rank and take the process group down (rank 0's store goes with it)."""
     run.trainer.leave_group()
-    if run.plan.world > 1 and run.job.rank == 0 and run.job.rendezvous:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(_local_path(run.job.rendezvous, "rendezvous file"))
 
 
 def _remove(url: str) -> None:
@@ -558,15 +686,13 @@ def launch_local(
 ) -> int:
     """Start `ranks` processes of this command, one per rank, and watch them.
 
-    If a rank exits with an error the others are stopped and the job fails naming the rank; the rendezvous
-    file (unique to this launch) is removed in every case. A failed job leaves no model: if rank 0 wrote `out`
-    during this launch before another rank died (it can, in the moments after the last collective), the file
-    is removed, so a failed job never leaves its output under the final name.
+    The ranks meet at a TCP store that rank 0 hosts on a port of 127.0.0.1 free at the launch. If a rank
+    exits with an error the others are stopped and the job fails naming the rank. A failed job leaves no
+    model: if rank 0 wrote `out` during this launch before another rank died (it can, in the moments after
+    the last collective), the file is removed, so a failed job never leaves its output under the final name.
     """
     out_before = _file_stamp(out) if out is not None else None
-    rdzv = rendezvous_path(work_dir, env={})
-    path = _local_path(rdzv, "rendezvous file")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    master = Master("127.0.0.1", free_port("127.0.0.1"))
     procs: list[subprocess.Popen] = []
     previous = None
     if threading.current_thread() is threading.main_thread():
@@ -574,12 +700,10 @@ def launch_local(
         previous = signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         for r in range(ranks):
-            procs.append(subprocess.Popen(_rank_command(base_argv, r, ranks, rdzv, timeout_s)))
+            procs.append(subprocess.Popen(_rank_command(base_argv, r, ranks, master, timeout_s)))
         failed = _wait_for_ranks(procs, poll_s)
     finally:
         _stop_ranks(procs)
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(path)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     if failed is not None:
@@ -588,12 +712,11 @@ def launch_local(
     return STOPPED_EARLY if any(p.returncode == STOPPED_EARLY for p in procs) else 0
 
 
-def _rank_command(
-    base_argv: list[str], rank: int, ranks: int, rendezvous: str, timeout_s: float
-) -> list[str]:
+def _rank_command(base_argv: list[str], rank: int, ranks: int, master: Master, timeout_s: float) -> list[str]:
     """The command line of one rank of a local launch (`--rank` makes it a rank: see `_main`)."""
     return [sys.executable, "-m", "minigo_core.jobs.train", *base_argv, "--rank", str(rank),
-            "--world-size", str(ranks), "--rendezvous", rendezvous, "--timeout", str(timeout_s)]  # fmt: skip
+            "--world-size", str(ranks), "--master-addr", master.addr, "--master-port", str(master.port),
+            "--timeout", str(timeout_s)]  # fmt: skip
 
 
 def _wait_for_ranks(procs: list[subprocess.Popen], poll_s: float) -> tuple[int, int] | None:
@@ -665,7 +788,7 @@ def _command() -> Command:
     p.add_argument(
         "--work-dir",
         default=None,
-        help="checkpoints, metrics and the rendezvous file (default {root}/train/genGGGG)",
+        help="checkpoints and metrics (default {root}/train/genGGGG)",
     )
     p.add_argument(
         "--stop-after",
@@ -683,7 +806,7 @@ def _command() -> Command:
         "--timeout",
         type=float,
         default=DEFAULT_TIMEOUT_S,
-        help="seconds a rank waits for the others in a collective before failing",
+        help="seconds a rank waits for the others (to meet at the store, in a collective) before failing",
     )
     p.add_argument(
         "--no-wall-time",
@@ -693,7 +816,8 @@ def _command() -> Command:
     )
     p.add_argument("--rank", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--world-size", type=int, default=None, help=argparse.SUPPRESS)
-    p.add_argument("--rendezvous", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--master-addr", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--master-port", type=int, default=None, help=argparse.SUPPRESS)
     return cmd
 
 
@@ -721,11 +845,13 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
     slurm = slurm_rank_env()
     if args.rank is not None:  # a child of a local launch
         _die_with_parent()
-        job.rank, job.world_size, job.rendezvous = args.rank, args.world_size, args.rendezvous
-        job.local_rank = args.rank
+        job.rank, job.world_size, job.local_rank = args.rank, args.world_size, args.rank
+        if args.master_addr is not None and args.master_port is not None:
+            job.master = Master(args.master_addr, args.master_port)
     elif args.ranks is None and slurm is not None:  # one task of an srun step
         job.rank, job.world_size, job.local_rank = slurm
-        job.rendezvous = rendezvous_path(work_dir)
+        if job.world_size > 1:
+            job.master = slurm_master()
     else:
         ranks = args.ranks if args.ranks is not None else cfg.train.ranks
         if ranks < 1:

@@ -219,16 +219,32 @@ class Trainer:
         model_mod.save_model(url, self.net, provenance)
 
     # ---- the process group ---------------------------------------------------------------------------------
-    def join_group(self, rendezvous_file: str, rank: int, timeout_s: float) -> None:
-        """Meet the other ranks through a FileStore at `rendezvous_file` (nccl on CUDA, else gloo)."""
-        store = dist.FileStore(rendezvous_file, self.world)
+    def join_group(self, master_addr: str, master_port: int, rank: int, timeout_s: float) -> None:
+        """Meet the other ranks at a TCP store that rank 0 hosts on `master_port` (the others connect to
+        `master_addr:master_port`), then make the process group (nccl on CUDA, else gloo).
+
+        Rank 0 waits at most `timeout_s` for every rank to connect, the others as long to reach it; the same
+        timeout bounds every collective. torch raises (a RuntimeError) when it runs out.
+        """
+        timeout = datetime.timedelta(seconds=timeout_s)
+        store = dist.TCPStore(
+            master_addr, master_port, self.world, is_master=rank == 0, timeout=timeout, wait_for_workers=True
+        )
         dist.init_process_group(
             backend="nccl" if self.device.type == "cuda" else "gloo",
             store=store,
             rank=rank,
             world_size=self.world,
-            timeout=datetime.timedelta(seconds=timeout_s),
+            timeout=timeout,
         )
+
+    def gather_strings(self, value: str) -> list[str]:
+        """Every rank's `value`, in rank order (a collective when there are several ranks)."""
+        if self.world <= 1:
+            return [value]
+        out: list = [None] * self.world
+        dist.all_gather_object(out, value)
+        return [str(v) for v in out]
 
     def gather(self, values: list[float]) -> list[list[float]]:
         """Every rank's `values` (float64), in rank order; a collective when there are several ranks."""

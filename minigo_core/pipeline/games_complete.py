@@ -2,11 +2,13 @@
 
     minigo games-complete --config ROOT/config.yaml --generation G [--out MARKER]
 
-Reads every game file `games/genGGGG/gameIIIII.arrow` (I = 0 .. selfplay.games-1) in full, and writes the
-marker that the window of the next W generations depends on (instead of depending on thousands of game
-files): game and position counts, results, game lengths and the resignation false-positive record of the games
-played with resignation disabled. Unreadable files are listed; if more than `window.max_bad_fraction` of the
-games are unreadable the step fails and says which files to delete (Snakemake then replays exactly those).
+Reads every game file `games/genGGGG/gameIIIII.arrow` (I = 0 .. selfplay.games-1) in full, checks each
+against the SHA-256 its job's record (`games/genGGGG/jobJJJJJ.json`) gives, and writes the marker that the
+window of the next W generations depends on (instead of depending on thousands of game files): game and
+position counts, results, game lengths and the resignation false-positive record of the games played with
+resignation disabled. Unreadable or changed files are listed; if more than `window.max_bad_fraction` of the
+games are bad the step fails and says which job records to delete: Snakemake then reruns those jobs, which
+keep their good game files and replay exactly the bad ones.
 """
 
 from __future__ import annotations
@@ -19,13 +21,18 @@ from concurrent.futures import ThreadPoolExecutor
 from minigo_core.base.command import Command
 from minigo_core.base.config import RunConfig, load_config
 from minigo_core.data import gamefile, layout, storage
+from minigo_core.jobs import selfplay
+from minigo_core.pipeline.plan import selfplay_job_count
 
 log = logging.getLogger(__name__)
 
 
-def game_summary(url: str) -> dict:
-    """The few facts of one game the marker keeps; raises GameFileError for an unreadable file."""
-    record = gamefile.read_game(url)
+def game_summary(url: str, sha256: str | None = None) -> dict:
+    """The few facts of one game the marker keeps; raises GameFileError for an unreadable file, or one whose
+    SHA-256 is not `sha256` (the digest its job recorded)."""
+    record, _, digest = gamefile.read_game_digest(url)
+    if sha256 is not None and digest != sha256:
+        raise gamefile.GameFileError(f"game file {url} is not the file its job wrote (SHA-256 differs)")
     meta = record.metadata
     resign = meta.get("resign") or {}
     result = meta.get("result") or {}
@@ -67,19 +74,45 @@ def summarise(generation: int, games: list[dict], bad: list[str], expected: int)
     }
 
 
+def recorded_digests(cfg: RunConfig, generation: int) -> tuple[dict[int, str], list[str]]:
+    """game -> the SHA-256 its job's record gives; and `record: reason` for the unreadable records."""
+    digests: dict[int, str] = {}
+    problems = []
+    for job in range(selfplay_job_count(cfg)):
+        url = layout.selfplay_job_path(cfg.root, generation, job)
+        try:
+            record = selfplay.read_record(url)
+            digests.update({int(f["game"]): str(f["sha256"]) for f in record["files"]})
+        except (ValueError, KeyError, TypeError) as exc:
+            problems.append(f"{url}: {exc}")
+    return digests, problems
+
+
 def read_games(cfg: RunConfig, generation: int, threads: int) -> tuple[list[dict], list[str]]:
-    """The summaries of the readable game files of a generation, and `path: reason` for the others."""
+    """The summaries of the good game files of a generation, and `path: reason` for the others."""
+    digests, problems = recorded_digests(cfg, generation)
     urls = [layout.game_path(cfg.root, generation, i) for i in range(cfg.selfplay.games)]
 
-    def read(url: str) -> dict | str:
+    def read(game: int) -> dict | str:
+        url = urls[game]
+        if game not in digests:
+            return f"{url}: its job's record does not list it"
         try:
-            return game_summary(url)
+            return game_summary(url, digests[game])
         except (gamefile.GameFileError, OSError, KeyError, TypeError, ValueError) as exc:
             return f"{url}: {exc}"
 
+    for message in problems:
+        log.warning("unreadable job record %s", message)
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-        results = list(pool.map(read, urls))
+        results = list(pool.map(read, range(len(urls))))
     return [r for r in results if isinstance(r, dict)], [r for r in results if isinstance(r, str)]
+
+
+def _job_record_of(cfg: RunConfig, generation: int, game_url: str) -> str:
+    """The record of the job that plays the game of `game_url` (`.../game00042.arrow`)."""
+    game = int(game_url.rsplit("game", 1)[-1].split(".", 1)[0])
+    return layout.selfplay_job_path(cfg.root, generation, game // cfg.selfplay.games_per_job)
 
 
 def read_marker(root: str, generation: int) -> dict | None:
@@ -99,16 +132,17 @@ def games_complete(args: argparse.Namespace) -> int:
     for message in bad:
         log.warning("unreadable game file %s", message)
     if len(bad) > cfg.window.max_bad_fraction * expected:
-        names = " ".join(m.split(": ", 1)[0] for m in bad[:20])
+        records = sorted({_job_record_of(cfg, args.generation, m.split(": ", 1)[0]) for m in bad})
         log.error(
-            "%d of %d game files of generation %d are unreadable (more than window.max_bad_fraction = %s). "
-            "Delete them and rerun the workflow to replay exactly those games: rm %s%s",
+            "%d of %d game files of generation %d are bad (more than window.max_bad_fraction = %s). "
+            "Delete the records of their jobs and rerun the workflow: each job keeps its good games and "
+            "replays exactly the bad ones: rm %s%s",
             len(bad),
             expected,
             args.generation,
             cfg.window.max_bad_fraction,
-            names,
-            " ..." if len(bad) > 20 else "",
+            " ".join(records[:20]),
+            " ..." if len(records) > 20 else "",
         )
         return 1
     marker = summarise(args.generation, games, bad, expected)

@@ -15,7 +15,9 @@ from minigo_core.base.config import ConfigError, RunConfig
 from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.data import layout
 
-DEFAULT_MAX_JOBS = 10000
+DEFAULT_MAX_JOBS = (
+    1000  # jobs of the generations planned at once: ~5-8 s of `snakemake -n` (docs/BENCHMARKS.md)
+)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -96,11 +98,10 @@ def jobs_per_generation(cfg: RunConfig) -> int:
 
 
 def plan_cost_per_generation(cfg: RunConfig) -> int:
-    """What one generation counts against the plan's `max_jobs`: its jobs, each self-play game counted as a
-    job whatever `selfplay.games_per_job` (`jobs_per_generation` with games_per_job 1). Planning time grows
-    with the game files Snakemake resolves, each matched against the self-play rules' outputs, not with the
-    number of jobs that play them."""
-    return cfg.selfplay.games + 3 + len(opponent_specs(cfg))
+    """What one generation counts against the plan's `max_jobs`: its jobs (`jobs_per_generation`). The
+    workflow resolves one file per self-play job (its record), not one per game, so planning time grows
+    with the jobs, not with the games they play."""
+    return jobs_per_generation(cfg)
 
 
 # ---------------------------------------------------------------------------------------------------------

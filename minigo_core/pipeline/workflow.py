@@ -6,8 +6,6 @@ of the library, so the workflow holds no knowledge of Go: every rule calls a `mi
 
 from __future__ import annotations
 
-import re
-
 import yaml
 
 from minigo_core.base.config import ConfigError, RunConfig, from_dict
@@ -25,7 +23,6 @@ from minigo_core.pipeline.plan import (
 
 __all__ = [
     "DEFAULT_MAX_JOBS",
-    "SELFPLAY_RULE",
     "WORKFLOW_KEYS",
     "ConfigError",
     "Plan",
@@ -36,31 +33,13 @@ __all__ = [
     "opponent_slugs",
     "opponent_text",
     "plan",
-    "rule_kind",
     "run_config",
-    "selfplay_job_rule",
     "selfplay_jobs",
     "write_effective_config",
 ]
 
 # Workflow-only keys (not part of the run config the library sees); settable with --config KEY=VALUE.
 WORKFLOW_KEYS = ("first_generation", "last_generation", "plan_max_jobs")
-
-
-# The self-play rule: with selfplay.games_per_job = 1 one rule `selfplay` (one job per game, a `{game}`
-# wildcard); above 1, one rule per job index, `selfplay_job0002` (a job's game files, its outputs, cannot
-# be computed from a wildcard).
-SELFPLAY_RULE = "selfplay"
-
-
-def selfplay_job_rule(job: int) -> str:
-    """The name of the rule of self-play job `job` (games_per_job > 1): `selfplay_job0002`."""
-    return f"{SELFPLAY_RULE}_job{job:04d}"
-
-
-def rule_kind(name: str) -> str:
-    """A rule's name without a self-play job index: `selfplay_job0002` -> `selfplay`; others unchanged."""
-    return re.sub(rf"^{SELFPLAY_RULE}_job\d+$", SELFPLAY_RULE, name)
 
 
 def split_workflow_keys(config: dict) -> tuple[dict, dict]:

@@ -103,6 +103,7 @@ def _declare(handle: ctypes.CDLL) -> None:
         ("mg_selfplay_game_info", i, [_vp, i, i64p, f64p]),
         ("mg_selfplay_game_moves", i, [_vp, i, i32p]),
         ("mg_selfplay_game_rows", i, [_vp, i, i32p, i32p, f32p, f32p, i8p]),
+        ("mg_selfplay_skip", i, [_vp, i]),
         ("mg_selfplay_game_release", None, [_vp, i]),
         ("mg_selfplay_stats", None, [_vp, f64p]),
         ("mg_selfplay_destroy", None, [_vp]),
@@ -261,6 +262,13 @@ class SelfplayGames:
         if handle is not None and handle.value:
             self._lib.mg_selfplay_destroy(handle)
             self._handle = None
+
+    def skip(self, game: int) -> None:
+        """Leave game `game` out (before the first `finished()`): an earlier attempt already wrote its file.
+        The other games are the same as without the skip (each game's moves depend on its own random stream,
+        not on the games that share its batches)."""
+        if self._lib.mg_selfplay_skip(self._handle, int(game)) != 0:
+            raise ValueError(f"game {game} is not one of this engine's games")
 
     def finished(self) -> Iterator[FinishedGame]:
         out = (ctypes.c_int * 64)()

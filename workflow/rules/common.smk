@@ -62,11 +62,12 @@ def opponent_slugs():
 EFFECTIVE_CONFIG = layout.effective_config_path(ROOT)
 # Path patterns: the run layout (minigo_core/data/layout.py) with Snakemake wildcards for the variable parts.
 MODEL = layout.model_path(ROOT, "{generation}")
-GAME = layout.game_path(ROOT, "{generation}", "{game}")
-# the `--out` of a self-play job of several games: the game file with `{game:05d}` for the index
+# the `--out` of a self-play job: the game file with `{game:05d}` for the index
 GAME_PATTERN = layout.game_path_pattern(ROOT, "{generation}")
 # next to, not inside, the generation's directory of game files (see layout.complete_marker_path)
 GAMES_COMPLETE = layout.complete_marker_path(ROOT, "{generation}")
+SELFPLAY_JOB = layout.selfplay_job_path(ROOT, "{generation}", "{job}")
+SELFPLAY_JOBS = minigo.selfplay_jobs(RUN)  # the game indices of each job
 WINDOW = layout.window_dir(ROOT, "{generation}")
 WINDOW_MANIFEST = layout.window_manifest_path(ROOT, "{generation}")
 TRAIN = layout.train_dir(ROOT, "{generation}")
@@ -142,10 +143,18 @@ def parent_model(wildcards):
     return layout.model_path(ROOT, int(wildcards.generation) - 1)
 
 
-def game_files(wildcards):
-    """All game files of one generation (thousands of inputs, but only one generation's worth)."""
+def job_first_game(wildcards):
+    return SELFPLAY_JOBS[int(wildcards.job)].start
+
+
+def job_game_count(wildcards):
+    return len(SELFPLAY_JOBS[int(wildcards.job)])
+
+
+def job_records(wildcards):
+    """The self-play job records of one generation (one per job, not per game)."""
     g = int(wildcards.generation)
-    return [layout.game_path(ROOT, g, i) for i in range(RUN.selfplay.games)]
+    return [layout.selfplay_job_path(ROOT, g, j) for j in range(len(SELFPLAY_JOBS))]
 
 
 def window_markers(wildcards):
@@ -197,10 +206,28 @@ def directory_of(name):
 
 
 def launcher(wildcards, resources):
-    """How the training ranks start: `srun -n N -c T` under Slurm (resource mpi="srun"), else nothing."""
+    """How the training ranks start: under Slurm (resource mpi="srun") `srun -n N -c T --kill-on-bad-exit=1`
+    (one rank dying stops the others), with `-N K --ntasks-per-node ceil(N/K)` when the resource `nodes`
+    (`--set-resources train:nodes=K`, which the Slurm plugin also passes to sbatch as --nodes=K) spreads the
+    ranks over K > 1 nodes; else nothing (`minigo train --ranks N` starts them)."""
+    ranks, nodes = int(resources.tasks), int(resources.get("nodes", 1) or 1)
     if not resources.mpi:
+        # e.g. --set-resources train:nodes=2 on the command line, which drops the profile's mpi
+        if nodes > 1:
+            raise WorkflowError(
+                f"resource nodes={nodes} of rule train needs mpi='srun' (profiles/slurm); a command-line "
+                "--set-resources replaces the profile's, so pass \"train:mpi='srun'\" with it"
+            )
         return ""
-    return f"{shlex.quote(resources.mpi)} -n {int(resources.tasks)} -c {int(resources.cpus_per_task)}"
+    if not 1 <= nodes <= ranks:
+        raise WorkflowError(
+            f"resource nodes={nodes} (the train rule) must be between 1 and the {ranks} ranks (train.ranks)"
+        )
+    spread = f" -N {nodes} --ntasks-per-node {-(-ranks // nodes)}" if nodes > 1 else ""
+    return (
+        f"{shlex.quote(resources.mpi)} -n {ranks}{spread} -c {int(resources.cpus_per_task)}"
+        " --kill-on-bad-exit=1"
+    )
 
 
 def ranks_option(wildcards, resources):

@@ -1,69 +1,44 @@
-# Self-play: jobs of selfplay.games_per_job (K) games, one game file per game; then one marker per
-# generation that verifies them. Self-play has the most jobs per generation: its inputs and params are
-# constants (the config path is a plain string: the model input already orders it after the config).
+# Self-play: jobs of selfplay.games_per_job (K) games, one game file per game, written as each game ends;
+# then one marker per generation that verifies them. Self-play has the most jobs per generation: its inputs
+# and params are constants (the config path is a plain string: the model input already orders it after it).
 #
-# K = 1: one rule, one job per game (the {game} wildcard; Slurm job arrays). K > 1: Snakemake cannot compute
-# a job's K outputs from a wildcard, so each job index j has its own rule, selfplay_jobJJJJ (games jK ..
-# jK+K-1, the last job the rest: minigo.selfplay_jobs), {generation} its only wildcard. A missing game file
-# is rebuilt by the job that owns it, which replays its K games to the same bytes.
+# A job's output is its record, games/genGGGG/jobJJJJJ.json, written after its last game (each game's name,
+# size and SHA-256): Snakemake tracks one file per job, not one per game, so planning a generation matches
+# ceil(games / K) files against one rule, and its metadata grows by one entry per job. A retried job keeps
+# the game files its killed attempt wrote and plays only the rest (to the same bytes). Job j plays games
+# jK .. jK+K-1, the last job the rest (minigo.selfplay_jobs).
 
 
-if RUN.selfplay.games_per_job == 1:
-
-    rule selfplay:
-        input:
-            model=MODEL,
-        output:
-            game=GAME,
-        log:
-            f"{LOGS}/selfplay/gen{{generation}}/game{{game}}.log",
-        wildcard_constraints:
-            generation=PLANNED,
-        threads: RUN.selfplay.threads
-        resources:
-            runtime=60,
-        params:
-            minigo=MINIGO,
-            config=EFFECTIVE_CONFIG,
-        shell:
-            "{params.minigo} selfplay --config {params.config:q} --model {input.model:q}"
-            " --generation {wildcards.generation:q} --game {wildcards.game:q} --out {output.game:q}"
-            " > {log:q} 2>&1"
-
-else:
-    for job, games in enumerate(minigo.selfplay_jobs(RUN)):
-
-        rule:
-            name:
-                minigo.selfplay_job_rule(job)
-            input:
-                model=MODEL,
-            output:
-                games=[layout.game_path(ROOT, "{generation}", i) for i in games],
-            log:
-                f"{LOGS}/selfplay/gen{{generation}}/job{job:04d}.log",
-            wildcard_constraints:
-                generation=PLANNED,
-            threads: RUN.selfplay.threads
-            resources:
-                runtime=60,
-            params:
-                minigo=MINIGO,
-                config=EFFECTIVE_CONFIG,
-                first=games.start,
-                games=len(games),
-                out=GAME_PATTERN,
-            shell:
-                "{params.minigo} selfplay --config {params.config:q} --model {input.model:q}"
-                " --generation {wildcards.generation:q} --game {params.first:q} --count {params.games:q}"
-                " --out {params.out:q} > {log:q} 2>&1"
+rule selfplay:
+    input:
+        model=MODEL,
+    output:
+        record=SELFPLAY_JOB,
+    log:
+        f"{LOGS}/selfplay/gen{{generation}}/job{{job}}.log",
+    wildcard_constraints:
+        generation=PLANNED,
+        job=r"\d{5}",
+    threads: RUN.selfplay.threads
+    resources:
+        runtime=60,
+    params:
+        minigo=MINIGO,
+        config=EFFECTIVE_CONFIG,
+        first=job_first_game,
+        games=job_game_count,
+        out=GAME_PATTERN,
+    shell:
+        "{params.minigo} selfplay --config {params.config:q} --model {input.model:q}"
+        " --generation {wildcards.generation:q} --game {params.first:q} --count {params.games:q}"
+        " --out {params.out:q} --record {output.record:q} > {log:q} 2>&1"
 
 
 rule games_complete:
-    # Depends on the generation's game files; everything downstream depends on this one small file.
+    # Depends on the generation's job records; everything downstream depends on this one small file.
     input:
         config=ancient(EFFECTIVE_CONFIG),
-        games=game_files,
+        records=job_records,
     output:
         marker=GAMES_COMPLETE,
     log:

@@ -43,13 +43,11 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from minigo_core.data import storage  # noqa: E402
-from minigo_core.pipeline.workflow import rule_kind  # noqa: E402
 
 ROOT = "run"  # the run root, relative to each run's working directory
 # Files that are not artifacts, or hold nothing but wall-clock facts: never compared.
 SKIP = (
     "logs/*",
-    "*.timing.json",  # self-play timings
     "summary/status.txt",  # `minigo status`: elapsed times, "as of" clock time
     "summary/time_to_target.json",  # wall time to the target by definition
     "summary/winrate.png",  # win rate against wall-clock hours
@@ -57,6 +55,7 @@ SKIP = (
 # Artifacts that record wall-clock time next to deterministic content: compared with these keys (JSON, at
 # any depth) or columns (CSV) removed.
 WALL_CLOCK = {
+    "games/*/job*.json": {"attempt"},  # a self-play job's record: this attempt's host, clocks, kept games
     "window/*/manifest.json": {"timings", "peak_rss_mb"},
     "train/*/metrics.jsonl": {
         "load_s",
@@ -383,8 +382,7 @@ def check_run(root: Path, label: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------ chaos
-# The kinds of process a kill can aim at, and the rule whose job each belongs to (self-play: `selfplay`, or
-# its per-job rules `selfplay_jobJJJJ` when selfplay.games_per_job > 1, see `rule_kind`).
+# The kinds of process a kill can aim at, and the rule whose job each belongs to.
 RULE_OF = {"bootstrap": "bootstrap", "selfplay": "selfplay", "games_complete": "games_complete",
            "window": "window", "train": "train", "train-rank": "train", "evaluate": "evaluate"}  # fmt: skip
 
@@ -395,7 +393,6 @@ def kill_plan(reference_log: Path, kills: int, rng: np.random.Generator) -> list
     started = []
     for line in reference_log.read_text().splitlines():
         name = line.removeprefix("local").removeprefix("rule ").rstrip(":") if "rule " in line[:10] else ""
-        name = rule_kind(name)
         if name and name not in started:
             started.append(name)
     kinds = [k for k, rule in RULE_OF.items() if rule in started] + ["snakemake"]

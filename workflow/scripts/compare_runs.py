@@ -18,7 +18,8 @@ from pathlib import Path
 WALL_CLOCK = re.compile(
     r"(^|_)(s|ms|seconds|unix|at|time|rss_mb|timings|wall|started|finished|elapsed|hours|wait)($|_)|per_s$|rss"
 )
-IGNORED = ("command", "model_time_s", "evaluated_time_s")
+# attempt: a self-play job record's host, clocks and kept games
+IGNORED = ("command", "model_time_s", "evaluated_time_s", "attempt")
 EXACT_SUFFIXES = (".arrow", ".safetensors", ".complete.json")
 
 
@@ -42,7 +43,7 @@ def compare(a: Path, b: Path, rel: Path) -> str | None:
         return f"missing in {b}: {rel}"
     if rel.name.endswith(EXACT_SUFFIXES) or rel.name == "config.yaml":
         return None if pa.read_bytes() == pb.read_bytes() else f"bytes differ: {rel}"
-    if rel.suffix == ".json" and not rel.name.endswith(".timing.json"):
+    if rel.suffix == ".json":
         same = strip(json.loads(pa.read_text())) == strip(json.loads(pb.read_text()))
         return None if same else f"JSON differs: {rel}"
     if rel.suffix == ".jsonl":

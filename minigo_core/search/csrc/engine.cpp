@@ -7,6 +7,7 @@
 // The C interface (extern "C", loaded by minigo_core/search/engine.py with ctypes):
 //   mg_engine_net_create ... (the fused network, as mg_fused_create in infer_capi.cpp)
 //   mg_selfplay_create(net, settings, N, komi, seed, generation, first_game, count) -> handle
+//   mg_selfplay_skip(handle, game): leave out a game already played by an earlier attempt
 //   mg_selfplay_run(handle, finished_out, max) -> number of games that just ended (0: all done, -1: error)
 //   mg_selfplay_game_info / _moves / _rows / _release: a finished game's record, then its memory back
 //   mg_selfplay_stats(handle, out): timings and counts
@@ -454,6 +455,17 @@ MG_API int mg_selfplay_game_rows(void* handle, int game, int32_t* move_index, in
     root_value[r] = g->rows[r].root_value;
     to_play[r] = g->rows[r].to_play;
   }
+  return 0;
+}
+
+// Leaves game `game` out before the first mg_selfplay_run (its file survives from an earlier attempt): it is
+// never played nor reported. The other games are unchanged: each game's moves depend on its own random
+// stream only, not on which games share its batches. Returns 0, or -1 for a game not in this job.
+MG_API int mg_selfplay_skip(void* handle, int game) {
+  Game* g = game_of(handle, game);
+  if (g == nullptr) return -1;
+  g->reported = true;
+  g->state = State::kDone;
   return 0;
 }
 
