@@ -70,14 +70,40 @@ def build_run(
         os.makedirs(layout.model_path(root, g).rsplit("/", 1)[0], exist_ok=True)
         _touch(layout.model_path(root, g), t)
         os.makedirs(layout.games_dir(root, g), exist_ok=True)
+        logs = layout.logs_dir(root, "selfplay", layout.generation_name(g))
+        os.makedirs(logs, exist_ok=True)
         for i in range(games):
             _touch(layout.game_path(root, g, i), t + 60)
+        for j in range(planning.selfplay_job_count(cfg)):  # one record and one log per self-play job
+            _touch(layout.selfplay_job_path(root, g, j), t + 61, "{}")
+            _touch(os.path.join(logs, f"{layout.selfplay_job_name(j)}.log"), t + 61)
         _touch(layout.complete_marker_path(root, g), t + 120, "{}")
         if g >= 1:
             os.makedirs(layout.eval_dir(root, g), exist_ok=True)
             for spec in planning.evaluation_specs(cfg, g):
                 _touch(layout.eval_path(root, g, spec.slug), t + 90, "{}")
     return run_config
+
+
+def small_files_report(cfg, at: int, files: int) -> str:
+    """The run directory's file count at generation `at` and Snakemake's metadata files, against the layout
+    before self-play jobs wrote records (commit acf390c): a `.timing.json` sidecar per game, and every game
+    file an output Snakemake tracked (one metadata file each) instead of one record per job."""
+    games, jobs = cfg.selfplay.games * at, planning.selfplay_job_count(cfg) * at
+    # outputs of a finished generation besides self-play's: model, marker, shards, manifest, metrics, evals
+    others = sum(
+        2 + (cfg.train.ranks + 2 + len(planning.evaluation_specs(cfg, g)) if g else 0) for g in range(at)
+    )
+    before_files = files - jobs + games  # no job records; a sidecar per game
+    after_meta, before_meta = jobs + others, games + others
+    before, after = before_files + before_meta, files + after_meta
+    return (
+        f"small files at generation {at}: run directory {files:,} files now ({games:,} game files, "
+        f"{jobs:,} job records, {jobs:,} self-play logs), Snakemake metadata {after_meta:,} files (one per "
+        f"tracked output);\n  before job records (acf390c): {before_files:,} files (a sidecar per game), "
+        f"metadata {before_meta:,} files (one per game file): {before:,} -> {after:,} in all "
+        f"({after / before:.2f}x)"
+    )
 
 
 def dry_run(config_file: Path, quiet: bool) -> tuple[float, float, float, str]:
@@ -149,6 +175,7 @@ def main(argv: list[str]) -> int:
             f"generations); {planning.selfplay_job_count(cfg)} self-play jobs of "
             f"{cfg.selfplay.games_per_job} games per generation"
         )
+        print(small_files_report(cfg, args.at, files))
         results = {}
         for at, run_config in configs.items():
             label = f"generation {at}"
