@@ -312,3 +312,35 @@ def test_second_snakemake_on_the_same_run_is_refused_by_the_lock(tmp_path):
         if first.poll() is None:
             os.killpg(first.pid, signal.SIGKILL)
         first.wait()
+
+
+# ------------------------------------------------------------------------------- games-complete and records
+def test_games_complete_checks_each_game_against_its_job_record(tmp_path):
+    """A game file that is not the file its job wrote (here: another game's bytes copied over it) is bad;
+    past `window.max_bad_fraction` the step fails naming the job record to delete."""
+    root = tmp_path / "run"
+    cfg_path = write_config(tmp_path / "config.yaml", root, max_bad_fraction=0.0)
+    run_cfg = config.load_config(str(cfg_path))
+    (root / "config.yaml").parent.mkdir(parents=True)
+    (root / "config.yaml").write_text(cfg_path.read_text())
+    model_url = layout.model_path(str(root), 0)
+    model.save_model(
+        model_url, model.random_model(model.ModelConfig.from_run(run_cfg), seed=1), {"generation": 0}
+    )
+    per_job = run_cfg.selfplay.games_per_job
+    for job, first in enumerate(range(0, GOOD_GAMES, per_job)):
+        count = min(per_job, GOOD_GAMES - first)
+        proc = minigo("selfplay", "--config", str(cfg_path), "--model", model_url, "--generation", "0",
+                      "--game", str(first), "--count", str(count),
+                      "--out", layout.game_path_pattern(str(root), 0),
+                      "--record", layout.selfplay_job_path(str(root), 0, job))  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    done = minigo("games-complete", "--config", str(cfg_path), "--generation", "0")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(Path(layout.complete_marker_path(str(root), 0)).read_text())["games"] == GOOD_GAMES
+    swapped = Path(layout.game_path(str(root), 0, 4))
+    swapped.write_bytes(Path(layout.game_path(str(root), 0, 0)).read_bytes())  # a valid game, not game 4
+    proc = minigo("games-complete", "--config", str(cfg_path), "--generation", "0")
+    assert proc.returncode == 1
+    assert "is not the file its job wrote" in proc.stderr and str(swapped) in proc.stderr
+    assert f"rm {layout.selfplay_job_path(str(root), 0, 4 // per_job)}" in proc.stderr, proc.stderr[-2000:]
