@@ -229,10 +229,17 @@ def test_a_rerun_job_keeps_its_earlier_games_and_replays_only_the_missing_one(tm
     first = json.loads(open(record_path).read())
     files = [pattern.format(game=g) for g in range(4)]
     stamps = [os.stat(f).st_mtime_ns for f in files]
-    os.remove(files[2])  # as if the job had been killed before game 2 ended
+    os.remove(files[2])  # as if the job had been killed before game 2 ended, while writing its file:
+    stale = tmp_path / "g" / ".tmp-game00002.arrow.4242.deadbeef"
+    stale.write_bytes(b"half a game")
+    other = tmp_path / "g" / ".tmp-game00009.arrow.4242.deadbeef"  # not this job's game: left alone
+    other.write_bytes(b"x")
     capsys.readouterr()
     assert cli_main(argv) == 0
-    assert "kept 3 game files of an earlier attempt: 0-1,3" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "kept 3 game files of an earlier attempt: 0-1,3" in out
+    assert "removed 1 temporary files of a killed earlier attempt" in out
+    assert not stale.exists() and other.exists()
     again = json.loads(open(record_path).read())
     assert again["files"] == first["files"]  # game 2 replayed to the same bytes
     assert [os.stat(f).st_mtime_ns == s for f, s in zip(files, stamps, strict=True)] == [

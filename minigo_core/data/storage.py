@@ -102,6 +102,29 @@ def mtime(url: str) -> float | None:
     return value.timestamp() if hasattr(value, "timestamp") else (float(value) if value is not None else None)
 
 
+def remove_stale_temporaries(finals: list[str]) -> list[str]:
+    """Remove the temporary siblings (`temporary_name`) of the files `finals`, left by a writer that was
+    killed before its rename; returns what was removed. Only for files no other process is writing now."""
+    by_dir: dict[str, set[str]] = {}
+    for final in finals:
+        head, tail = os.path.split(final)
+        by_dir.setdefault(head, set()).add(tail)
+    removed = []
+    for head, tails in by_dir.items():
+        fs, path = fs_and_path(head)
+        try:
+            names = [os.path.basename(p) for p in fs.ls(path, detail=False)]
+        except FileNotFoundError:
+            continue
+        prefixes = tuple(f"{TMP_PREFIX}{tail}." for tail in tails)
+        for name in names:
+            if name.startswith(prefixes):
+                with contextlib.suppress(FileNotFoundError):
+                    fs.rm(join(path, name))
+                removed.append(join(head, name))
+    return removed
+
+
 def list_files(url: str, suffix: str = "") -> list[str]:
     """Finished files in a directory (temporary names skipped), sorted, as URLs/paths like `url`."""
     fs, path = fs_and_path(url)

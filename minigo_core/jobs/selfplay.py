@@ -374,6 +374,12 @@ def _selfplay_job(cmd: Command, args: argparse.Namespace, start: float) -> None:
             f"{run_cfg.board_size}"
         )
     job = _Job(args, run_cfg, net, sha256, backend, threads, start, engine_name)
+    # a killed earlier attempt of this job may have left a game file half-written under a temporary name
+    stale = storage.remove_stale_temporaries([job.out(game) for game in job.games])
+    if stale:
+        print(
+            f"removed {len(stale)} temporary files of a killed earlier attempt: {' '.join(stale)}", flush=True
+        )
     if not args.replay:
         _keep_earlier_games(job)
     t_engine, cpu_engine = time.time(), time.process_time()
@@ -438,6 +444,11 @@ def _keep_earlier_games(job: _Job) -> None:
     """Keep the games whose files an earlier attempt of this job wrote (files are written atomically, so a
     file under its final name is whole). A file older than the model file (the model was written again since:
     a rerun) or from another model, seed, config or software is replayed."""
+    stale = storage.remove_stale_temporaries([job.out(game) for game in job.games])
+    if stale:
+        print(
+            f"removed {len(stale)} temporary files of a killed earlier attempt: {' '.join(stale)}", flush=True
+        )
     model_mtime = storage.mtime(job.args.model)
     for game in job.games:
         out = job.out(game)
