@@ -1,12 +1,12 @@
 """The workflow with `--profile profiles/slurm` against a real two-node Slurm (tests/slurm_cluster.py).
 
 The cluster (the session fixture `cluster` of conftest.py) is started by the first Slurm test of a session
-and stopped at its end, so no other test pays for Slurm's client commands probing a controller. The run: the
-tiny config with one generation (bootstrap, 4 self-play games in 2 jobs of the rule `selfplay`, one sbatch
-each (games_per_job 3; no job arrays), games-complete, window, 2-rank training started by `srun -n 2 -N 2 --ntasks-per-node 1
--c 1 --kill-on-bad-exit=1` inside its job of 2 nodes (`--set-resources train:nodes=2`), so one rank on each
-node, evaluation, summary). Skipped, with the reason, where Slurm/munge are not installed or we are not
-root (CI=true fails instead).
+and stopped at its end, so no other test pays for Slurm's client commands probing a controller. The run:
+the tiny config with one generation: bootstrap; 4 self-play games in 2 jobs of the rule `selfplay`, one
+sbatch each (games_per_job 3; no job arrays); games-complete; window; 2-rank training started by
+`srun -n 2 -N 2 --ntasks-per-node 1 -c 1 --kill-on-bad-exit=1` inside its job of 2 nodes
+(`--set-resources train:nodes=2`), so one rank on each node; evaluation; summary. Skipped, with the
+reason, where Slurm/munge are not installed or we are not root (CI=true fails instead).
 """
 
 from __future__ import annotations
