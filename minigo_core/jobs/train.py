@@ -679,7 +679,6 @@ def _die_with_parent() -> None:
 def launch_local(
     base_argv: list[str],
     ranks: int,
-    work_dir: str,
     timeout_s: float,
     poll_s: float = 0.2,
     out: str | None = None,
@@ -858,7 +857,7 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
             raise UsageError("--ranks must be >= 1")
         if ranks > 1:
             base = _strip_option(list(argv if argv is not None else sys.argv[1:]), "--ranks")
-            return launch_local(base + ["--work-dir", work_dir], ranks, work_dir, args.timeout, out=args.out)
+            return launch_local(base + ["--work-dir", work_dir], ranks, args.timeout, out=args.out)
     setup_logging(f"minigo train (rank {job.rank})", args.verbose)  # a rank's messages say which rank
     result = train(job)
     return STOPPED_EARLY if result is None and job.stop_after is not None else 0
