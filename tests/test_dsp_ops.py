@@ -2,8 +2,8 @@
 
 Tolerances: float32 comparisons use rtol 1e-4 / atol 1e-4 scaled by the size of the reduction (the kernels sum
 in a different order than oneDNN); float64 gradcheck uses torch's defaults (eps 1e-6, atol 1e-5, rtol 1e-3).
-Each case runs with the AVX2+FMA kernels and with the portable kernels, and with 1 and 2 DSP cores (odd
-batches, so the batch does not divide evenly across the cores; batch 1 splits pixels instead).
+Each case runs with every kernel build this CPU runs (AVX-512, AVX2+FMA, portable, portable16), and with 1
+and 2 DSP cores (odd batches, so the batch does not divide evenly across the cores; batch 1 splits pixels).
 """
 
 from __future__ import annotations
@@ -17,19 +17,19 @@ from minigo_core.nn import dsp  # fails with build instructions if the extension
 
 _C = dsp._C
 
-ISAS = [1, 0] if _C.cpu_has_avx2() else [0]
+ISAS = dsp.supported_isas()  # every path this CPU runs: avx512, avx2, portable
 
 
 @pytest.fixture(
-    params=[(isa, cores) for isa in ISAS for cores in (1, 2)], ids=lambda p: f"isa{p[0]}-cores{p[1]}"
+    params=[(isa, cores) for isa in ISAS for cores in (1, 2)], ids=lambda p: f"{p[0]}-cores{p[1]}"
 )
 def kernel_setup(request):
     isa, cores = request.param
-    old_isa, old_cores = _C.get_isa(), dsp.get_num_threads()
-    _C.set_isa(isa)
+    old_isa, old_cores = dsp.get_isa(), dsp.get_num_threads()
+    dsp.set_isa(isa)
     dsp.set_num_threads(cores)
     yield isa, cores
-    _C.set_isa(old_isa)
+    dsp.set_isa(old_isa)
     dsp.set_num_threads(old_cores)
 
 

@@ -135,7 +135,7 @@ def test_fused_inference_equals_unfused_and_torch(batch, cfg):
     net_t.eval()
     net_d.eval()
     x = _batch(cfg, batch, seed=batch)
-    isas = [1, 0] if dsp._C.cpu_has_avx2() else [0]
+    isas = dsp.supported_isas()
     for cores, isa, winograd in [(c, i, w) for c in (1, 2) for i in isas for w in (True, False)]:
         dsp.set_num_threads(cores)
         dsp.set_isa(isa)

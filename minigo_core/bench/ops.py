@@ -3,19 +3,34 @@
 Prints, like the paper's Table 4, one row per operator (conv3_initial, conv3_residual, conv1_policy,
 conv1_value, bn_relu), forward and backward: milliseconds with PyTorch's CPU operators (oneDNN,
 channels_last) and with the DSP-emulation kernels, the speedup, and each conv's GFLOP/s as a percentage of
-this machine's FP32 peak (an FMA loop in the extension, measured in the same run, times the cores used).
-Then a whole training step (forward + loss + backward + SGD) and inference at batch 1 and 8 (`predict`: the
-fused one-call path on dsp).
+the FP32 peak. Then a whole training step (forward + loss + backward + SGD) and inference at batch 1, 8, 16,
+32 and 64, self-play's batches (`predict`: the fused one-call path on dsp, Winograd and direct conv).
+
+Instruction sets: the dsp kernels come in several builds chosen at run time. `--isa best` (default) runs the
+widest this CPU has, `--isa NAME` one of `dsp.supported_isas()`, `--isa all` the whole benchmark once per
+vector build (avx512, avx2; not the portable builds, which on x86 call libm's fmaf per lane), one report each.
+oneDNN chooses its own ISA: a tiny channels_last conv run in a subprocess with ONEDNN_VERBOSE=1 tells which
+(ONEDNN_MAX_CPU_ISA, if set, is inherited and so honoured). The header names the CPU, the dsp kernels' ISA,
+oneDNN's and ATen's CPU capability.
+
+Honest peak: the peak is an FMA loop in the extension on the vectors of an ISA, one core, measured in the same
+run, times the threads. The dsp %pk column is against the peak of the dsp kernels' ISA; torch's against the
+peak of the wider of oneDNN's ISA and the dsp one, so oneDNN on AVX-512 is not flattered by an AVX2 peak when
+the dsp kernels are forced to avx2 (both peaks are printed).
 
 torch and dsp are timed interleaved (one torch run, one dsp run, repeated) and medians reported, so a busy
-shared machine slows both alike. Both use the same number of threads (`--threads`).
+shared machine slows both alike. Both get the same number of threads (`--threads N`, or `all`: the cores
+given to the job): torch.set_num_threads and the DSP cores of dsp.set_num_threads.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -37,6 +52,92 @@ PRESETS = {
 
 CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 _clock = time.perf_counter
+
+VECTOR_LANES = {"avx512": 16, "avx2": 8}  # FP32 lanes; other ISAs (the portable builds) rank below these
+NOT_IN_ALL = ("portable", "portable16")  # left out of --isa all: portable16 is for tests; portable is slow
+
+# A conv that oneDNN runs (batch 2, 16 channels, channels_last: ATen takes its own path for tinier ones).
+_ONEDNN_PROBE = (
+    "import torch, torch.nn.functional as F\n"
+    "x = torch.randn(2, 16, 9, 9).contiguous(memory_format=torch.channels_last)\n"
+    "w = torch.randn(16, 16, 3, 3).contiguous(memory_format=torch.channels_last)\n"
+    "F.conv2d(x, w, padding=1)\n"
+)
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, else platform.processor()."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and ":" in line:
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def onednn_isa() -> tuple[str, str]:
+    """(name, oneDNN's words) of the ISA oneDNN's convolutions run: "avx512", "avx2", else oneDNN's words;
+    ("unknown", "") if the probe fails. From the "isa:" line of a verbose conv in a subprocess, which
+    inherits ONEDNN_MAX_CPU_ISA."""
+    env = dict(os.environ, ONEDNN_VERBOSE="1")
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", _ONEDNN_PROBE], env=env, capture_output=True, text=True, timeout=120
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown", ""
+    for line in out.splitlines():
+        if "isa:" in line:
+            raw = line.split("isa:", 1)[1].strip()
+            upper = raw.upper()
+            if "AVX-512" in upper or "AVX512" in upper or "/512" in upper:
+                return "avx512", raw
+            if "AVX2" in upper:
+                return "avx2", raw
+            return (raw or "unknown"), raw
+    return "unknown", ""
+
+
+def machine_info() -> dict:
+    """The CPU, oneDNN's ISA and ATen's CPU capability (measured once, shared by every ISA's run)."""
+    onednn, onednn_text = onednn_isa()
+    try:
+        aten = str(torch.backends.cpu.get_cpu_capability())
+    except (AttributeError, RuntimeError):
+        aten = "unknown"
+    return {"cpu": cpu_model(), "onednn_isa": onednn, "onednn_isa_text": onednn_text, "aten_capability": aten}
+
+
+def resolve_isas(name: str) -> list[str]:
+    """The dsp ISAs that `--isa name` runs, in order; ValueError naming what this CPU runs otherwise."""
+    supported = dsp.supported_isas()
+    if name == "best":
+        return supported[:1]
+    if name == "all":
+        return [isa for isa in supported if isa not in NOT_IN_ALL] or supported[:1]
+    if name not in supported:
+        raise ValueError(
+            f"--isa {name}: this CPU ({cpu_model()}) cannot run dsp kernels {name!r}; "
+            f"it runs: {', '.join(supported)} (or best: {supported[0]}; all: every vector build)"
+        )
+    return [name]
+
+
+def measure_peaks(isa: str, onednn: str, seconds: float = 0.5) -> tuple[float, float, str]:
+    """(dsp peak, torch peak, ISA of the torch peak), FP32 GFLOP/s of one core's FMA loop. The dsp peak is on
+    the dsp ISA (set here); torch's on oneDNN's ISA where it is wider and the extension has it (set for
+    the measurement, then the dsp ISA again), else the dsp peak."""
+    dsp.set_isa(isa)
+    peak = dsp.measure_peak_gflops(seconds)
+    if VECTOR_LANES.get(onednn, 0) > VECTOR_LANES.get(isa, 0) and onednn in dsp.supported_isas():
+        dsp.set_isa(onednn)
+        try:
+            return peak, dsp.measure_peak_gflops(seconds), onednn
+        finally:
+            dsp.set_isa(isa)
+    return peak, peak, isa
 
 
 def interleaved(fns: dict[str, Callable[[], object]], repeats: int, warmup: int = 1) -> dict[str, float]:
@@ -211,16 +312,19 @@ def bench_inference(args: argparse.Namespace, batch: int, repeats: int, winograd
     return _row("inference", label, t, None, (batch, cfg.board_size, cfg.blocks, cfg.filters))
 
 
-def run(args: argparse.Namespace) -> dict:
+def run(args: argparse.Namespace, machine: dict | None = None) -> dict:
+    """The whole benchmark on one dsp ISA (`args.isa`: a name, or best); `machine`: from machine_info()."""
     global _clock
 
+    machine = machine or machine_info()
+    threads = dsp.default_num_threads() if args.threads == "all" else int(args.threads)
     if args.clock == "auto":
-        args.clock = "cpu" if args.threads == 1 else "wall"
+        args.clock = "cpu" if threads == 1 else "wall"
     _clock = CLOCKS[args.clock]
-    torch.set_num_threads(args.threads)
-    dsp.set_num_threads(args.threads)
-    peak_core = dsp.measure_peak_gflops(0.5)
-    peak = peak_core * args.threads
+    torch.set_num_threads(threads)
+    dsp.set_num_threads(threads)
+    isa = resolve_isas(args.isa)[0]
+    peak_core, torch_peak_core, torch_peak_isa = measure_peaks(isa, machine["onednn_isa"])
     b, n, f = args.batch, args.board_size, args.filters
 
     planes = ModelConfig(n, args.blocks, f, args.fc_width, args.features).planes
@@ -234,8 +338,8 @@ def run(args: argparse.Namespace) -> dict:
     rows += bn_rows
     for row in rows:
         if "flops" in row:
-            row["torch_pct_peak"] = 100 * row["torch_gflops"] / peak
-            row["dsp_pct_peak"] = 100 * row["dsp_gflops"] / peak
+            row["torch_pct_peak"] = 100 * row["torch_gflops"] / (torch_peak_core * threads)
+            row["dsp_pct_peak"] = 100 * row["dsp_gflops"] / (peak_core * threads)
     whole = [bench_training_step(args, max(3, r // 2))]
     for batch in args.infer_batches:
         whole.append(bench_inference(args, batch, max(10, 4 * r)))
@@ -244,31 +348,60 @@ def run(args: argparse.Namespace) -> dict:
         "shape": {
             k: getattr(args, k) for k in ("board_size", "blocks", "filters", "fc_width", "features", "batch")
         },
-        "threads": args.threads,
+        "threads": threads,
+        "torch_threads": torch.get_num_threads(),
+        "dsp_threads": dsp.get_num_threads(),
         "clock": args.clock,
-        "isa": "avx2+fma" if dsp._C.get_isa() == 1 else "portable",
+        **machine,
+        "isa": dsp.get_isa(),
         "peak_gflops_per_core": peak_core,
-        "peak_gflops": peak,
+        "peak_gflops": peak_core * threads,
+        "torch_peak_isa": torch_peak_isa,
+        "torch_peak_gflops_per_core": torch_peak_core,
+        "torch_peak_gflops": torch_peak_core * threads,
         "operators": rows,
         "bn_relu_choice": bn_choice,
         "whole_network": whole,
     }
 
 
-def print_report(res: dict) -> None:
+def print_header(res: dict) -> None:
+    """Network, machine, ISAs, threads, peaks and clock."""
     s = res["shape"]
     print(
         f"network {s['board_size']}x{s['board_size']}, {s['blocks']} blocks x {s['filters']} filters, "
-        f"{s['features']}, batch {s['batch']}; threads {res['threads']}; dsp kernels: {res['isa']}"
+        f"{s['features']}, batch {s['batch']}"
     )
+    onednn = res["onednn_isa"]
+    if res["onednn_isa_text"] and res["onednn_isa_text"] != onednn:
+        onednn += f" ({res['onednn_isa_text']})"
     print(
-        f"FP32 peak (FMA loop, thread CPU time): {res['peak_gflops_per_core']:.1f} GFLOP/s per core, "
-        f"{res['peak_gflops']:.1f} for {res['threads']} thread(s)"
+        f"cpu: {res['cpu']}; dsp kernels: {res['isa']}; oneDNN: {onednn}; "
+        f"ATen capability: {res['aten_capability']}"
     )
+    print(f"threads: {res['torch_threads']} torch, {res['dsp_threads']} dsp cores")
+    t = res["threads"]
+    print(f"FP32 peak (FMA loop on one core, thread CPU time; x {t} thread{'s' if t > 1 else ''}):")
+
+    def peak(isa: str, prefix: str, columns: str) -> None:
+        per_core, total = res[prefix + "peak_gflops_per_core"], res[prefix + "peak_gflops"]
+        print(f"  {isa} {per_core:.1f} GFLOP/s per core, {total:.1f} in all: {columns}")
+
+    if res["torch_peak_isa"] != res["isa"]:
+        peak(res["isa"], "", "dsp %pk")
+        peak(res["torch_peak_isa"], "torch_", "torch %pk (oneDNN's ISA)")
+    else:
+        peak(res["isa"], "", "torch and dsp %pk")
+        if VECTOR_LANES.get(res["onednn_isa"], 0) > VECTOR_LANES.get(res["isa"], 0):
+            print(f"  (oneDNN's {res['onednn_isa']} peak not measured: the dsp extension lacks that build)")
     clock = (
         "process CPU time: time-sharing with other jobs not counted" if res["clock"] == "cpu" else "wall time"
     )
     print(f"times: medians of interleaved runs, {clock}\n")
+
+
+def print_report(res: dict) -> None:
+    print_header(res)
     head = f"{'operator':<16}{'pass':<10}{'torch ms':>10}{'dsp ms':>10}{'speedup':>9}"
     head += f"{'torch %pk':>11}{'dsp %pk':>9}"
     print(head)
@@ -294,6 +427,19 @@ def print_report(res: dict) -> None:
         )
 
 
+def _threads(text: str) -> int | str:
+    """--threads: a positive integer, or "all" (dsp.default_num_threads(), resolved by run)."""
+    if text == "all":
+        return text
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of threads or 'all', not {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"at least 1 thread, not {n}")
+    return n
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m minigo_core.bench ops",
@@ -313,9 +459,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--features", choices=["agz", "mlperf07"])
     parser.add_argument("--batch", type=int, help="batch for the operators and the training step")
     parser.add_argument(
-        "--infer-batches", type=int, nargs="+", default=[1, 8], help="inference batches (1 8)"
+        "--infer-batches",
+        type=int,
+        nargs="+",
+        default=[1, 8, 16, 32, 64],
+        help="inference batches (1 8 16 32 64: self-play's are 16-64)",
     )
-    parser.add_argument("--threads", type=int, default=1, help="threads for torch and DSP cores for dsp (1)")
+    parser.add_argument(
+        "--threads",
+        type=_threads,
+        default=1,
+        help="threads for torch and DSP cores for dsp, the same number: N or all (the job's cores); 1",
+    )
+    supported = dsp.supported_isas()
+    parser.add_argument(
+        "--isa",
+        default="best",
+        help=f"dsp kernels: best (the widest, {supported[0]}; default), all (each vector build, one report "
+        f"each), or one this CPU runs: {', '.join(supported)}",
+    )
     parser.add_argument("--repeats", type=int, default=7, help="timed runs per operator (median; default 7)")
     parser.add_argument(
         "--clock",
@@ -323,17 +485,26 @@ def main(argv: list[str] | None = None) -> int:
         default="auto",
         help="cpu: process CPU time (robust on a shared machine); auto: cpu for 1 thread, else wall",
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (a list for --isa all)")
     args = parser.parse_args(argv)
     for key, value in PRESETS[args.preset].items():
         if getattr(args, key) is None:
             setattr(args, key, value)
-    res = run(args)
+    try:
+        isas = resolve_isas(args.isa)
+    except ValueError as e:
+        parser.error(str(e))
+    machine = machine_info()
+    results = []
+    for i, isa in enumerate(isas):
+        results.append(run(argparse.Namespace(**{**vars(args), "isa": isa}), machine))
+        if not args.json:
+            if i:
+                print("\n" + "=" * 71 + "\n")
+            print_report(results[-1])
     if args.json:
-        json.dump(res, sys.stdout, indent=1)
+        json.dump(results if args.isa == "all" else results[0], sys.stdout, indent=1)
         print()
-    else:
-        print_report(res)
     return 0
 
 

@@ -75,7 +75,7 @@ def declare(handle: ctypes.CDLL) -> ctypes.CDLL:
     handle.mg_fused_destroy.argtypes = [vp]
     for name, res, args in (("mg_set_num_threads", None, [i]), ("mg_get_num_threads", i, []),
                             ("mg_set_winograd", None, [i]), ("mg_winograd_enabled", i, []),
-                            ("mg_set_isa", None, [i]), ("mg_get_isa", i, []),
+                            ("mg_set_isa", i, [i]), ("mg_get_isa", i, []), ("mg_isa_supported", i, [i]),
                             ("mg_cpu_has_avx2", i, [])):  # fmt: skip
         getattr(handle, name).restype = res
         getattr(handle, name).argtypes = args
@@ -123,13 +123,43 @@ def set_winograd(on: bool) -> None:
     lib().mg_set_winograd(1 if on else 0)
 
 
-def set_isa(isa: int) -> None:
-    """1: AVX2+FMA kernels, 0: portable kernels."""
-    lib().mg_set_isa(int(isa))
+# The kernels' instruction sets, by number: every path has the same loop structure and gives the same floats
+# in the fused engine (each multiply-add one FMA, in the same order); the widest the CPU has is the default
+# (environment MINIGO_DSP_ISA=avx512|avx2|portable overrides it when the library loads). "portable16" is the
+# portable code at AVX-512's width (16 lanes, 24 accumulators): never a default, it lets the AVX-512 path's
+# tiling run (in tests) on CPUs without AVX-512.
+ISAS = ("portable", "avx2", "avx512", "portable16")
+WIDEST_FIRST = (2, 1, 0, 3)
 
 
-def get_isa() -> int:
-    return int(lib().mg_get_isa())
+def isa_number(isa: str | int) -> int:
+    """0, 1, 2, 3 for "portable", "avx2", "avx512", "portable16" (or the number); else ValueError."""
+    if isinstance(isa, str) and isa in ISAS:
+        return ISAS.index(isa)
+    if isinstance(isa, int) and 0 <= isa < len(ISAS):
+        return int(isa)
+    raise ValueError(f"unknown instruction set {isa!r}: use one of {', '.join(ISAS)}")
+
+
+def supported_isas(handle: ctypes.CDLL | None = None) -> list[str]:
+    """The kernel instruction sets this CPU runs, widest first (portable16 last)."""
+    h = handle or lib()
+    return [ISAS[n] for n in WIDEST_FIRST if h.mg_isa_supported(n)]
+
+
+def set_isa(isa: str | int, handle: ctypes.CDLL | None = None) -> None:
+    """Force the kernels of one instruction set (tests, benchmarks); ValueError if this CPU cannot run it."""
+    h = handle or lib()
+    n = isa_number(isa)
+    if not h.mg_set_isa(n):
+        raise ValueError(
+            f"this CPU cannot run the {ISAS[n]} kernels; it runs: {', '.join(supported_isas(h))}"
+        )
+
+
+def get_isa(handle: ctypes.CDLL | None = None) -> str:
+    """The instruction set of the kernels in use: "avx512", "avx2" or "portable"."""
+    return ISAS[int((handle or lib()).mg_get_isa())]
 
 
 def _f32(a: np.ndarray) -> np.ndarray:

@@ -14,7 +14,11 @@ extension `minigo_core.nn.dsp._C` (built at install time from `csrc/`) plays tha
   Winograd F(2x2,3x3) (16 instead of 36 multiplications per 2x2 outputs; `set_winograd(False)` for the
   direct kernel), the 16 products running on the same broadcast-FMA kernel.
 
-All ops take float32 (fast path, AVX2+FMA when the CPU has it) or float64 (for gradcheck).
+All ops take float32 (fast path) or float64 (for gradcheck). The float32 kernels come in three builds chosen
+once at load, the widest the CPU has: AVX-512 (16 lanes), AVX2+FMA (8 lanes) and a portable build (GCC
+vectors with explicit FMAs: NEON/SVE on Arm); `set_isa` forces one. Each output channel is a lane, so every
+output's sum runs in the same order with one FMA per term on every build: the fused engine gives the same
+floats on all three (tests/test_dsp_isa.py).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ __all__ = [
     "set_isa",
     "set_num_threads",
     "set_winograd",
+    "supported_isas",
 ]
 
 # Which BN+ReLU implementation the dsp backend uses for training: "dsp" (fused kernel) or "torch" (PyTorch's
@@ -71,15 +76,27 @@ def set_num_threads(n: int) -> None:
     fused.set_num_threads(int(n))
 
 
-def set_isa(isa: int) -> None:
-    """1: AVX2+FMA kernels, 0: portable kernels (same loop order); training kernels and inference engine."""
+def set_isa(isa: str | int) -> None:
+    """Force the kernels of one instruction set, "avx512", "avx2", "portable" or "portable16", for the
+    training kernels and the inference engine; ValueError if this CPU cannot run it. Default: the widest."""
 
-    _C.set_isa(int(isa))
-    fused.set_isa(int(isa))
+    n = fused.isa_number(isa)
+    if not _C.set_isa(n):
+        raise ValueError(
+            f"this CPU cannot run the {fused.ISAS[n]} kernels; it runs: {', '.join(supported_isas())}"
+        )
+    fused.set_isa(n)
 
 
-def get_isa() -> int:
-    return int(_C.get_isa())
+def get_isa() -> str:
+    """The instruction set of the kernels in use: "avx512", "avx2" or "portable"."""
+    return fused.ISAS[int(_C.get_isa())]
+
+
+def supported_isas() -> list[str]:
+    """The kernel instruction sets this CPU runs, widest first (portable16, the portable code at AVX-512's
+    width for tests, last)."""
+    return [fused.ISAS[n] for n in fused.WIDEST_FIRST if _C.isa_supported(n)]
 
 
 def set_winograd(on: bool) -> None:

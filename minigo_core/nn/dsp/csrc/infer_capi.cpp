@@ -92,7 +92,8 @@ MG_API void mg_set_num_threads(int n) { mgdsp::set_num_threads(n); }
 MG_API int mg_get_num_threads() { return mgdsp::num_threads(); }
 MG_API void mg_set_winograd(int on) { mgdsp::set_winograd(on != 0); }
 MG_API int mg_winograd_enabled() { return mgdsp::winograd_enabled() ? 1 : 0; }
-MG_API void mg_set_isa(int isa) { mgdsp::set_isa(isa); }
+MG_API int mg_set_isa(int isa) { return mgdsp::set_isa(isa) ? 1 : 0; }
+MG_API int mg_isa_supported(int isa) { return mgdsp::isa_supported(isa) ? 1 : 0; }
 MG_API int mg_get_isa() { return mgdsp::get_isa(); }
 MG_API int mg_cpu_has_avx2() { return mgdsp::cpu_has_avx2() ? 1 : 0; }
 

@@ -1,5 +1,5 @@
 // DSP-emulation kernels (no torch headers here, so this unit compiles quickly): the pool of "DSP cores", the
-// conv / BN+ReLU kernels in an AVX2+FMA build and a portable build chosen at run time, and the fused network.
+// conv / BN+ReLU kernels in an AVX-512, an AVX2+FMA and a portable build chosen at run time, and the fused network.
 #include "kernels.h"
 
 #include <algorithm>
@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -25,8 +27,20 @@
 namespace mgdsp {
 
 // ================================================================================================================
-// Kernel bodies: an AVX2+FMA build (x86-64 only) and a portable build.
+// Kernel bodies: an AVX-512 build and an AVX2+FMA build (x86-64 only) and a portable build, one chosen at run time.
 #ifdef MG_HAVE_X86
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma")
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's avx512fintrin.h: _mm512_undefined_ps()
+namespace avx512 {
+#define MG_AVX512 1
+#include "kernels_impl.h"
+#undef MG_AVX512
+}  // namespace avx512
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 namespace avx2 {
@@ -37,19 +51,59 @@ namespace avx2 {
 #pragma GCC pop_options
 #endif
 
-namespace generic {
+namespace portable {
 #include "kernels_impl.h"
-}  // namespace generic
+}  // namespace portable
+
+namespace portable16 {
+#define MG_PORTABLE16 1
+#include "kernels_impl.h"
+#undef MG_PORTABLE16
+}  // namespace portable16
 
 // ================================================================================================================
-// Instruction-set dispatch
-bool cpu_has_avx2() {
+// Instruction-set dispatch: the widest the CPU has, chosen once (MINIGO_DSP_ISA=avx512|avx2|portable overrides it),
+// set_isa to force one (tests run every path the machine has).
+bool cpu_has_avx2() { return isa_supported(kIsaAvx2); }
+
+bool isa_supported(int isa) {
+  if (isa == kIsaPortable || isa == kIsaPortable16) return true;
 #ifdef MG_HAVE_X86
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  return false;
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (isa == kIsaAvx2) return avx2;
+  if (isa == kIsaAvx512) return avx2 && __builtin_cpu_supports("avx512f");
 #endif
+  return false;
+}
+
+int isa_from_name(const char* name) {
+  if (name == nullptr) return -1;
+  for (int isa = kIsaPortable; isa <= kIsaPortable16; ++isa)
+    if (std::strcmp(name, isa_name(isa)) == 0) return isa;
+  return -1;
+}
+
+const char* isa_name(int isa) {
+  switch (isa) {
+    case kIsaAvx512: return "avx512";
+    case kIsaAvx2: return "avx2";
+    case kIsaPortable: return "portable";
+    case kIsaPortable16: return "portable16";
+    default: return "unknown";
+  }
+}
+
+static int best_isa() {
+  if (const char* env = std::getenv("MINIGO_DSP_ISA"); env != nullptr && *env != 0) {
+    const int isa = isa_from_name(env);
+    if (isa >= 0 && isa_supported(isa)) return isa;
+    std::fprintf(stderr, "minigo dsp: MINIGO_DSP_ISA=%s is not one of avx512, avx2, portable that this CPU runs; "
+                 "using the widest it has\n", env);
+  }
+  for (int isa = kIsaAvx512; isa > kIsaPortable; --isa)
+    if (isa_supported(isa)) return isa;
+  return kIsaPortable;
 }
 
 static std::atomic<int> g_isa{-1};
@@ -57,18 +111,27 @@ static std::atomic<int> g_isa{-1};
 int get_isa() {
   int isa = g_isa.load();
   if (isa < 0) {
-    isa = cpu_has_avx2() ? 1 : 0;
+    isa = best_isa();
     g_isa.store(isa);
   }
   return isa;
 }
 
-void set_isa(int isa) { g_isa.store(isa == 1 && cpu_has_avx2() ? 1 : 0); }
+bool set_isa(int isa) {
+  if (!isa_supported(isa)) return false;
+  g_isa.store(isa);
+  return true;
+}
 
 #ifdef MG_HAVE_X86
-#define MG_DISPATCH(fn, ...) (get_isa() == 1 ? avx2::fn(__VA_ARGS__) : generic::fn(__VA_ARGS__))
+#define MG_DISPATCH(fn, ...)                                                                           \
+  (get_isa() == kIsaAvx512  ? avx512::fn(__VA_ARGS__)                                                  \
+   : get_isa() == kIsaAvx2  ? avx2::fn(__VA_ARGS__)                                                    \
+   : get_isa() == kIsaPortable16 ? portable16::fn(__VA_ARGS__)                                         \
+                                 : portable::fn(__VA_ARGS__))
 #else
-#define MG_DISPATCH(fn, ...) generic::fn(__VA_ARGS__)
+#define MG_DISPATCH(fn, ...) \
+  (get_isa() == kIsaPortable16 ? portable16::fn(__VA_ARGS__) : portable::fn(__VA_ARGS__))
 #endif
 
 // ================================================================================================================
@@ -411,7 +474,8 @@ double measure_peak_gflops(double seconds) {
   volatile double sink = 0;
   for (;;) {  // grow until one run takes ~seconds/8, then report the best of 8 runs
     const double t0 = thread_seconds();
-    sink = sink + MG_DISPATCH(fma_loop, iters);
+    double flops;
+    sink = sink + MG_DISPATCH(fma_loop, iters, &flops);
     const double dt = thread_seconds() - t0;
     if (dt > seconds / 8 || iters > (int64_t(1) << 40)) break;
     iters *= 2;
@@ -419,9 +483,10 @@ double measure_peak_gflops(double seconds) {
   double best = 0;
   for (int rep = 0; rep < 8; ++rep) {
     const double t0 = thread_seconds();
-    sink = sink + MG_DISPATCH(fma_loop, iters);
+    double flops;
+    sink = sink + MG_DISPATCH(fma_loop, iters, &flops);
     const double dt = thread_seconds() - t0;
-    best = std::max(best, static_cast<double>(iters) * 10 * 8 * 2 / dt / 1e9);
+    best = std::max(best, flops / dt / 1e9);
   }
   return best;
 }

@@ -21,14 +21,20 @@ int num_threads();
 // Runs fn(core) for core = 0 .. num_threads()-1, the calling thread being core 0; returns when all are done.
 void parallel(const std::function<void(int)>& fn);
 
-// ---- instruction set: 1 = AVX2+FMA kernels, 0 = portable kernels (same loop order, same results up to FMA
-// rounding). Defaults to the best the CPU supports.
+// ---- instruction set of the kernels: every path has the same loop structure and, for float, the same results
+// (each multiply-add one FMA, in the same order); defaults to the widest the CPU has (env MINIGO_DSP_ISA overrides).
+// portable16: the portable code at the AVX-512 build's width (16 lanes, 24 accumulators), never chosen by default:
+// it runs the AVX-512 path's tiling on CPUs without AVX-512 (tests).
+constexpr int kIsaPortable = 0, kIsaAvx2 = 1, kIsaAvx512 = 2, kIsaPortable16 = 3;
+bool isa_supported(int isa);
 bool cpu_has_avx2();
-void set_isa(int isa);
+const char* isa_name(int isa);  // "portable", "avx2", "avx512", "portable16"
+int isa_from_name(const char* name);  // -1 if unknown
+bool set_isa(int isa);  // false (and no change) if this CPU cannot run it
 int get_isa();
 
 inline int round_up8(int k) { return (k + 7) / 8 * 8; }
-constexpr int kKBlock = 16;  // output channels per register tile (2 AVX2 vectors)
+constexpr int kKBlock = 16;  // output channels per packed weight block (2 AVX2 vectors, 1 AVX-512 vector)
 // width of the output-channel block starting at k0, and where it starts in the packed weights
 inline int kblock_width(int k0, int Kpad) { return Kpad - k0 < kKBlock ? Kpad - k0 : kKBlock; }
 inline int64_t kblock_offset(int k0, int taps, int C) { return static_cast<int64_t>(k0) * taps * C; }
@@ -67,7 +73,7 @@ template <typename T>
 void bn_relu_backward(const T* dy, const T* y, const T* x, int64_t M, int C, const T* gamma, const T* mean,
                       const T* invstd, bool training, T* dx, T* dgamma, T* dbeta, T* dres);
 
-// FP32 peak of one core: GFLOP/s of an FMA loop (AVX2 if in use, else the portable loop) run for ~seconds.
+// FP32 peak of one core: GFLOP/s of an FMA loop on the vectors of the ISA in use, run for ~seconds.
 double measure_peak_gflops(double seconds);
 
 // ---- fused whole-network inference (BN folded into the convolutions) ------------------------------------------

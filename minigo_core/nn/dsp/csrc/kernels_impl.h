@@ -1,17 +1,91 @@
-// Kernel bodies, included twice by kernels.cpp: once inside `namespace avx2` under
-// `#pragma GCC target("avx2,fma")` with MG_AVX2 defined (float convs use AVX2/FMA intrinsics), and once inside
-// `namespace generic` for any x86-64 / other CPU (plain loops in the same order, auto-vectorised by the compiler).
-// No include guard on purpose. Expects <algorithm>, <cmath>, <cstdint>, <cstring>, <vector> (and <immintrin.h>
-// for MG_AVX2) to be included by the includer.
+// Kernel bodies, included three times by kernels.cpp, each time inside its own namespace and instruction set:
+//   `avx512`   under `#pragma GCC target("avx512f,avx2,fma")` with MG_AVX512 defined (16 lanes, 32 registers),
+//   `avx2`     under `#pragma GCC target("avx2,fma")` with MG_AVX2 defined (8 lanes, 16 registers),
+//   `portable` with neither: GCC vectors of 8 floats the compiler maps onto whatever the target has (NEON on
+//              Arm, SSE on a plain x86-64), every multiply-add an explicit fused multiply-add;
+//   `portable16` the same with MG_PORTABLE16: 16 lanes and 24 accumulators, the AVX-512 build's tile shapes on
+//              any CPU, so that its tiling (8-wide last blocks under 16 lanes) is tested where AVX-512 is not.
+// The kernels are written once, against the small vector vocabulary below (VF, kLanes, vload, vfma, ...), so
+// the three builds have the same loop structure: NHWC, K output channels across the lanes of a few registers,
+// one input value broadcast and multiplied with them (broadcast-FMA), P pixels per register tile.
+// Because the lanes are output channels, every output's sum runs over (tap, input channel) in the same order
+// whatever the vector width, and every step is one FMA (rounded once): the float results of the three builds
+// are identical (tests/test_dsp_isa.py). No include guard on purpose. Expects <algorithm>, <cmath>, <cstdint>,
+// <cstring>, <vector> (and <immintrin.h> on x86) to be included by the includer.
+
+// ---- the vector vocabulary of this build ---------------------------------------------------------------------
+#pragma GCC diagnostic ignored "-Wpsabi"  // static, always-inlined vector helpers: no ABI is crossed
+#if defined(MG_AVX512)
+constexpr int kLanes = 16;  // floats per register
+constexpr int kAcc = 24;    // accumulator registers of a tile (32 zmm: 24 + weights + broadcast)
+typedef __m512 VF;
+static inline __mmask16 lane_bits(int n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1u); }
+static inline VF vzero() { return _mm512_setzero_ps(); }
+static inline VF vload(const float* p) { return _mm512_loadu_ps(p); }
+static inline VF vloadn(const float* p, int n) { return _mm512_maskz_loadu_ps(lane_bits(n), p); }
+static inline void vstore(float* p, VF a) { _mm512_storeu_ps(p, a); }
+static inline void vstoren(float* p, VF a, int n) { _mm512_mask_storeu_ps(p, lane_bits(n), a); }
+static inline VF vbcast(const float* p) { return _mm512_set1_ps(*p); }
+static inline VF vfma(VF a, VF b, VF c) { return _mm512_fmadd_ps(a, b, c); }
+static inline VF vadd(VF a, VF b) { return _mm512_add_ps(a, b); }
+static inline VF vrelu(VF a) { return _mm512_max_ps(a, _mm512_setzero_ps()); }  // a > 0 ? a : +0
+#elif defined(MG_AVX2)
+constexpr int kLanes = 8;
+constexpr int kAcc = 12;  // 16 ymm: 12 + 2 weights + broadcast
+typedef __m256 VF;
+static inline __m256i lane_mask(int n) {  // first n lanes on
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static inline VF vzero() { return _mm256_setzero_ps(); }
+static inline VF vload(const float* p) { return _mm256_loadu_ps(p); }
+static inline VF vloadn(const float* p, int n) { return _mm256_maskload_ps(p, lane_mask(n)); }
+static inline void vstore(float* p, VF a) { _mm256_storeu_ps(p, a); }
+static inline void vstoren(float* p, VF a, int n) { _mm256_maskstore_ps(p, lane_mask(n), a); }
+static inline VF vbcast(const float* p) { return _mm256_broadcast_ss(p); }
+static inline VF vfma(VF a, VF b, VF c) { return _mm256_fmadd_ps(a, b, c); }
+static inline VF vadd(VF a, VF b) { return _mm256_add_ps(a, b); }
+static inline VF vrelu(VF a) { return _mm256_max_ps(a, _mm256_setzero_ps()); }
+#else
+#ifdef MG_PORTABLE16  // the AVX-512 build's shapes (16 lanes, 24 accumulators) in portable code: tests its tiling
+constexpr int kLanes = 16;
+constexpr int kAcc = 24;
+#else
+constexpr int kLanes = 8;
+constexpr int kAcc = 12;
+#endif
+typedef float VF __attribute__((vector_size(4 * kLanes)));
+static inline VF vzero() { return VF{}; }
+static inline VF vload(const float* p) {
+  VF v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+static inline VF vloadn(const float* p, int n) {
+  VF v{};
+  for (int i = 0; i < n && i < kLanes; ++i) v[i] = p[i];
+  return v;
+}
+static inline void vstore(float* p, VF a) { std::memcpy(p, &a, sizeof(a)); }
+static inline void vstoren(float* p, VF a, int n) {
+  for (int i = 0; i < n && i < kLanes; ++i) p[i] = a[i];
+}
+static inline VF vbcast(const float* p) { return VF{} + *p; }
+static inline VF vfma(VF a, VF b, VF c) {  // one rounding per lane, as the FMA instructions of the other builds
+  VF r;
+#pragma GCC unroll 16
+  for (int i = 0; i < kLanes; ++i) r[i] = __builtin_fmaf(a[i], b[i], c[i]);
+  return r;
+}
+static inline VF vadd(VF a, VF b) { return a + b; }
+static inline VF vrelu(VF a) { return a > VF{} ? a : VF{}; }
+#endif
+#define MG_INLINE inline __attribute__((always_inline))
 
 // ---- convolution forward ---------------------------------------------------------------------------------------
-// Output pixels q in [q0, q1) are processed in tiles of P pixels; for each tap the P input rows are located
-// (a shared zero row stands for the padding), then for each K block the tile's P x (8*V) outputs are
-// accumulated in registers over taps x C.
+// The scalar reference loop, used for double (gradcheck) only.
 template <typename T>
-static void conv_forward_range_portable(const T* x, int H, int W, int C, const T* wp, int K, int R,
-                                        const T* bias, const T* residual, bool relu, T* out, int64_t q0,
-                                        int64_t q1) {
+static void conv_forward_range_scalar(const T* x, int H, int W, int C, const T* wp, int K, int R, const T* bias,
+                                      const T* residual, bool relu, T* out, int64_t q0, int64_t q1) {
   const int Kpad = round_up8(K), pad = R / 2, HW = H * W;
   std::vector<T> acc(Kpad);
   for (int64_t q = q0; q < q1; ++q) {
@@ -24,7 +98,7 @@ static void conv_forward_range_portable(const T* x, int H, int W, int C, const T
       T* a_out = acc.data() + k0;
       for (int t = 0; t < R * R; ++t) {
         const int hh = h + t / R - pad, ww = w + t % R - pad;
-        if (hh < 0 || hh >= H || ww < 0 || ww >= W) continue;  // zero padding: adds exact zeros in AVX path
+        if (hh < 0 || hh >= H || ww < 0 || ww >= W) continue;
         const T* xr = x + ((b * H + hh) * W + ww) * C;
         const T* wt = wblk + static_cast<int64_t>(t) * C * KB;
         for (int c = 0; c < C; ++c) {
@@ -45,85 +119,111 @@ static void conv_forward_range_portable(const T* x, int H, int W, int C, const T
   }
 }
 
-#ifdef MG_AVX2
-static inline __m256i lane_mask(int n) {  // first n lanes on
-  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
-}
-
-template <int P, int V>
-static inline __attribute__((always_inline)) void fwd_tile(const float* const* rows, int ntaps, int C,
-                                                           const float* wblk, int KB, const float* bias,
-                                                           const float* residual, bool relu, float* out,
-                                                           int K, int kvalid) {
-  __m256 acc[P][V];
-#pragma GCC unroll 16
-  for (int v = 0; v < V; ++v) {
-    const __m256 b0 = bias ? _mm256_loadu_ps(bias + 8 * v) : _mm256_setzero_ps();
-#pragma GCC unroll 16
+// One register tile: P pixels x NV vectors of output channels, accumulated over taps x C. rows[t * P + p] is
+// pixel p's input row for tap t (a shared zero row stands for the padding); w[v] walks vector v's weights, one
+// (tap, c) row of wstride[v] floats at a time (the packed blocks are 16 channels wide, the last one may be 8).
+// PART: the last vector has only wlanes floats of weights (an 8-wide block under 16 lanes). The tile computes P
+// pixels but stores only the first pvalid (the last tile of a range); kvalid output channels are stored.
+template <int P, int NV, bool PART>
+static MG_INLINE void fwd_tile(const float* const* rows, int ntaps, int C, const float* const* w0,
+                               const int* wstride, int wlanes, const float* bias, const float* residual, bool relu,
+                               float* out, int K, int kvalid, int pvalid) {
+  VF acc[P][NV];
+#pragma GCC unroll 32
+  for (int v = 0; v < NV; ++v) {
+    const VF b0 = !bias ? vzero() : (PART && v == NV - 1) ? vloadn(bias + kLanes * v, wlanes)
+                                                          : vload(bias + kLanes * v);
+#pragma GCC unroll 32
     for (int p = 0; p < P; ++p) acc[p][v] = b0;
+  }
+  const float* w[NV];
+  int ws[NV];
+#pragma GCC unroll 32
+  for (int v = 0; v < NV; ++v) {
+    w[v] = w0[v];
+    ws[v] = wstride[v];
   }
   for (int t = 0; t < ntaps; ++t) {
     const float* x[P];
-#pragma GCC unroll 16
+#pragma GCC unroll 32
     for (int p = 0; p < P; ++p) x[p] = rows[t * P + p];
-    const float* wt = wblk + static_cast<int64_t>(t) * C * KB;
     for (int c = 0; c < C; ++c) {
-      __m256 wv[V];
-#pragma GCC unroll 16
-      for (int v = 0; v < V; ++v) wv[v] = _mm256_loadu_ps(wt + 8 * v);
-      wt += KB;
-#pragma GCC unroll 16
+      VF wv[NV];
+#pragma GCC unroll 32
+      for (int v = 0; v < NV; ++v) {
+        wv[v] = (PART && v == NV - 1) ? vloadn(w[v], wlanes) : vload(w[v]);
+        w[v] += ws[v];
+      }
+#pragma GCC unroll 32
       for (int p = 0; p < P; ++p) {
-        const __m256 a = _mm256_broadcast_ss(x[p] + c);
-#pragma GCC unroll 16
-        for (int v = 0; v < V; ++v) acc[p][v] = _mm256_fmadd_ps(a, wv[v], acc[p][v]);
+        const VF a = vbcast(x[p] + c);
+#pragma GCC unroll 32
+        for (int v = 0; v < NV; ++v) acc[p][v] = vfma(a, wv[v], acc[p][v]);
       }
     }
   }
-  const __m256 zero = _mm256_setzero_ps();
-#pragma GCC unroll 16
+#pragma GCC unroll 32
   for (int p = 0; p < P; ++p) {
-#pragma GCC unroll 16
-    for (int v = 0; v < V; ++v) {
-      const int n = kvalid - 8 * v;  // valid lanes in this vector
-      float* o = out + static_cast<int64_t>(p) * K + 8 * v;
-      const float* r = residual ? residual + static_cast<int64_t>(p) * K + 8 * v : nullptr;
-      __m256 s = acc[p][v];
-      if (n >= 8) {
-        if (r) s = _mm256_add_ps(s, _mm256_loadu_ps(r));
-        if (relu) s = _mm256_max_ps(s, zero);
-        _mm256_storeu_ps(o, s);
-      } else if (n > 0) {
-        const __m256i m = lane_mask(n);
-        if (r) s = _mm256_add_ps(s, _mm256_maskload_ps(r, m));
-        if (relu) s = _mm256_max_ps(s, zero);
-        _mm256_maskstore_ps(o, m, s);
+    if (p >= pvalid) break;
+#pragma GCC unroll 32
+    for (int v = 0; v < NV; ++v) {
+      const int n = kvalid - kLanes * v;  // valid output channels in this vector
+      if (n <= 0) break;
+      float* o = out + static_cast<int64_t>(p) * K + kLanes * v;
+      const float* r = residual ? residual + static_cast<int64_t>(p) * K + kLanes * v : nullptr;
+      VF s = acc[p][v];
+      if (n >= kLanes) {
+        if (r) s = vadd(s, vload(r));
+        if (relu) s = vrelu(s);
+        vstore(o, s);
+      } else {
+        if (r) s = vadd(s, vloadn(r, n));
+        if (relu) s = vrelu(s);
+        vstoren(o, s, n);
       }
     }
   }
 }
 
+// Tile shapes: NV vectors of output channels (kLanes each) x P pixels, P * NV = kAcc accumulators.
+constexpr int kNVMax = 2;
 template <int P>
-static inline void fwd_tile_v(int V, const float* const* rows, int ntaps, int C, const float* wblk, int KB,
-                              const float* bias, const float* residual, bool relu, float* out, int K,
-                              int kvalid) {
-  if (V == 2)
-    fwd_tile<P, 2>(rows, ntaps, C, wblk, KB, bias, residual, relu, out, K, kvalid);
-  else
-    fwd_tile<P, 1>(rows, ntaps, C, wblk, KB, bias, residual, relu, out, K, kvalid);
+static void fwd_tile_nv(int nv, bool part, const float* const* rows, int ntaps, int C, const float* const* w0,
+                        const int* ws, int wl, const float* bias, const float* res, bool relu, float* out, int K,
+                        int kvalid, int pvalid) {
+  if constexpr (kLanes == 16) {  // a partial (8-wide) weight block only exists under 16 lanes
+    if (part) {
+      if constexpr (2 * P <= kAcc) {
+        if (nv == 2) {
+          fwd_tile<P, 2, true>(rows, ntaps, C, w0, ws, wl, bias, res, relu, out, K, kvalid, pvalid);
+          return;
+        }
+      }
+      fwd_tile<P, 1, true>(rows, ntaps, C, w0, ws, wl, bias, res, relu, out, K, kvalid, pvalid);
+      return;
+    }
+  }
+  if constexpr (2 * P <= kAcc) {
+    if (nv == 2) {
+      fwd_tile<P, 2, false>(rows, ntaps, C, w0, ws, wl, bias, res, relu, out, K, kvalid, pvalid);
+      return;
+    }
+  }
+  fwd_tile<P, 1, false>(rows, ntaps, C, w0, ws, wl, bias, res, relu, out, K, kvalid, pvalid);
 }
 
-static void conv_forward_range_avx2(const float* x, int H, int W, int C, const float* wp, int K, int R,
-                                    const float* bias, const float* residual, bool relu, float* out,
-                                    int64_t q0, int64_t q1) {
-  // PT pixels per register tile x 2 vectors of 8 output channels = 12 accumulators. Tiles are grouped in
-  // strips of ST; for each strip the output-channel blocks are the outer loop, so one block's weights stay
-  // in L1 while they are used by all the strip's tiles.
-  constexpr int PT = 6, ST = 8;
-  const int Kpad = round_up8(K), nvec = Kpad / 8, pad = R / 2, HW = H * W, ntaps = R * R;
-  std::vector<float> zero_row(C, 0.f);
-  const float* strip_rows[ST][9 * PT];
+// out[q, k] = relu?(bias[k] + sum_{t, c} x[q shifted by tap t, c] * wp[t, c, k] + residual[q, k]), q in [q0, q1).
+// Tiles of P pixels are grouped in strips of ST; for each strip the groups of output-channel vectors are the
+// outer loop, so one group's weights stay in L1 while all the strip's tiles use them.
+template <int P>
+static void conv_forward_range_tiled(const float* x, int H, int W, int C, const float* wp, int K, int R,
+                                     const float* bias, const float* residual, bool relu, float* out, int64_t q0,
+                                     int64_t q1) {
+  constexpr int ST = std::max(2, 48 / P);
+  const int Kpad = round_up8(K), nvec = (Kpad + kLanes - 1) / kLanes, pad = R / 2, HW = H * W, ntaps = R * R;
+  thread_local std::vector<float> zero_row;
+  if (static_cast<int>(zero_row.size()) < C) zero_row.assign(C, 0.f);
+  const float* strip_rows[ST][9 * P];
   int strip_p[ST];
   int64_t strip_q[ST];
   int tdy[9], tdx[9];
@@ -134,22 +234,23 @@ static void conv_forward_range_avx2(const float* x, int H, int W, int C, const f
   int64_t b = q0 / HW;  // coordinates of pixel q, advanced incrementally (no divisions per pixel)
   int h = static_cast<int>(q0 % HW) / W, w = static_cast<int>(q0 % HW) % W;
   for (int64_t qs = q0; qs < q1;) {
-    // 1. locate the input rows of every tap of every pixel of the strip's tiles
+    // 1. locate the input rows of every tap of every pixel of the strip's tiles (past q1: the zero row)
     int ntile = 0;
     for (; ntile < ST && qs < q1; ++ntile) {
-      const int P = static_cast<int>(std::min<int64_t>(PT, q1 - qs));
-      strip_p[ntile] = P;
+      const int pv = static_cast<int>(std::min<int64_t>(P, q1 - qs));
+      strip_p[ntile] = pv;
       strip_q[ntile] = qs;
-      qs += P;
+      qs += pv;
       const float** rows = strip_rows[ntile];
       for (int p = 0; p < P; ++p) {
         const float* img = x + b * HW * C;
         for (int t = 0; t < ntaps; ++t) {
           const int hh = h + tdy[t], ww = w + tdx[t];
-          rows[t * P + p] = (hh < 0 || hh >= H || ww < 0 || ww >= W)
+          rows[t * P + p] = (p >= pv || hh < 0 || hh >= H || ww < 0 || ww >= W)
                                 ? zero_row.data()
                                 : img + (static_cast<int64_t>(hh) * W + ww) * C;
         }
+        if (p >= pv) continue;
         if (++w == W) {
           w = 0;
           if (++h == H) {
@@ -159,40 +260,42 @@ static void conv_forward_range_avx2(const float* x, int H, int W, int C, const f
         }
       }
     }
-    // 2. for each block of 16 output channels, all the strip's tiles
-    for (int v0 = 0; v0 < nvec; v0 += 2) {
-      const int V = std::min(2, nvec - v0), k0 = 8 * v0, KB = 8 * V, kvalid = K - k0;
-      const float* wblk = wp + kblock_offset(k0, ntaps, C);
+    // 2. for each group of up to kNVMax vectors of output channels, all the strip's tiles
+    for (int v0 = 0; v0 < nvec; v0 += kNVMax) {
+      const int nv = std::min(kNVMax, nvec - v0), k0 = kLanes * v0;
+      const float* w0[kNVMax];
+      int ws[kNVMax];
+      int wl = kLanes;
+      for (int v = 0; v < nv; ++v) {
+        const int kv = k0 + kLanes * v, kb = kv / kKBlock * kKBlock, width = kblock_width(kb, Kpad);
+        w0[v] = wp + kblock_offset(kb, ntaps, C) + (kv - kb);
+        ws[v] = width;
+        if (v == nv - 1) wl = std::min(kLanes, Kpad - kv);
+      }
+      const bool part = wl < kLanes;
       const float* bb = bias ? bias + k0 : nullptr;
       for (int i = 0; i < ntile; ++i) {
         const int64_t q = strip_q[i];
-        const float* const* rows = strip_rows[i];
         const float* rr = residual ? residual + q * K + k0 : nullptr;
-        float* oo = out + q * K + k0;
-        switch (strip_p[i]) {
-          case 6: fwd_tile_v<6>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
-          case 5: fwd_tile_v<5>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
-          case 4: fwd_tile_v<4>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
-          case 3: fwd_tile_v<3>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
-          case 2: fwd_tile_v<2>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
-          default: fwd_tile_v<1>(V, rows, ntaps, C, wblk, KB, bb, rr, relu, oo, K, kvalid); break;
-        }
+        fwd_tile_nv<P>(nv, part, strip_rows[i], ntaps, C, w0, ws, wl, bb, rr, relu, out + q * K + k0, K, K - k0,
+                       strip_p[i]);
       }
     }
   }
 }
-#endif
 
 template <typename T>
 static void conv_forward_range_isa(const T* x, int H, int W, int C, const T* wp, int K, int R, const T* bias,
                                    const T* residual, bool relu, T* out, int64_t q0, int64_t q1) {
-#ifdef MG_AVX2
   if constexpr (std::is_same_v<T, float>) {
-    conv_forward_range_avx2(x, H, W, C, wp, K, R, bias, residual, relu, out, q0, q1);
-    return;
+    const int nvec = (round_up8(K) + kLanes - 1) / kLanes;
+    if (nvec >= 2)  // 2 vectors of channels per tile (one 16-channel block at 8 lanes, two at 16)
+      conv_forward_range_tiled<kAcc / 2>(x, H, W, C, wp, K, R, bias, residual, relu, out, q0, q1);
+    else  // few output channels (the policy and value heads): 1 vector, twice the pixels
+      conv_forward_range_tiled<kAcc>(x, H, W, C, wp, K, R, bias, residual, relu, out, q0, q1);
+  } else {
+    conv_forward_range_scalar(x, H, W, C, wp, K, R, bias, residual, relu, out, q0, q1);
   }
-#endif
-  conv_forward_range_portable(x, H, W, C, wp, K, R, bias, residual, relu, out, q0, q1);
 }
 
 // ---- convolution weight gradient -----------------------------------------------------------------------------
@@ -200,8 +303,8 @@ static void conv_forward_range_isa(const T* x, int H, int W, int C, const T* wp,
 // with (dy_t, dx_t) the tap's offset; pixels whose shifted A row is off the board contribute nothing.
 // A has row stride Ca (rows r in [0, Rr)), Bm row stride Bs >= Vc, Vc a multiple of 8; G is (taps, Rr, Vc).
 template <typename T>
-static void wgrad_images_portable(const T* A, int Ca, int Rr, const T* Bm, int Bs, int Vc, int64_t b0,
-                                  int64_t b1, int H, int W, int R, T* G) {
+static void wgrad_images_scalar(const T* A, int Ca, int Rr, const T* Bm, int Bs, int Vc, int64_t b0, int64_t b1,
+                                int H, int W, int R, T* G) {
   const int pad = R / 2;
   for (int64_t b = b0; b < b1; ++b) {
     for (int t = 0; t < R * R; ++t) {
@@ -222,89 +325,101 @@ static void wgrad_images_portable(const T* A, int Ca, int Rr, const T* Bm, int B
   }
 }
 
-#ifdef MG_AVX2
-template <int RT, int V>
-static inline __attribute__((always_inline)) void wgrad_tile(const float* A, int Ca, const float* Bm, int Bs,
-                                                             int64_t b, int H, int W, int dy, int dx, int h0,
-                                                             int h1, int w0, int w1, float* G, int Vc) {
-  __m256 acc[RT][V];
-#pragma GCC unroll 16
+// RT rows of A x V vectors of Vc, accumulated in registers over the tap's pixels; the last vector has vl lanes.
+template <int RT, int V, bool PART>
+static MG_INLINE void wgrad_tile(const float* A, int Ca, const float* Bm, int Bs, int64_t b, int H, int W, int dy,
+                                 int dx, int h0, int h1, int w0, int w1, float* G, int Vc, int vl) {
+  VF acc[RT][V];
+#pragma GCC unroll 32
   for (int r = 0; r < RT; ++r)
-#pragma GCC unroll 16
-    for (int v = 0; v < V; ++v) acc[r][v] = _mm256_loadu_ps(G + static_cast<int64_t>(r) * Vc + 8 * v);
+#pragma GCC unroll 32
+    for (int v = 0; v < V; ++v) {
+      const float* g = G + static_cast<int64_t>(r) * Vc + kLanes * v;
+      acc[r][v] = (PART && v == V - 1) ? vloadn(g, vl) : vload(g);
+    }
   for (int h = h0; h < h1; ++h) {
     const float* a = A + ((b * H + h + dy) * W + w0 + dx) * Ca;
     const float* bv = Bm + ((b * H + h) * W + w0) * Bs;
     for (int w = w0; w < w1; ++w, a += Ca, bv += Bs) {
-      __m256 bb[V];
-#pragma GCC unroll 16
-      for (int v = 0; v < V; ++v) bb[v] = _mm256_loadu_ps(bv + 8 * v);
-#pragma GCC unroll 16
+      VF bb[V];
+#pragma GCC unroll 32
+      for (int v = 0; v < V; ++v) bb[v] = (PART && v == V - 1) ? vloadn(bv + kLanes * v, vl) : vload(bv + kLanes * v);
+#pragma GCC unroll 32
       for (int r = 0; r < RT; ++r) {
-        const __m256 av = _mm256_broadcast_ss(a + r);
-#pragma GCC unroll 16
-        for (int v = 0; v < V; ++v) acc[r][v] = _mm256_fmadd_ps(av, bb[v], acc[r][v]);
+        const VF av = vbcast(a + r);
+#pragma GCC unroll 32
+        for (int v = 0; v < V; ++v) acc[r][v] = vfma(av, bb[v], acc[r][v]);
       }
     }
   }
-#pragma GCC unroll 16
+#pragma GCC unroll 32
   for (int r = 0; r < RT; ++r)
-#pragma GCC unroll 16
-    for (int v = 0; v < V; ++v) _mm256_storeu_ps(G + static_cast<int64_t>(r) * Vc + 8 * v, acc[r][v]);
+#pragma GCC unroll 32
+    for (int v = 0; v < V; ++v) {
+      float* g = G + static_cast<int64_t>(r) * Vc + kLanes * v;
+      if (PART && v == V - 1)
+        vstoren(g, acc[r][v], vl);
+      else
+        vstore(g, acc[r][v]);
+    }
 }
 
+// Dispatches a run-time row count rt in [1, RT] and vector count v in {1, 2} to the compiled tile.
 template <int RT>
-static inline void wgrad_tile_v(int V, const float* A, int Ca, const float* Bm, int Bs, int64_t b, int H, int W,
-                                int dy, int dx, int h0, int h1, int w0, int w1, float* G, int Vc) {
+static void wgrad_tile_rt(int rt, int V, bool part, const float* A, int Ca, const float* Bm, int Bs, int64_t b,
+                          int H, int W, int dy, int dx, int h0, int h1, int w0, int w1, float* G, int Vc, int vl) {
+  if constexpr (RT > 1) {
+    if (rt < RT) {
+      wgrad_tile_rt<RT - 1>(rt, V, part, A, Ca, Bm, Bs, b, H, W, dy, dx, h0, h1, w0, w1, G, Vc, vl);
+      return;
+    }
+  }
+  if constexpr (kLanes == 16) {
+    if (part) {
+      if (V == 2)
+        wgrad_tile<RT, 2, true>(A, Ca, Bm, Bs, b, H, W, dy, dx, h0, h1, w0, w1, G, Vc, vl);
+      else
+        wgrad_tile<RT, 1, true>(A, Ca, Bm, Bs, b, H, W, dy, dx, h0, h1, w0, w1, G, Vc, vl);
+      return;
+    }
+  }
   if (V == 2)
-    wgrad_tile<RT, 2>(A, Ca, Bm, Bs, b, H, W, dy, dx, h0, h1, w0, w1, G, Vc);
+    wgrad_tile<RT, 2, false>(A, Ca, Bm, Bs, b, H, W, dy, dx, h0, h1, w0, w1, G, Vc, vl);
   else
-    wgrad_tile<RT, 1>(A, Ca, Bm, Bs, b, H, W, dy, dx, h0, h1, w0, w1, G, Vc);
+    wgrad_tile<RT, 1, false>(A, Ca, Bm, Bs, b, H, W, dy, dx, h0, h1, w0, w1, G, Vc, vl);
 }
 
-static void wgrad_images_avx2(const float* A, int Ca, int Rr, const float* Bm, int Bs, int Vc, int64_t b0,
-                              int64_t b1, int H, int W, int R, float* G) {
-  constexpr int RTM = 6;  // A rows per register tile; x 2 vectors = 12 accumulators
-  const int pad = R / 2, nvec = Vc / 8;
+static void wgrad_images_vec(const float* A, int Ca, int Rr, const float* Bm, int Bs, int Vc, int64_t b0,
+                             int64_t b1, int H, int W, int R, float* G) {
+  constexpr int RTM = kAcc / 2;  // A rows per register tile; x 2 vectors = kAcc accumulators
+  const int pad = R / 2, nvec = (Vc + kLanes - 1) / kLanes;
   for (int64_t b = b0; b < b1; ++b) {
     for (int t = 0; t < R * R; ++t) {
       const int dy = t / R - pad, dx = t % R - pad;
       const int h0 = std::max(0, -dy), h1 = std::min(H, H - dy), w0 = std::max(0, -dx), w1 = std::min(W, W - dx);
       for (int r0 = 0, RT; r0 < Rr; r0 += RT) {
-        // tiles of RTM rows; a remainder of 7..11 rows is split in two near-equal tiles rather than leaving
-        // a thin last tile with too few accumulators to hide the FMA latency
+        // tiles of RTM rows; a remainder of RTM+1..2RTM-1 rows is split in two near-equal tiles rather than
+        // leaving a thin last tile with too few accumulators to hide the FMA latency
         const int left = Rr - r0;
         RT = left > RTM && left < 2 * RTM ? (left + 1) / 2 : std::min(RTM, left);
         for (int v0 = 0; v0 < nvec; v0 += 2) {
-          const int V = std::min(2, nvec - v0);
-          float* g = G + (static_cast<int64_t>(t) * Rr + r0) * Vc + 8 * v0;
-          const float* a = A + r0;
-          const float* bm = Bm + 8 * v0;
-          switch (RT) {
-            case 6: wgrad_tile_v<6>(V, a, Ca, bm, Bs, b, H, W, dy, dx, h0, h1, w0, w1, g, Vc); break;
-            case 5: wgrad_tile_v<5>(V, a, Ca, bm, Bs, b, H, W, dy, dx, h0, h1, w0, w1, g, Vc); break;
-            case 4: wgrad_tile_v<4>(V, a, Ca, bm, Bs, b, H, W, dy, dx, h0, h1, w0, w1, g, Vc); break;
-            case 3: wgrad_tile_v<3>(V, a, Ca, bm, Bs, b, H, W, dy, dx, h0, h1, w0, w1, g, Vc); break;
-            case 2: wgrad_tile_v<2>(V, a, Ca, bm, Bs, b, H, W, dy, dx, h0, h1, w0, w1, g, Vc); break;
-            default: wgrad_tile_v<1>(V, a, Ca, bm, Bs, b, H, W, dy, dx, h0, h1, w0, w1, g, Vc); break;
-          }
+          const int V = std::min(2, nvec - v0), vl = std::min(kLanes, Vc - kLanes * (v0 + V - 1));
+          float* g = G + (static_cast<int64_t>(t) * Rr + r0) * Vc + kLanes * v0;
+          wgrad_tile_rt<RTM>(RT, V, vl < kLanes, A + r0, Ca, Bm + kLanes * v0, Bs, b, H, W, dy, dx, h0, h1, w0, w1,
+                             g, Vc, vl);
         }
       }
     }
   }
 }
-#endif
 
 template <typename T>
 static void wgrad_images_isa(const T* A, int Ca, int Rr, const T* Bm, int Bs, int Vc, int64_t b0, int64_t b1,
                              int H, int W, int R, T* G) {
-#ifdef MG_AVX2
-  if constexpr (std::is_same_v<T, float>) {
-    wgrad_images_avx2(A, Ca, Rr, Bm, Bs, Vc, b0, b1, H, W, R, G);
-    return;
-  }
-#endif
-  wgrad_images_portable(A, Ca, Rr, Bm, Bs, Vc, b0, b1, H, W, R, G);
+  if constexpr (std::is_same_v<T, float>)
+    wgrad_images_vec(A, Ca, Rr, Bm, Bs, Vc, b0, b1, H, W, R, G);
+  else
+    wgrad_images_scalar(A, Ca, Rr, Bm, Bs, Vc, b0, b1, H, W, R, G);
 }
 
 // ---- BN + ReLU row-range loops (vectorised over the channels of NHWC rows) --------------------------------------
@@ -405,20 +520,44 @@ static void bn_bwd_apply_range(const T* dy, const T* y, const T* x, int64_t m0, 
 }
 
 // ---- dense layers and the fused network --------------------------------------------------------------------------
-// out[o] = b[o] + sum_i in[i] * wt[i, o] (zero inputs, common after ReLU, are skipped)
+// out[o] = b[o] + sum_i in[i] * wt[i, o], one FMA per term in the order of i (zero inputs, common after ReLU,
+// are skipped: fma(0, w, s) == s for finite w, so skipping changes no bit)
 static void dense_forward(const float* in, int I, const float* wt, const float* b, int O, float* out) {
   for (int o = 0; o < O; ++o) out[o] = b[o];
   for (int i = 0; i < I; ++i) {
     const float a = in[i];
     if (a == 0.f) continue;
     const float* w = wt + static_cast<int64_t>(i) * O;
-    for (int o = 0; o < O; ++o) out[o] += a * w[o];
+    for (int o = 0; o < O; ++o) out[o] = __builtin_fmaf(a, w[o], out[o]);
   }
 }
 
-// 8 floats as a GCC vector (one AVX register in the AVX2 build, two SSE registers in the portable one)
-// (static helpers, always inlined: the -Wpsabi note about passing them without AVX does not apply)
-#pragma GCC diagnostic ignored "-Wpsabi"
+// e^x in double, the same bits on every CPU (libm may pick an FMA or a non-FMA variant of exp when it loads):
+// x = n ln2 + r with |r| <= ln2/2 (Cody-Waite, two FMAs), e^r by its Taylor polynomial of degree 13 (Horner, an
+// FMA per step; truncation < 1e-17 relative), times 2^n.
+static inline double det_exp(double x) {
+  if (!(x > -745.0)) return x != x ? x : 0.0;
+  if (x > 709.0) return HUGE_VAL;
+  const double n = std::nearbyint(x * 1.4426950408889634);
+  double r = __builtin_fma(-n, 6.93147180369123816490e-01, x);
+  r = __builtin_fma(-n, 1.90821492927058770002e-10, r);
+  double p = 1.0 / 6227020800.0;  // 1/13!
+  constexpr double inv_fact[13] = {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
+                                   1.0 / 40320.0,     1.0 / 5040.0,     1.0 / 720.0,     1.0 / 120.0,
+                                   1.0 / 24.0,        1.0 / 6.0,        0.5,             1.0,
+                                   1.0};  // 1/12! .. 1/0!
+  for (double f : inv_fact) p = __builtin_fma(p, r, f);
+  return std::ldexp(p, static_cast<int>(n));
+}
+
+// tanh from det_exp: sign(v) (1 - e) / (1 + e), e = exp(-2|v|)
+static inline double det_tanh(double v) {
+  const double e = det_exp(-2.0 * std::fabs(v)), t = (1.0 - e) / (1.0 + e);
+  return v < 0 ? -t : t;
+}
+
+// 8 floats as a GCC vector for the Winograd transforms (adds and subtracts only, channel by channel: the same
+// bits in every build)
 typedef float v8f __attribute__((vector_size(32)));
 static inline v8f ld8(const float* p) {
   v8f v;
@@ -608,7 +747,7 @@ static void fused_run_images(const FusedNetCore& net, const void* input, bool is
       for (int i = 1; i <= HW; ++i) mx = std::max(mx, logits[i]);
       double s = 0;
       for (int i = 0; i <= HW; ++i) {
-        out_p[i] = std::exp(logits[i] - mx);
+        out_p[i] = static_cast<float>(det_exp(static_cast<double>(logits[i] - mx)));
         s += out_p[i];
       }
       const float inv = static_cast<float>(1.0 / s);
@@ -619,35 +758,29 @@ static void fused_run_images(const FusedNetCore& net, const void* input, bool is
     dense_forward(vfeat, HW, net.value_w1t.data(), net.value_b1.data(), net.fc, hidden);
     double v = net.value_b2;
     for (int i = 0; i < net.fc; ++i) v += static_cast<double>(std::max(hidden[i], 0.f)) * net.value_w2[i];
-    value[b0 + b] = static_cast<float>(std::tanh(v));
+    value[b0 + b] = static_cast<float>(det_tanh(v));
   }
 }
 
-// ---- FP32 peak: independent FMA chains, enough to cover FMA latency x FMA ports ---------------------------------
-static double fma_loop(int64_t iters) {
-#ifdef MG_AVX2
-  __m256 a[10];
-  const __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
-  for (int i = 0; i < 10; ++i) a[i] = _mm256_set1_ps(static_cast<float>(i));
-  for (int64_t it = 0; it < iters; ++it) {
-#pragma GCC unroll 10
-    for (int i = 0; i < 10; ++i) a[i] = _mm256_fmadd_ps(a[i], m, c);
+// ---- FP32 peak: independent FMA chains on this build's widest vectors, enough to cover FMA latency x ports -------
+// Returns a value that depends on the result (so the loop is not removed); *flops: floating-point operations.
+static double fma_loop(int64_t iters, double* flops) {
+  constexpr int kChains = 12;
+  const float mv = 0.999999f, cv = 1e-7f;
+  const VF m = vbcast(&mv), c = vbcast(&cv);
+  VF a[kChains];
+  for (int i = 0; i < kChains; ++i) {
+    const float f = static_cast<float>(i);
+    a[i] = vbcast(&f);
   }
-  __m256 s = a[0];
-  for (int i = 1; i < 10; ++i) s = _mm256_add_ps(s, a[i]);
-  float out[8];
-  _mm256_storeu_ps(out, s);
+  for (int64_t it = 0; it < iters; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kChains; ++i) a[i] = vfma(a[i], m, c);
+  }
+  VF s = a[0];
+  for (int i = 1; i < kChains; ++i) s = vadd(s, a[i]);
+  float out[kLanes];
+  vstore(out, s);
+  *flops = static_cast<double>(iters) * kChains * kLanes * 2;
   return out[0];
-#else
-  float a[10][8];
-  for (int i = 0; i < 10; ++i)
-    for (int l = 0; l < 8; ++l) a[i][l] = static_cast<float>(i);
-  for (int64_t it = 0; it < iters; ++it)
-    for (int i = 0; i < 10; ++i)
-      for (int l = 0; l < 8; ++l) a[i][l] = a[i][l] * 0.999999f + 1e-7f;
-  double s = 0;
-  for (int i = 0; i < 10; ++i) s += a[i][0];
-  return s;
-#endif
 }
-// flops per fma_loop iteration: 10 vectors x 8 lanes x 2

@@ -125,7 +125,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("set_num_threads", &mgdsp::set_num_threads, "number of DSP cores (worker threads)");
   m.def("get_num_threads", &mgdsp::num_threads);
   m.def("cpu_has_avx2", &mgdsp::cpu_has_avx2);
-  m.def("set_isa", &mgdsp::set_isa, "1: AVX2+FMA kernels, 0: portable kernels");
+  m.def("isa_supported", &mgdsp::isa_supported, "whether this CPU runs kernels of ISA 0 (portable), 1 (avx2), 2 (avx512)");
+  m.def("isa_name", [](int isa) { return std::string(mgdsp::isa_name(isa)); });
+  m.def("set_isa", &mgdsp::set_isa, "2: AVX-512, 1: AVX2+FMA, 0: portable kernels; false if the CPU has not that ISA");
   m.def("get_isa", &mgdsp::get_isa);
   m.def("measure_peak_gflops", &mgdsp::measure_peak_gflops, "FP32 GFLOP/s of one core's FMA loop",
         pybind11::arg("seconds") = 0.5, pybind11::call_guard<pybind11::gil_scoped_release>());
