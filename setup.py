@@ -29,7 +29,7 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
     ext_modules.append(
         CppExtension(
             "minigo_core.nn.dsp._C",
-            [kernels, os.path.join(CSRC, "ops.cpp")],
+            [os.path.join(CSRC, "ops.cpp")],
             extra_compile_args=CXX_FLAGS,
             extra_link_args=["-pthread"],
         )
@@ -37,7 +37,7 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
     ext_modules.append(
         Extension(
             "minigo_core.nn.dsp._infer",
-            [kernels, os.path.join(CSRC, "infer_capi.cpp")],
+            [os.path.join(CSRC, "infer_capi.cpp")],
             language="c++",
             extra_compile_args=[*CXX_FLAGS, "-fvisibility=hidden"],
             extra_link_args=["-pthread"],
@@ -50,7 +50,6 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
         Extension(
             "minigo_core.search._engine",
             [
-                kernels,
                 os.path.join(CSRC, "infer_capi.cpp"),
                 *sorted(os.path.join(engine_src, f) for f in os.listdir(engine_src) if f.endswith(".cpp")),
             ],
@@ -60,6 +59,24 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
             extra_link_args=["-pthread"],
         )
     )
-    cmdclass["build_ext"] = BuildExtension.with_options(use_ninja=False)
+
+    class BuildWithKernels(BuildExtension):
+        """Compiles kernels.cpp (no torch headers; its four instruction-set builds take a while) once, with
+        hidden visibility, and links the object into each of the three libraries, so that no library's copy
+        interposes on another's in one process."""
+
+        def build_extensions(self) -> None:
+            objects = self.compiler.compile(
+                [kernels],
+                output_dir=self.build_temp,
+                extra_postargs=[*CXX_FLAGS, "-fPIC", "-fvisibility=hidden"],
+                depends=sorted(os.path.join(CSRC, f) for f in os.listdir(CSRC) if f.endswith(".h")),
+            )
+            for ext in self.extensions:
+                ext.extra_objects = [*objects, *ext.extra_objects]
+                ext.depends = [*ext.depends, *objects]
+            super().build_extensions()
+
+    cmdclass["build_ext"] = BuildWithKernels.with_options(use_ninja=False)
 
 setup(ext_modules=ext_modules, cmdclass=cmdclass)

@@ -63,7 +63,7 @@ def test_fused_engine_bit_identical_across_isas(cfg):
     old_isa, old_threads = dsp.get_isa(), dsp.get_num_threads()
     results = {}
     try:
-        for winograd in (True, False):
+        for winograd in (0, 2, 3):  # direct, F(2x2,3x3), F(3x3,3x3)
             dsp.set_winograd(winograd)
             for isa in ISAS:
                 dsp.set_isa(isa)
@@ -89,7 +89,7 @@ def test_fused_engine_bit_identical_across_isas(cfg):
     # and every path agrees with torch (the same network, unfused, BN in eval mode) to float tolerance
     with torch.no_grad():
         ref_logits, ref_value = net(torch.from_numpy(planes.astype(np.float32)))
-    for winograd in (True, False):
+    for winograd in (0, 2, 3):
         logits, value = results[(winograd, ISAS[0], "logits")]
         np.testing.assert_allclose(logits, ref_logits.numpy(), rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(value, ref_value.numpy(), rtol=1e-4, atol=1e-4)

@@ -295,8 +295,12 @@ def bench_training_step(args: argparse.Namespace, repeats: int) -> dict:
     return _row("training_step", f"batch {b}", t, None, (b, n, cfg.blocks, cfg.filters))
 
 
-def bench_inference(args: argparse.Namespace, batch: int, repeats: int, winograd: bool = True) -> dict:
-    """torch predict vs the fused dsp predict (3x3 convs: Winograd F(2x2,3x3), or direct if not winograd)."""
+WINOGRAD_LABELS = {1: "", 3: ", Winograd F(3x3)", 2: ", Winograd F(2x2)", 0: ", direct conv"}
+
+
+def bench_inference(args: argparse.Namespace, batch: int, repeats: int, winograd: int = 1) -> dict:
+    """torch predict vs the fused dsp predict; 3x3 convs: `winograd` 1 = the engine's choice for the board
+    (F(3x3,3x3) on 5x5 to 19x19), 2 / 3 = F(2x2,3x3) / F(3x3,3x3), 0 = direct."""
 
     dsp.set_winograd(winograd)
     cfg, net_t, net_d = _nets(args)
@@ -308,7 +312,7 @@ def bench_inference(args: argparse.Namespace, batch: int, repeats: int, winograd
         {"torch": lambda: net_t.predict(planes), "dsp": lambda: net_d.predict(planes)}, repeats, 3
     )
     dsp.set_winograd(True)
-    label = f"batch {batch}" if winograd else f"batch {batch}, direct conv"
+    label = f"batch {batch}{WINOGRAD_LABELS[winograd]}"
     return _row("inference", label, t, None, (batch, cfg.board_size, cfg.blocks, cfg.filters))
 
 
@@ -343,7 +347,8 @@ def run(args: argparse.Namespace, machine: dict | None = None) -> dict:
     whole = [bench_training_step(args, max(3, r // 2))]
     for batch in args.infer_batches:
         whole.append(bench_inference(args, batch, max(10, 4 * r)))
-        whole.append(bench_inference(args, batch, max(10, 4 * r), winograd=False))
+        for mode in args.other_convs:
+            whole.append(bench_inference(args, batch, max(10, 4 * r), winograd=mode))
     return {
         "shape": {
             k: getattr(args, k) for k in ("board_size", "blocks", "filters", "fc_width", "features", "batch")
@@ -464,6 +469,14 @@ def main(argv: list[str] | None = None) -> int:
         nargs="+",
         default=[1, 8, 16, 32, 64],
         help="inference batches (1 8 16 32 64: self-play's are 16-64)",
+    )
+    parser.add_argument(
+        "--other-convs",
+        type=int,
+        nargs="*",
+        default=[2, 0],
+        help="inference rows with other 3x3 convs besides the engine's choice: 2 Winograd F(2x2,3x3), "
+        "3 F(3x3,3x3), 0 direct (default: 2 0)",
     )
     parser.add_argument(
         "--threads",

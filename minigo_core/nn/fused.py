@@ -118,9 +118,14 @@ def get_num_threads() -> int:
     return int(lib().mg_get_num_threads())
 
 
-def set_winograd(on: bool) -> None:
-    """Winograd F(2x2,3x3) for 3x3 convs with >= 16 input channels (default on), else the direct kernel."""
-    lib().mg_set_winograd(1 if on else 0)
+def set_winograd(on: bool | int) -> None:
+    """3x3 convs with >= 16 input channels: True (1, default) Winograd with the output tile of fewer
+    multiplications for the board (F(3x3,3x3) on 5x5 to 19x19), 2 or 3 to force F(2x2,3x3) or F(3x3,3x3),
+    False (0) the direct kernel. The choice depends on the board only: the same floats on every CPU."""
+    mode = int(on)
+    if mode not in (0, 1, 2, 3):
+        raise ValueError(f"winograd mode must be False, True, 2 or 3, got {on!r}")
+    lib().mg_set_winograd(mode)
 
 
 # The kernels' instruction sets, by number: every path has the same loop structure and gives the same floats

@@ -10,9 +10,10 @@ extension `minigo_core.nn.dsp._C` (built at install time from `csrc/`) plays tha
   combined by a pairwise tree reduction;
 - `bn_relu(x, bn, training, residual)`: fused batch norm (+ residual add) + ReLU, forward and backward;
 - `FusedNet(net)`: the whole network in one call with BN folded into the convolutions (self-play inference);
-  each core runs its share of the batch through every layer; 3x3 convs with >= 16 input channels use
-  Winograd F(2x2,3x3) (16 instead of 36 multiplications per 2x2 outputs; `set_winograd(False)` for the
-  direct kernel), the 16 products running on the same broadcast-FMA kernel.
+  each core runs its share of the batch through every layer, in chunks of images that stay in L2; 3x3
+  convs with >= 16 input channels use Winograd F(3x3,3x3) (25 instead of 81 multiplications per 3x3
+  outputs; a 9x9 board is 3 x 3 tiles) or F(2x2,3x3) (16 instead of 36 per 2x2), whichever needs fewer
+  for the board (`set_winograd(False)` for the direct kernel), the products on the same broadcast-FMA kernel.
 
 All ops take float32 (fast path) or float64 (for gradcheck). The float32 kernels come in three builds chosen
 once at load, the widest the CPU has: AVX-512 (16 lanes), AVX2+FMA (8 lanes) and a portable build (GCC
@@ -99,10 +100,11 @@ def supported_isas() -> list[str]:
     return [fused.ISAS[n] for n in fused.WIDEST_FIRST if _C.isa_supported(n)]
 
 
-def set_winograd(on: bool) -> None:
-    """Fused inference: Winograd F(2x2,3x3) for 3x3 convs with >= 16 input channels (default on)."""
+def set_winograd(on: bool | int) -> None:
+    """Fused inference: True (default) Winograd, the tile by the board (F(3x3,3x3) on 5x5 to 19x19); 2 or 3
+    force F(2x2,3x3) or F(3x3,3x3); False the direct kernel (see `fused.set_winograd`)."""
 
-    fused.set_winograd(bool(on))
+    fused.set_winograd(on)
 
 
 def get_num_threads() -> int:

@@ -53,7 +53,10 @@ MG_API void* mg_fused_create(int N, int planes, int filters, int blocks, int fc,
       L.K = i < layers - 2 ? filters : (i == layers - 2 ? 2 : 1);
       L.R = i < layers - 2 ? 3 : 1;
       L.w = mgdsp::pack_weights<float>(conv_w[i], L.K, L.C, L.R, false);
-      if (L.R == 3 && L.C >= mgdsp::kWinogradMinC) L.wino = mgdsp::winograd_weights(conv_w[i], L.K, L.C);
+      if (L.R == 3 && L.C >= mgdsp::kWinogradMinC) {
+        L.wino = mgdsp::winograd_weights(conv_w[i], L.K, L.C, 2);
+        L.wino3 = mgdsp::winograd_weights(conv_w[i], L.K, L.C, 3);
+      }
       L.bias = copy_of(conv_b[i], static_cast<size_t>(L.K));
       L.bias.resize(mgdsp::round_up8(L.K), 0.f);
       n->convs.push_back(std::move(L));
@@ -90,8 +93,9 @@ MG_API void mg_fused_destroy(void* handle) { delete static_cast<mgdsp::FusedNetC
 
 MG_API void mg_set_num_threads(int n) { mgdsp::set_num_threads(n); }
 MG_API int mg_get_num_threads() { return mgdsp::num_threads(); }
-MG_API void mg_set_winograd(int on) { mgdsp::set_winograd(on != 0); }
-MG_API int mg_winograd_enabled() { return mgdsp::winograd_enabled() ? 1 : 0; }
+// 0: direct convs, 1: Winograd with the tile chosen by the board size (default), 2 / 3: F(2x2) / F(3x3) forced
+MG_API void mg_set_winograd(int mode) { mgdsp::set_winograd(mode); }
+MG_API int mg_winograd_enabled() { return mgdsp::winograd_mode(); }
 MG_API int mg_set_isa(int isa) { return mgdsp::set_isa(isa) ? 1 : 0; }
 MG_API int mg_isa_supported(int isa) { return mgdsp::isa_supported(isa) ? 1 : 0; }
 MG_API int mg_get_isa() { return mgdsp::get_isa(); }

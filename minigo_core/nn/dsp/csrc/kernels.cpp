@@ -269,39 +269,47 @@ std::vector<T> pack_weights(const T* w, int K, int C, int R, bool flip, const T*
   return out;
 }
 
-std::vector<float> winograd_weights(const float* w, int K, int C) {
+std::vector<float> winograd_weights(const float* w, int K, int C, int m) {
+  // G of F(2x2,3x3) (points 0, 1, -1, inf) and of F(3x3,3x3) (points 0, 1, -1, 2, inf), in double
+  static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  static const double G3[5][3] = {{0.5, 0, 0},
+                                  {-0.5, -0.5, -0.5},
+                                  {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                  {1.0 / 6, 1.0 / 3, 2.0 / 3},
+                                  {0, 0, 1}};
+  const int A = m + 2, A2 = A * A;
+  auto G = [&](int i, int j) { return m == 3 ? G3[i][j] : G2[i][j]; };
   const int Kpad = round_up8(K);
   const size_t set = static_cast<size_t>(C) * Kpad;
-  std::vector<float> U(16 * static_cast<size_t>(K) * C), out(16 * set, 0.f);
+  std::vector<float> U(A2 * static_cast<size_t>(K) * C), out(A2 * set, 0.f);
   for (int k = 0; k < K; ++k)
     for (int c = 0; c < C; ++c) {
       const float* g = w + (static_cast<size_t>(k) * C + c) * 9;
-      double t[4][3], u[4][4];
-      for (int j = 0; j < 3; ++j) {  // G g
-        t[0][j] = g[j];
-        t[1][j] = 0.5 * (double(g[j]) + g[3 + j] + g[6 + j]);
-        t[2][j] = 0.5 * (double(g[j]) - g[3 + j] + g[6 + j]);
-        t[3][j] = g[6 + j];
-      }
-      for (int r = 0; r < 4; ++r) {  // (G g) G^T
-        u[r][0] = t[r][0];
-        u[r][1] = 0.5 * (t[r][0] + t[r][1] + t[r][2]);
-        u[r][2] = 0.5 * (t[r][0] - t[r][1] + t[r][2]);
-        u[r][3] = t[r][2];
-      }
-      for (int xi = 0; xi < 16; ++xi)
-        U[(static_cast<size_t>(xi) * K + k) * C + c] = static_cast<float>(u[xi / 4][xi % 4]);
+      double t[5][3], u[5][5];
+      for (int i = 0; i < A; ++i)  // G g
+        for (int j = 0; j < 3; ++j) t[i][j] = G(i, 0) * g[j] + G(i, 1) * g[3 + j] + G(i, 2) * g[6 + j];
+      for (int i = 0; i < A; ++i)  // (G g) G^T
+        for (int j = 0; j < A; ++j) u[i][j] = t[i][0] * G(j, 0) + t[i][1] * G(j, 1) + t[i][2] * G(j, 2);
+      for (int xi = 0; xi < A2; ++xi)
+        U[(static_cast<size_t>(xi) * K + k) * C + c] = static_cast<float>(u[xi / A][xi % A]);
     }
-  for (int xi = 0; xi < 16; ++xi) {
+  for (int xi = 0; xi < A2; ++xi) {
     const auto packed = pack_weights<float>(U.data() + static_cast<size_t>(xi) * K * C, K, C, 1, false);
     std::copy(packed.begin(), packed.end(), out.begin() + xi * set);
   }
   return out;
 }
 
-static std::atomic<bool> g_winograd{true};
-void set_winograd(bool on) { g_winograd.store(on); }
-bool winograd_enabled() { return g_winograd.load(); }
+static std::atomic<int> g_winograd{1};
+void set_winograd(int mode) { g_winograd.store(mode >= 0 && mode <= 3 ? mode : 1); }
+int winograd_mode() { return g_winograd.load(); }
+int winograd_tile(int board) {
+  const int mode = g_winograd.load();
+  if (mode != 1) return mode;
+  // multiplications per image: F(3x3): 25 per 3x3 tile; F(2x2): 16 per 2x2 tile
+  const int t3 = (board + 2) / 3, t2 = (board + 1) / 2;
+  return 25 * t3 * t3 <= 16 * t2 * t2 ? 3 : 2;
+}
 
 // ================================================================================================================
 // Convolution

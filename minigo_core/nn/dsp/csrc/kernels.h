@@ -81,15 +81,23 @@ struct FusedConv {
   int C, K, R;
   std::vector<float> w;     // packed (blocked layout), BN scale folded in
   std::vector<float> bias;  // Kpad: BN shift
-  std::vector<float> wino;  // conv3x3 with C >= kWinogradMinC: 16 packed Winograd weight sets, else empty
+  std::vector<float> wino;   // conv3x3 with C >= kWinogradMinC: F(2x2,3x3)'s 16 packed weight sets, else empty
+  std::vector<float> wino3;  // and F(3x3,3x3)'s 25
 };
 
-// Winograd F(2x2,3x3) weights U = G g G^T of torch-layout (K, C, 3, 3) weights: 16 packed (C -> K) sets.
-std::vector<float> winograd_weights(const float* w, int K, int C);
+// Winograd F(m x m, 3x3) weights U = G g G^T of torch-layout (K, C, 3, 3) weights (m = 2 or 3, computed in
+// double): (m+2)^2 packed (C -> K) sets.
+std::vector<float> winograd_weights(const float* w, int K, int C, int m);
 constexpr int kWinogradMinC = 16;
-// The fused inference path uses Winograd for its 3x3 convs with C >= kWinogradMinC (default on).
-void set_winograd(bool on);
-bool winograd_enabled();
+// The fused inference path's 3x3 convs with C >= kWinogradMinC: mode 1 (default) = Winograd with the output tile
+// of fewer multiplications for the board (F(3x3,3x3) on 5x5 .. 19x19), 2 / 3 = F(2x2,3x3) / F(3x3,3x3) forced,
+// 0 = the direct kernel. The choice depends on the board size only, never on the CPU (same floats everywhere).
+void set_winograd(int mode);
+int winograd_mode();
+int winograd_tile(int board);  // 0, 2 or 3 under the current mode
+// Floats of one activation buffer per chunk of images the fused engine runs through the whole network at once
+// (3 such buffers stay in a 512 KiB L2 alongside the weights).
+constexpr int64_t kFusedChunkFloats = 24 * 1024;
 
 struct FusedNetCore {
   int N = 0, planes = 0, filters = 0, blocks = 0, fc = 0;

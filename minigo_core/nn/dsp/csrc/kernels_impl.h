@@ -70,12 +70,23 @@ static inline void vstoren(float* p, VF a, int n) {
   for (int i = 0; i < n && i < kLanes; ++i) p[i] = a[i];
 }
 static inline VF vbcast(const float* p) { return VF{} + *p; }
-static inline VF vfma(VF a, VF b, VF c) {  // one rounding per lane, as the FMA instructions of the other builds
+// one rounding per lane, as the FMA instructions of the other builds: inlined where the target has a vector FMA
+// (Arm's NEON/SVE, an x86 build with -mfma), where the compiler turns the lanes into one instruction; else (a
+// plain x86-64 build) libm's fmaf per lane, exact but slow, out of line so the tiles stay small.
+#if defined(__FMA__) || defined(__aarch64__) || defined(__ARM_FEATURE_FMA)
+static inline VF vfma(VF a, VF b, VF c) {
   VF r;
 #pragma GCC unroll 16
   for (int i = 0; i < kLanes; ++i) r[i] = __builtin_fmaf(a[i], b[i], c[i]);
   return r;
 }
+#else
+__attribute__((noinline)) static VF vfma(VF a, VF b, VF c) {
+  VF r;
+  for (int i = 0; i < kLanes; ++i) r[i] = __builtin_fmaf(a[i], b[i], c[i]);
+  return r;
+}
+#endif
 static inline VF vadd(VF a, VF b) { return a + b; }
 static inline VF vrelu(VF a) { return a > VF{} ? a : VF{}; }
 #endif
@@ -556,134 +567,236 @@ static inline double det_tanh(double v) {
   return v < 0 ? -t : t;
 }
 
-// 8 floats as a GCC vector for the Winograd transforms (adds and subtracts only, channel by channel: the same
-// bits in every build)
-typedef float v8f __attribute__((vector_size(32)));
-static inline v8f ld8(const float* p) {
-  v8f v;
+// ---- Winograd F(m x m, 3x3) for the fused inference path ---------------------------------------------------------
+// Per tile of m x m outputs, the (m+2) x (m+2) input patch is transformed (V = B^T d B), then for each of the
+// (m+2)^2 transform points a (tiles x C) by (C x K) product runs on the same broadcast-FMA kernel as the direct
+// conv (as a 1x1 conv), then the output transform (Y = A^T M A) adds bias and residual and applies the ReLU.
+// F(2x2, 3x3): 16 multiplications per 4 outputs (direct: 36); F(3x3, 3x3) (points 0, 1, -1, 2, inf): 25 per 9
+// outputs (direct: 81), and a 9x9 board is exactly 3 x 3 tiles. The transforms are channel by channel (lanes
+// are channels) written out below (adds, subtracts, 2x as x + x, 3x a multiply; no FMA: -ffp-contract=off), in
+// the same order in every build and for the channels that do not fill a vector.
+// kLanes floats as a GCC vector (the transforms only add, subtract and scale: the same bits in every build)
+typedef float VT __attribute__((vector_size(4 * kLanes)));
+static inline VT ldv(const float* p) {
+  VT v;
   std::memcpy(&v, p, sizeof(v));
   return v;
 }
-static inline void st8(float* p, v8f v) { std::memcpy(p, &v, sizeof(v)); }
+static inline void stv(float* p, VT v) { std::memcpy(p, &v, sizeof(v)); }
 
-// Winograd F(2x2, 3x3) conv3x3 for the fused inference path (fewer multiplications: 16 per 2x2 outputs instead
-// of 36): per tile of 2x2 outputs, the 4x4 input patch is transformed (V = B^T d B), then for each of the 16
-// transform points a (tiles x C) by (C x K) product runs on the same broadcast-FMA kernel as the direct conv
-// (as a 1x1 conv), then the output transform (Y = A^T M A) adds bias and residual and applies the ReLU.
-// x, residual, out: nb images of H x W pixels, NHWC. wino: 16 packed (C -> K) weight sets (U = G g G^T).
+// The 1-D transforms, on vectors of channels or on single floats: bt (B^T, A inputs -> A outputs) and at
+// (A^T, A inputs -> M outputs); in[j * is], out[i * os].
+template <int M>
+struct Wino;
+template <>
+struct Wino<2> {  // points 0, 1, -1, inf
+  static constexpr int A = 4;
+  template <typename V>
+  static MG_INLINE void bt(const V* in, int is, V* out, int os) {
+    const V d0 = in[0], d1 = in[is], d2 = in[2 * is], d3 = in[3 * is];
+    out[0] = d0 - d2;
+    out[os] = d1 + d2;
+    out[2 * os] = d2 - d1;
+    out[3 * os] = d1 - d3;
+  }
+  template <typename V>
+  static MG_INLINE void at(const V* in, int is, V* out, int os) {
+    const V m0 = in[0], m1 = in[is], m2 = in[2 * is], m3 = in[3 * is];
+    out[0] = (m0 + m1) + m2;
+    out[os] = (m1 - m2) - m3;
+  }
+};
+template <>
+struct Wino<3> {  // points 0, 1, -1, 2, inf (2x: x + x, exact)
+  static constexpr int A = 5;
+  template <typename V>
+  static MG_INLINE void bt(const V* in, int is, V* out, int os) {
+    const V d0 = in[0], d1 = in[is], d2 = in[2 * is], d3 = in[3 * is], d4 = in[4 * is];
+    const V d1x2 = d1 + d1, d2x2 = d2 + d2;
+    out[0] = (((d0 + d0) - d1) - d2x2) + d3;
+    out[os] = (d3 - d1x2) - d2;
+    out[2 * os] = (d1x2 - d2 * 3.f) + d3;
+    out[3 * os] = d3 - d1;
+    out[4 * os] = ((d1x2 - d2) - (d3 + d3)) + d4;
+  }
+  template <typename V>
+  static MG_INLINE void at(const V* in, int is, V* out, int os) {
+    const V m0 = in[0], m1 = in[is], m2 = in[2 * is], m3 = in[3 * is], m4 = in[4 * is];
+    const V m3x2 = m3 + m3;
+    out[0] = ((m0 + m1) + m2) + m3;
+    out[os] = (m1 - m2) + m3x2;
+    out[2 * os] = ((m1 + m2) + (m3x2 + m3x2)) + m4;
+  }
+};
+
+// The Winograd products: Mx (rows x ldm) = Vx (rows x C) times one packed (C -> K) weight set, rows a multiple of
+// P (the rows past the chunk's tiles are computed and never read), ldm a multiple of kLanes: full-vector stores,
+// no bias, residual or masks; the same broadcast-FMA order as the direct kernel.
+template <int P, int NV, bool PART>
+static MG_INLINE void gemm_tile(const float* a, int C, const float* const* w0, const int* ws, int wl, float* m,
+                                int ldm) {
+  VF acc[P][NV];
+#pragma GCC unroll 32
+  for (int p = 0; p < P; ++p)
+#pragma GCC unroll 32
+    for (int v = 0; v < NV; ++v) acc[p][v] = vzero();
+  const float* w[NV];
+#pragma GCC unroll 32
+  for (int v = 0; v < NV; ++v) w[v] = w0[v];
+  const float* x[P];
+#pragma GCC unroll 32
+  for (int p = 0; p < P; ++p) x[p] = a + static_cast<int64_t>(p) * C;
+  for (int c = 0; c < C; ++c) {
+    VF wv[NV];
+#pragma GCC unroll 32
+    for (int v = 0; v < NV; ++v) {
+      wv[v] = (PART && v == NV - 1) ? vloadn(w[v], wl) : vload(w[v]);
+      w[v] += ws[v];
+    }
+#pragma GCC unroll 32
+    for (int p = 0; p < P; ++p) {
+      const VF b = vbcast(x[p] + c);
+#pragma GCC unroll 32
+      for (int v = 0; v < NV; ++v) acc[p][v] = vfma(b, wv[v], acc[p][v]);
+    }
+  }
+#pragma GCC unroll 32
+  for (int p = 0; p < P; ++p)
+#pragma GCC unroll 32
+    for (int v = 0; v < NV; ++v) vstore(m + static_cast<int64_t>(p) * ldm + kLanes * v, acc[p][v]);
+}
+
+constexpr int kGemmP = kAcc / 2;  // rows per tile, x 2 vectors of output channels
+
+static void wino_gemm(const float* V, int64_t rows, int C, const float* wp, int K, float* M, int ldm) {
+  const int Kpad = round_up8(K), nvec = (Kpad + kLanes - 1) / kLanes;
+  for (int v0 = 0; v0 < nvec; v0 += 2) {
+    const int nv = std::min(2, nvec - v0), k0 = kLanes * v0;
+    const float* w0[2];
+    int ws[2], wl = kLanes;
+    for (int v = 0; v < nv; ++v) {
+      const int kv = k0 + kLanes * v, kb = kv / kKBlock * kKBlock;
+      w0[v] = wp + kblock_offset(kb, 1, C) + (kv - kb);
+      ws[v] = kblock_width(kb, Kpad);
+      if (v == nv - 1) wl = std::min(kLanes, Kpad - kv);
+    }
+    const bool part = wl < kLanes;
+    for (int64_t i = 0; i < rows; i += kGemmP) {
+      const float* a = V + i * C;
+      float* m = M + i * ldm + k0;
+      if (kLanes == 16 && part) {
+        if (nv == 2)
+          gemm_tile<kGemmP, 2, true>(a, C, w0, ws, wl, m, ldm);
+        else
+          gemm_tile<kGemmP, 1, true>(a, C, w0, ws, wl, m, ldm);
+      } else if (nv == 2) {
+        gemm_tile<kGemmP, 2, false>(a, C, w0, ws, wl, m, ldm);
+      } else {
+        gemm_tile<kGemmP, 1, false>(a, C, w0, ws, wl, m, ldm);
+      }
+    }
+  }
+}
+
+// x, residual, out: nb images of H x W pixels, NHWC. wino: (m+2)^2 packed (C -> K) weight sets (U = G g G^T).
+template <int M>
 static void winograd_conv(const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
                           const float* bias, const float* residual, bool relu, float* out) {
+  constexpr int A = Wino<M>::A, A2 = A * A;
   constexpr int64_t kTiles = 48;  // tiles per chunk: V and M stay in L2
-  const int TW = (W + 1) / 2, TPI = ((H + 1) / 2) * TW;
+  const int TW = (W + M - 1) / M, TPI = ((H + M - 1) / M) * TW;
   const int64_t T = nb * TPI, wstride = static_cast<int64_t>(C) * round_up8(K);
-  thread_local std::vector<float> V, M, zero;
-  V.resize(16 * kTiles * C);
-  M.resize(16 * kTiles * K);
-  zero.assign(C, 0.f);
+  static_assert(kTiles % kGemmP == 0, "the products compute whole tiles of rows");
+  const int ldm = (round_up8(K) + kLanes - 1) / kLanes * kLanes;  // row stride of the products
+  thread_local std::vector<float> Vb, Mb, zero;
+  Vb.resize(A2 * kTiles * C);
+  Mb.resize(A2 * kTiles * ldm);
+  zero.assign(std::max(C, K), 0.f);
   for (int64_t t0 = 0; t0 < T; t0 += kTiles) {
     const int64_t nt = std::min(kTiles, T - t0);
     for (int64_t i = 0; i < nt; ++i) {  // input transform
       const int64_t tile = t0 + i, b = tile / TPI;
       const int ty = static_cast<int>(tile % TPI) / TW, tx = static_cast<int>(tile % TPI) % TW;
-      const float* d[4][4];
-      for (int r = 0; r < 4; ++r)
-        for (int s = 0; s < 4; ++s) {
-          const int h = 2 * ty - 1 + r, w = 2 * tx - 1 + s;
-          d[r][s] = (h < 0 || h >= H || w < 0 || w >= W) ? zero.data() : x + ((b * H + h) * W + w) * C;
+      const float* d[A2];
+      for (int r = 0; r < A; ++r)
+        for (int s = 0; s < A; ++s) {
+          const int h = M * ty - 1 + r, w = M * tx - 1 + s;
+          d[r * A + s] = (h < 0 || h >= H || w < 0 || w >= W) ? zero.data() : x + ((b * H + h) * W + w) * C;
         }
-      float* v = V.data() + i * C;
+      float* v = Vb.data() + i * C;
       const int64_t vs = kTiles * C;  // stride between transform points
       int c = 0;
-      for (; c + 8 <= C; c += 8) {  // 8 channels at a time
-        v8f t[4][4];
-        for (int s = 0; s < 4; ++s) {
-          const v8f d0 = ld8(d[0][s] + c), d1 = ld8(d[1][s] + c), d2 = ld8(d[2][s] + c), d3 = ld8(d[3][s] + c);
-          t[0][s] = d0 - d2;
-          t[1][s] = d1 + d2;
-          t[2][s] = d2 - d1;
-          t[3][s] = d1 - d3;
-        }
-        for (int r = 0; r < 4; ++r) {
-          st8(v + (4 * r + 0) * vs + c, t[r][0] - t[r][2]);
-          st8(v + (4 * r + 1) * vs + c, t[r][1] + t[r][2]);
-          st8(v + (4 * r + 2) * vs + c, t[r][2] - t[r][1]);
-          st8(v + (4 * r + 3) * vs + c, t[r][1] - t[r][3]);
-        }
+      for (; c + kLanes <= C; c += kLanes) {
+        VT in[A2], t[A2], o[A2];
+#pragma GCC unroll 32
+        for (int j = 0; j < A2; ++j) in[j] = ldv(d[j] + c);
+#pragma GCC unroll 8
+        for (int s = 0; s < A; ++s) Wino<M>::bt(in + s, A, t + s, A);  // B^T d (columns)
+#pragma GCC unroll 8
+        for (int r = 0; r < A; ++r) Wino<M>::bt(t + r * A, 1, o + r * A, 1);  // (B^T d) B (rows)
+#pragma GCC unroll 32
+        for (int j = 0; j < A2; ++j) stv(v + j * vs + c, o[j]);
       }
       for (; c < C; ++c) {
-        float t[4][4];
-        for (int s = 0; s < 4; ++s) {
-          t[0][s] = d[0][s][c] - d[2][s][c];
-          t[1][s] = d[1][s][c] + d[2][s][c];
-          t[2][s] = d[2][s][c] - d[1][s][c];
-          t[3][s] = d[1][s][c] - d[3][s][c];
-        }
-        for (int r = 0; r < 4; ++r) {
-          v[(4 * r + 0) * vs + c] = t[r][0] - t[r][2];
-          v[(4 * r + 1) * vs + c] = t[r][1] + t[r][2];
-          v[(4 * r + 2) * vs + c] = t[r][2] - t[r][1];
-          v[(4 * r + 3) * vs + c] = t[r][1] - t[r][3];
-        }
+        float in[A2], t[A2], o[A2];
+        for (int j = 0; j < A2; ++j) in[j] = d[j][c];
+#pragma GCC unroll 8
+        for (int s = 0; s < A; ++s) Wino<M>::bt(in + s, A, t + s, A);
+#pragma GCC unroll 8
+        for (int r = 0; r < A; ++r) Wino<M>::bt(t + r * A, 1, o + r * A, 1);
+        for (int j = 0; j < A2; ++j) v[j * vs + c] = o[j];
       }
     }
-    for (int xi = 0; xi < 16; ++xi)  // the 16 products, each a 1x1 conv over the chunk's tiles
-      conv_forward_range_isa<float>(V.data() + xi * kTiles * C, 1, static_cast<int>(nt), C, wino + xi * wstride,
-                                    K, 1, nullptr, nullptr, false, M.data() + xi * kTiles * K, 0, nt);
+    const int64_t rows = (nt + kGemmP - 1) / kGemmP * kGemmP;
+    for (int xi = 0; xi < A2; ++xi)  // the products, (tiles x C) x (C x K) each
+      wino_gemm(Vb.data() + xi * kTiles * C, rows, C, wino + xi * wstride, K, Mb.data() + xi * kTiles * ldm, ldm);
     for (int64_t i = 0; i < nt; ++i) {  // output transform, bias, residual, ReLU
       const int64_t tile = t0 + i, b = tile / TPI;
       const int ty = static_cast<int>(tile % TPI) / TW, tx = static_cast<int>(tile % TPI) % TW;
-      const float* m = M.data() + i * K;
-      const int64_t ms = kTiles * K;
-      float* o[2][2];
-      const float* rs[2][2];
-      bool ok[2][2];
-      for (int r = 0; r < 2; ++r)
-        for (int s = 0; s < 2; ++s) {
-          const int h = 2 * ty + r, w = 2 * tx + s;
-          ok[r][s] = h < H && w < W;
-          const int64_t q = ok[r][s] ? (b * H + h) * W + w : 0;
-          o[r][s] = out + q * K;
-          rs[r][s] = residual ? residual + q * K : nullptr;
+      const float* m = Mb.data() + i * ldm;
+      const int64_t ms = kTiles * ldm;
+      float* o[M * M];
+      const float* rs[M * M];
+      for (int r = 0; r < M; ++r)
+        for (int s = 0; s < M; ++s) {
+          const int h = M * ty + r, w = M * tx + s;
+          const bool ok = h < H && w < W;
+          const int64_t q = (b * H + h) * W + w;
+          o[r * M + s] = ok ? out + q * K : nullptr;
+          rs[r * M + s] = ok && residual ? residual + q * K : zero.data();
         }
       int k = 0;
-      const v8f vzero = {0, 0, 0, 0, 0, 0, 0, 0};
-      for (; k + 8 <= K; k += 8) {  // 8 output channels at a time
-        v8f t[2][4];
-        for (int s = 0; s < 4; ++s) {
-          const v8f m0 = ld8(m + (0 + s) * ms + k), m1 = ld8(m + (4 + s) * ms + k), m2 = ld8(m + (8 + s) * ms + k),
-                    m3 = ld8(m + (12 + s) * ms + k);
-          t[0][s] = m0 + m1 + m2;
-          t[1][s] = m1 - m2 - m3;
-        }
-        const v8f bk = ld8(bias + k);
-        for (int r = 0; r < 2; ++r) {
-          const v8f y[2] = {t[r][0] + t[r][1] + t[r][2], t[r][1] - t[r][2] - t[r][3]};
-          for (int s = 0; s < 2; ++s) {
-            if (!ok[r][s]) continue;
-            v8f val = y[s] + bk;
-            if (rs[r][s]) val += ld8(rs[r][s] + k);
-            if (relu) val = val > vzero ? val : vzero;
-            st8(o[r][s] + k, val);
-          }
+      for (; k + kLanes <= K; k += kLanes) {
+        VT in[A2], t[M * A], y[M * M];
+#pragma GCC unroll 32
+        for (int j = 0; j < A2; ++j) in[j] = ldv(m + j * ms + k);
+#pragma GCC unroll 8
+        for (int s = 0; s < A; ++s) Wino<M>::at(in + s, A, t + s, A);  // A^T M: M x A
+#pragma GCC unroll 8
+        for (int r = 0; r < M; ++r) Wino<M>::at(t + r * A, 1, y + r * M, 1);  // (A^T M) A: M x M
+        const VT bk = ldv(bias + k), vz{};
+#pragma GCC unroll 16
+        for (int j = 0; j < M * M; ++j) {
+          if (!o[j]) continue;
+          VT val = y[j] + bk;
+          if (residual) val += ldv(rs[j] + k);
+          if (relu) val = val > vz ? val : vz;
+          stv(o[j] + k, val);
         }
       }
       for (; k < K; ++k) {
-        float t[2][4];
-        for (int s = 0; s < 4; ++s) {
-          const float m0 = m[(0 + s) * ms + k], m1 = m[(4 + s) * ms + k], m2 = m[(8 + s) * ms + k],
-                      m3 = m[(12 + s) * ms + k];
-          t[0][s] = m0 + m1 + m2;
-          t[1][s] = m1 - m2 - m3;
-        }
-        for (int r = 0; r < 2; ++r) {
-          const float y[2] = {t[r][0] + t[r][1] + t[r][2], t[r][1] - t[r][2] - t[r][3]};
-          for (int s = 0; s < 2; ++s) {
-            if (!ok[r][s]) continue;
-            float val = y[s] + bias[k];
-            if (rs[r][s]) val += rs[r][s][k];
-            if (relu) val = val > 0.f ? val : 0.f;
-            o[r][s][k] = val;
-          }
+        float in[A2], t[M * A], y[M * M];
+        for (int j = 0; j < A2; ++j) in[j] = m[j * ms + k];
+#pragma GCC unroll 8
+        for (int s = 0; s < A; ++s) Wino<M>::at(in + s, A, t + s, A);
+#pragma GCC unroll 8
+        for (int r = 0; r < M; ++r) Wino<M>::at(t + r * A, 1, y + r * M, 1);
+        for (int j = 0; j < M * M; ++j) {
+          if (!o[j]) continue;
+          float val = y[j] + bias[k];
+          if (residual) val += rs[j][k];
+          if (relu) val = val > 0.f ? val : 0.f;
+          o[j][k] = val;
         }
       }
     }
@@ -691,8 +804,8 @@ static void winograd_conv(const float* x, int64_t nb, int H, int W, int C, const
 }
 
 // Runs images [b0, b1) of the batch through the whole network on the calling core.
-static void fused_run_images(const FusedNetCore& net, const void* input, bool is_u8, int64_t b0, int64_t b1,
-                             bool softmax, float* policy, float* value) {
+static void fused_run_chunk(const FusedNetCore& net, const void* input, bool is_u8, int64_t b0, int64_t b1,
+                            bool softmax, float* policy, float* value) {
   const int N = net.N, HW = N * N, P = net.planes, F = net.filters;
   const int64_t nb = b1 - b0, npix = nb * HW;
   if (nb <= 0) return;
@@ -716,10 +829,12 @@ static void fused_run_images(const FusedNetCore& net, const void* input, bool is
         for (int q = 0; q < HW; ++q) dst[q * P + c] = src[c * HW + q];
     }
   }
-  const bool use_winograd = winograd_enabled();
+  const int tile = winograd_tile(N);  // 0 (direct), 2 or 3: by the board size only, the same on every CPU
   auto conv = [&](const FusedConv& L, const float* x, const float* res, float* out) {
-    if (use_winograd && !L.wino.empty())
-      winograd_conv(x, nb, N, N, L.C, L.wino.data(), L.K, L.bias.data(), res, true, out);
+    if (tile == 3 && !L.wino3.empty())
+      winograd_conv<3>(x, nb, N, N, L.C, L.wino3.data(), L.K, L.bias.data(), res, true, out);
+    else if (tile == 2 && !L.wino.empty())
+      winograd_conv<2>(x, nb, N, N, L.C, L.wino.data(), L.K, L.bias.data(), res, true, out);
     else
       conv_forward_range_isa<float>(x, N, N, L.C, L.w.data(), L.K, L.R, L.bias.data(), res, true, out, 0, npix);
   };
@@ -760,6 +875,16 @@ static void fused_run_images(const FusedNetCore& net, const void* input, bool is
     for (int i = 0; i < net.fc; ++i) v += static_cast<double>(std::max(hidden[i], 0.f)) * net.value_w2[i];
     value[b0 + b] = static_cast<float>(det_tanh(v));
   }
+}
+
+// Runs images [b0, b1) through the network in chunks whose activations (3 buffers) stay in L2 (each image is
+// computed alone: the chunking changes no result).
+static void fused_run_images(const FusedNetCore& net, const void* input, bool is_u8, int64_t b0, int64_t b1,
+                             bool softmax, float* policy, float* value) {
+  const int64_t per_image = static_cast<int64_t>(net.N) * net.N * std::max(net.filters, net.planes);
+  const int64_t chunk = std::max<int64_t>(1, kFusedChunkFloats / per_image);
+  for (int64_t c0 = b0; c0 < b1; c0 += chunk)
+    fused_run_chunk(net, input, is_u8, c0, std::min(b1, c0 + chunk), softmax, policy, value);
 }
 
 // ---- FP32 peak: independent FMA chains on this build's widest vectors, enough to cover FMA latency x ports -------
