@@ -130,6 +130,39 @@ static void conv_forward_range_scalar(const T* x, int H, int W, int C, const T* 
   }
 }
 
+// One input channel c of a register tile: NV weight vectors loaded (w[v] then advanced by ws[v]; PART: the last
+// has wl floats), x[p][c] broadcast, P x NV FMAs. Shared by the direct conv and the Winograd products.
+template <int P, int NV, bool PART>
+static MG_INLINE void bfma_step(VF (&acc)[P][NV], const float* const* x, int c, const float** w, const int* ws,
+                                int wl) {
+  VF wv[NV];
+#pragma GCC unroll 32
+  for (int v = 0; v < NV; ++v) {
+    wv[v] = (PART && v == NV - 1) ? vloadn(w[v], wl) : vload(w[v]);
+    w[v] += ws[v];
+  }
+#pragma GCC unroll 32
+  for (int p = 0; p < P; ++p) {
+    const VF a = vbcast(x[p] + c);
+#pragma GCC unroll 32
+    for (int v = 0; v < NV; ++v) acc[p][v] = vfma(a, wv[v], acc[p][v]);
+  }
+}
+
+// Where the weights of output-channel vectors v0 .. v0+nv-1 start in the packed blocks (w0), their row stride
+// (ws: the block's width) and the floats of the last one (returned: kLanes, or 8 for an 8-wide block under 16).
+static inline int weight_group(const float* wp, int taps, int C, int Kpad, int v0, int nv, const float** w0,
+                               int* ws) {
+  int wl = kLanes;
+  for (int v = 0; v < nv; ++v) {
+    const int kv = kLanes * (v0 + v), kb = kv / kKBlock * kKBlock;
+    w0[v] = wp + kblock_offset(kb, taps, C) + (kv - kb);
+    ws[v] = kblock_width(kb, Kpad);
+    if (v == nv - 1) wl = std::min(kLanes, Kpad - kv);
+  }
+  return wl;
+}
+
 // One register tile: P pixels x NV vectors of output channels, accumulated over taps x C. rows[t * P + p] is
 // pixel p's input row for tap t (a shared zero row stands for the padding); w[v] walks vector v's weights, one
 // (tap, c) row of wstride[v] floats at a time (the packed blocks are 16 channels wide, the last one may be 8).
@@ -158,20 +191,7 @@ static MG_INLINE void fwd_tile(const float* const* rows, int ntaps, int C, const
     const float* x[P];
 #pragma GCC unroll 32
     for (int p = 0; p < P; ++p) x[p] = rows[t * P + p];
-    for (int c = 0; c < C; ++c) {
-      VF wv[NV];
-#pragma GCC unroll 32
-      for (int v = 0; v < NV; ++v) {
-        wv[v] = (PART && v == NV - 1) ? vloadn(w[v], wlanes) : vload(w[v]);
-        w[v] += ws[v];
-      }
-#pragma GCC unroll 32
-      for (int p = 0; p < P; ++p) {
-        const VF a = vbcast(x[p] + c);
-#pragma GCC unroll 32
-        for (int v = 0; v < NV; ++v) acc[p][v] = vfma(a, wv[v], acc[p][v]);
-      }
-    }
+    for (int c = 0; c < C; ++c) bfma_step<P, NV, PART>(acc, x, c, w, ws, wlanes);
   }
 #pragma GCC unroll 32
   for (int p = 0; p < P; ++p) {
@@ -276,13 +296,7 @@ static void conv_forward_range_tiled(const float* x, int H, int W, int C, const 
       const int nv = std::min(kNVMax, nvec - v0), k0 = kLanes * v0;
       const float* w0[kNVMax];
       int ws[kNVMax];
-      int wl = kLanes;
-      for (int v = 0; v < nv; ++v) {
-        const int kv = k0 + kLanes * v, kb = kv / kKBlock * kKBlock, width = kblock_width(kb, Kpad);
-        w0[v] = wp + kblock_offset(kb, ntaps, C) + (kv - kb);
-        ws[v] = width;
-        if (v == nv - 1) wl = std::min(kLanes, Kpad - kv);
-      }
+      const int wl = weight_group(wp, ntaps, C, Kpad, v0, nv, w0, ws);
       const bool part = wl < kLanes;
       const float* bb = bias ? bias + k0 : nullptr;
       for (int i = 0; i < ntile; ++i) {
@@ -646,20 +660,7 @@ static MG_INLINE void gemm_tile(const float* a, int C, const float* const* w0, c
   const float* x[P];
 #pragma GCC unroll 32
   for (int p = 0; p < P; ++p) x[p] = a + static_cast<int64_t>(p) * C;
-  for (int c = 0; c < C; ++c) {
-    VF wv[NV];
-#pragma GCC unroll 32
-    for (int v = 0; v < NV; ++v) {
-      wv[v] = (PART && v == NV - 1) ? vloadn(w[v], wl) : vload(w[v]);
-      w[v] += ws[v];
-    }
-#pragma GCC unroll 32
-    for (int p = 0; p < P; ++p) {
-      const VF b = vbcast(x[p] + c);
-#pragma GCC unroll 32
-      for (int v = 0; v < NV; ++v) acc[p][v] = vfma(b, wv[v], acc[p][v]);
-    }
-  }
+  for (int c = 0; c < C; ++c) bfma_step<P, NV, PART>(acc, x, c, w, ws, wl);
 #pragma GCC unroll 32
   for (int p = 0; p < P; ++p)
 #pragma GCC unroll 32
@@ -673,13 +674,8 @@ static void wino_gemm(const float* V, int64_t rows, int C, const float* wp, int 
   for (int v0 = 0; v0 < nvec; v0 += 2) {
     const int nv = std::min(2, nvec - v0), k0 = kLanes * v0;
     const float* w0[2];
-    int ws[2], wl = kLanes;
-    for (int v = 0; v < nv; ++v) {
-      const int kv = k0 + kLanes * v, kb = kv / kKBlock * kKBlock;
-      w0[v] = wp + kblock_offset(kb, 1, C) + (kv - kb);
-      ws[v] = kblock_width(kb, Kpad);
-      if (v == nv - 1) wl = std::min(kLanes, Kpad - kv);
-    }
+    int ws[2];
+    const int wl = weight_group(wp, 1, C, Kpad, v0, nv, w0, ws);
     const bool part = wl < kLanes;
     for (int64_t i = 0; i < rows; i += kGemmP) {
       const float* a = V + i * C;
