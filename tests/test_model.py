@@ -142,7 +142,7 @@ def test_fused_inference_equals_unfused_and_torch(batch, cfg):
         dsp.set_winograd(winograd)
         with torch.no_grad():
             fused = net_d(x)  # eval + no_grad: the one-call fused path
-        unfused = net_d._forward_dsp(x)  # layer by layer, BN not folded
+        unfused = net_d.forward_all(x)[:2]  # layer by layer, BN not folded
         with torch.no_grad():
             ref = net_t(x)
         for got, want in zip(fused, unfused, strict=True):
@@ -163,7 +163,7 @@ def test_fused_path_follows_weight_updates():
         net_d.value_fc2.bias.add_(0.5)
         after = net_d(x)[1]
     assert not torch.allclose(before, after)
-    torch.testing.assert_close(after, net_d._forward_dsp(x)[1].detach(), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(after, net_d.forward_all(x)[1].detach(), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("backend", ["torch", "dsp"])
@@ -247,4 +247,4 @@ def test_bootstrap_is_deterministic(tmp_path):
     assert model.model_digest(a) == model.model_digest(b) != model.model_digest(c)
     net = model.load_model(a, backend="torch")
     assert net.provenance["generation"] == 0 and net.provenance["seed"] == 5
-    assert net.cfg == ModelConfig(7, 1, 8, 64, "agz")
+    assert net.cfg == ModelConfig(7, 1, 8, 64, "agz", aux_heads=True)

@@ -33,6 +33,7 @@ class ModelSettings:
     filters: int = 32
     fc_width: int = 64
     backend: str = "dsp"
+    aux_heads: bool = True
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,8 @@ class TrainSettings:
     momentum: float = 0.9
     l2: float = 1e-4
     value_weight: float = 1.0
+    ownership_weight: float = 1.5
+    score_weight: float = 1.0
     threads_per_rank: int = 1
     prefetch_batches: int = 8
     checkpoint_every: int = 50
@@ -252,6 +255,8 @@ def validate(cfg: RunConfig) -> RunConfig:
     _require(0 <= t.momentum < 1, "train.momentum", "[0, 1)", t.momentum)
     _require(0 <= t.l2 < 1, "train.l2", "[0, 1)", t.l2)
     _require(0 <= t.value_weight <= 100, "train.value_weight", "[0, 100]", t.value_weight)
+    _require(0 <= t.ownership_weight <= 100, "train.ownership_weight", "[0, 100]", t.ownership_weight)
+    _require(0 <= t.score_weight <= 100, "train.score_weight", "[0, 100]", t.score_weight)
     _require(1 <= t.threads_per_rank <= 1024, "train.threads_per_rank", "1..1024", t.threads_per_rank)
     _require(1 <= t.prefetch_batches <= 4096, "train.prefetch_batches", "1..4096", t.prefetch_batches)
     _require(1 <= t.checkpoint_every, "train.checkpoint_every", ">= 1", t.checkpoint_every)

@@ -140,6 +140,29 @@ class GameRecord:
             planes = features.extract_batch([positions[int(i)] for i in self.move_index[keep]], feature_set)
         return planes, self.policy_targets(keep), self.value_target[keep].astype(np.float32)
 
+    @property
+    def resigned(self) -> bool:
+        return bool(self.metadata["result"].get("resigned", False))
+
+    def aux_targets(self, rows: np.ndarray, positions: list | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The auxiliary targets of the given rows, from the view of the player to move at each:
+        (ownership int8 (n, N*N): 1 the mover's, -1 the opponent's, 0 neither, of the final position under
+        Tromp-Taylor; score float32 (n,): the final area score margin, komi included, in points).
+
+        Derived from the move list (no extra columns in the file, so every game file has them). A resigned
+        game's last position is not a finished board, so its rows get no auxiliary target: ownership 0 and
+        score NaN (the loss skips them). `positions` is `self.positions()` when the caller has it already.
+        """
+        n2 = self.board_size * self.board_size
+        rows = np.asarray(rows, dtype=np.int64)
+        if self.resigned:
+            return np.zeros((rows.size, n2), dtype=np.int8), np.full(rows.size, np.nan, dtype=np.float32)
+        positions = positions if positions is not None else self.positions()
+        final = positions[-1]
+        mover = np.array([positions[int(i)].to_play for i in self.move_index[rows]], dtype=np.int8)
+        own = final.ownership()[None, :] * mover[:, None]
+        return own.astype(np.int8), (float(final.score()) * mover).astype(np.float32)
+
     def policy_targets(self, rows: np.ndarray) -> np.ndarray:
         """The policy targets (float32, rows x N*N+1, summing to 1) of the given rows: the stored improved
         policy of a Gumbel game, else the normalised visit counts."""

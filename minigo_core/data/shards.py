@@ -10,6 +10,11 @@ A shard is an Arrow IPC file (random access, zstd-compressed buffers) with one r
 | `z`      | float16                     | the value target, from the player to move                      |
 | `game`   | int32                       | index of the source game in the window manifest's `games` list |
 | `move`   | int16                       | index of the position among that game's recorded positions     |
+| `own`    | fixed_size_binary(N*N)      | final ownership from the mover's view, int8 per point (1, -1, 0) |
+| `score`  | float16                     | final score margin from the mover's view, points; NaN if unknown |
+
+`own` and `score` are the auxiliary targets (format version 2); a version-1 shard, without them, still reads
+(ownership 0, score NaN: no auxiliary target).
 
 Each plane is packed on its own byte boundary so that the history planes, which repeat almost exactly, stay
 byte-aligned and zstd finds them. Record batches hold `batch_rows` rows (all but the last), so a reader finds
@@ -33,7 +38,8 @@ import pyarrow.ipc as ipc
 from minigo_core.data import storage
 
 FORMAT = "minigo-shard"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
 BATCH_ROWS = 1024
 ZSTD_LEVEL = 6
 
@@ -44,13 +50,23 @@ class ShardError(ValueError):
 
 @dataclass
 class Examples:
-    """Decoded training examples: planes uint8 (n, P, N, N), pi float32 (n, N*N+1), z float32 (n,)."""
+    """Decoded training examples: planes uint8 (n, P, N, N), pi float32 (n, N*N+1), z float32 (n,), and the
+    auxiliary targets own int8 (n, N*N) and score float32 (n,) (NaN: none)."""
 
     planes: np.ndarray
     pi: np.ndarray
     z: np.ndarray
     game: np.ndarray
     move: np.ndarray
+    own: np.ndarray | None = None
+    score: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        n, n2 = self.z.shape[0], self.planes.shape[-1] * self.planes.shape[-2]
+        if self.own is None:
+            self.own = np.zeros((n, n2), dtype=np.int8)
+        if self.score is None:
+            self.score = np.full(n, np.nan, dtype=np.float32)
 
     def __len__(self) -> int:
         return int(self.z.shape[0])
@@ -81,19 +97,33 @@ def schema(num_planes: int, board_size: int, metadata: dict | None = None) -> pa
         pa.field("z", pa.float16(), nullable=False),
         pa.field("game", pa.int32(), nullable=False),
         pa.field("move", pa.int16(), nullable=False),
+        pa.field("own", pa.binary(board_size * board_size), nullable=False),
+        pa.field("score", pa.float16(), nullable=False),
     ]
     meta = {k: json.dumps(v) for k, v in (metadata or {}).items()}
     return pa.schema(fields, metadata=meta)
 
 
 def encode(
-    planes: np.ndarray, pi: np.ndarray, z: np.ndarray, game: np.ndarray | int, move: np.ndarray
+    planes: np.ndarray,
+    pi: np.ndarray,
+    z: np.ndarray,
+    game: np.ndarray | int,
+    move: np.ndarray,
+    own: np.ndarray | None = None,
+    score: np.ndarray | None = None,
 ) -> pa.RecordBatch:
-    """Training examples -> one record batch in the shard schema (planes bit-packed, policy sparse)."""
+    """Training examples -> one record batch in the shard schema (planes bit-packed, policy sparse); without
+    `own`/`score` the rows have no auxiliary targets (ownership 0, score NaN)."""
     n, num_planes, board_size, _ = planes.shape
     n2 = board_size * board_size
-    if pi.shape != (n, n2 + 1) or z.shape != (n,):
-        raise ValueError(f"encode: pi {pi.shape} / z {z.shape} do not match planes {planes.shape}")
+    own = np.zeros((n, n2), dtype=np.int8) if own is None else np.ascontiguousarray(own, dtype=np.int8)
+    score = np.full(n, np.nan, dtype=np.float32) if score is None else np.asarray(score, dtype=np.float32)
+    if pi.shape != (n, n2 + 1) or z.shape != (n,) or own.shape != (n, n2) or score.shape != (n,):
+        raise ValueError(
+            f"encode: pi {pi.shape} / z {z.shape} / own {own.shape} / score {score.shape} do not match "
+            f"planes {planes.shape}"
+        )
     if n2 + 1 > 65535:
         raise ValueError(f"board size {board_size} too large for uint16 policy indices")
     packed = np.packbits(np.ascontiguousarray(planes, dtype=np.uint8).reshape(n, num_planes, n2), axis=-1)
@@ -116,6 +146,8 @@ def encode(
             pa.array(z.astype(np.float16)),
             pa.array(np.ascontiguousarray(game_col)),
             pa.array(np.asarray(move, dtype=np.int16)),
+            pa.FixedSizeBinaryArray.from_buffers(pa.binary(n2), n, [None, pa.py_buffer(own.reshape(-1))]),
+            pa.array(score.astype(np.float16)),
         ],
         schema=schema(num_planes, board_size),
     )
@@ -145,12 +177,19 @@ def decode(batch: pa.RecordBatch | pa.Table, num_planes: int, board_size: int) -
     pi[row_of, _values(idx_col.flatten(), np.int64)] = _values(prob_col.flatten(), np.float32)
     total = pi.sum(axis=1, keepdims=True)
     np.divide(pi, total, out=pi, where=total > 0)
+    own = score = None
+    if "own" in batch.schema.names:  # format version 2: auxiliary targets
+        col = batch.column("own")
+        raw = np.frombuffer(col.buffers()[1], dtype=np.int8)[col.offset * n2 : (col.offset + n) * n2]
+        own, score = raw.reshape(n, n2).copy(), _values(batch.column("score"), np.float32)
     return Examples(
         planes=planes,
         pi=pi,
         z=_values(batch.column("z"), np.float32),
         game=_values(batch.column("game"), np.int32),
         move=_values(batch.column("move"), np.int16),
+        own=own,
+        score=score,
     )
 
 
@@ -288,8 +327,11 @@ def _parse_info(url: str, sch: pa.Schema) -> ShardInfo:
     meta = {k.decode(): json.loads(v) for k, v in (sch.metadata or {}).items()}
     if meta.get("format") != FORMAT:
         raise ShardError(f"{url} is not a MiniGo shard file (no '{FORMAT}' format tag); rebuild the window")
-    if meta.get("version") != VERSION:
-        raise ShardError(f"{url} has shard format version {meta.get('version')}, this code reads {VERSION}")
+    if meta.get("version") not in READABLE_VERSIONS:
+        raise ShardError(
+            f"{url} has shard format version {meta.get('version')}, this code reads "
+            f"{', '.join(map(str, READABLE_VERSIONS))}; rebuild the window"
+        )
     return ShardInfo(
         rows=int(meta["rows"]),
         board_size=int(meta["board_size"]),

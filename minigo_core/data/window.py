@@ -133,9 +133,10 @@ def sample_game(
         return skip(_reason(exc))
     pi = record.policy_targets(rows)
     z = record.value_target[rows].astype(np.float32)
+    own, score = record.aux_targets(rows, positions)
     if planes.shape[1] != num_planes:
         return skip(f"examples with {planes.shape[1]} planes, this run uses {num_planes} ({cfg.features})")
-    batch = shards.encode(planes, pi, z, index, chosen)
+    batch = shards.encode(planes, pi, z, index, chosen, own, score)
     return GameSample(index, url, generation, n, chosen, batch)
 
 

@@ -429,10 +429,17 @@ class Position:
 
     def _area_difference(self) -> int:
         """Black's area minus White's: stones plus empty regions that reach only one colour."""
+        return int(self.ownership().sum(dtype=np.int64))
+
+    def ownership(self) -> np.ndarray:
+        """Tromp-Taylor ownership, int8 (N*N,) row-major: 1 Black's (stone or territory), -1 White's, 0 dame.
+
+        An empty region belongs to a colour when it reaches only stones of that colour; this is what `score`
+        counts, point by point (the auxiliary ownership target of training).
+        """
         colors = self._colors
         neighbors = self._geom.neighbors
-        black = colors.count(BLACK)
-        white = colors.count(WHITE)
+        owner = np.array(colors, dtype=np.int8)
         seen = [False] * len(colors)
         for start, c in enumerate(colors):
             if c != EMPTY or seen[start]:
@@ -451,11 +458,9 @@ class Position:
                     else:
                         borders |= 1 if cq == BLACK else 2
                 i += 1
-            if borders == 1:
-                black += len(region)
-            elif borders == 2:
-                white += len(region)
-        return black - white
+            if borders in (1, 2):
+                owner[region] = BLACK if borders == 1 else WHITE
+        return owner
 
     def result(self) -> int:
         """1 if Black wins, -1 if White wins, 0 while the game is not over (or a jigo with integer komi)."""

@@ -76,6 +76,7 @@ SLURM_NON_TASK_STEPS = (
 )
 STOPPED_EARLY = 3  # exit code of `--stop-after`: checkpointed, no model written
 RECENT_LOSSES = 20  # the final losses are the mean over this many last steps
+LOSS_NAMES = ("policy", "value", "ownership", "score")  # what a training step returns (nn.training.LOSSES)
 T = TypeVar("T")
 
 
@@ -342,24 +343,31 @@ def _check_parent(job: TrainJob, window: Window, net: modelfile.ModelConfig) -> 
         )
 
 
-def augment(planes: np.ndarray, pi: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """One random symmetry of the 8 per example (planes (n, P, N, N), pi (n, N*N+1))."""
+def augment(
+    planes: np.ndarray, pi: np.ndarray, rng: np.random.Generator, own: np.ndarray | None = None
+) -> tuple[np.ndarray, ...]:
+    """One random symmetry of the 8 per example (planes (n, P, N, N), pi (n, N*N+1)): (planes, pi), and
+    with `own` (n, N*N) the ownership target under the same symmetry as a third array."""
     board_size = planes.shape[-1]
     sym = rng.integers(0, symmetries.NUM_SYMMETRIES, size=planes.shape[0])
     out_planes, out_pi = np.empty_like(planes), np.empty_like(pi)
+    out_own = None if own is None else np.empty_like(own)
     for s in range(symmetries.NUM_SYMMETRIES):
         rows = np.flatnonzero(sym == s)
         if rows.size:
             out_planes[rows] = symmetries.apply_planes(s, planes[rows])
             out_pi[rows] = symmetries.apply_policy(s, pi[rows], board_size)
-    return out_planes, out_pi
+            if own is not None:
+                grid = own[rows].reshape(rows.size, 1, board_size, board_size)
+                out_own[rows] = symmetries.apply_planes(s, grid).reshape(rows.size, -1)
+    return (out_planes, out_pi) if own is None else (out_planes, out_pi, out_own)
 
 
 class BatchMaker(Generic[T]):
     """`make(i)`: the micro-batches of step i for the shards this rank owns (a pure function of i).
 
-    A micro-batch is one shard's rows of the step, augmented, as `to_batch(planes, pi, z)` makes it (the
-    trainer's tensors), so that the prefetch threads also do that conversion.
+    A micro-batch is one shard's rows of the step, augmented, as `to_batch(planes, pi, z, own, score)` makes
+    it (the trainer's tensors), so that the prefetch threads also do that conversion.
     """
 
     def __init__(
@@ -369,7 +377,7 @@ class BatchMaker(Generic[T]):
         chunk: int,
         seed: int,
         generation: int,
-        to_batch: Callable[[np.ndarray, np.ndarray, np.ndarray], T],
+        to_batch: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], T],
     ) -> None:
         self.loaded, self.shard_ids, self.chunk = loaded, shard_ids, chunk
         self.seed, self.generation, self.to_batch = seed, generation, to_batch
@@ -379,8 +387,8 @@ class BatchMaker(Generic[T]):
         for shard, j in zip(self.loaded, self.shard_ids, strict=True):
             ex = shard.rows(step * self.chunk, (step + 1) * self.chunk)
             rng = np.random.default_rng([self.seed, self.generation, j, step])
-            planes, pi = augment(ex.planes, ex.pi, rng)
-            out.append(self.to_batch(planes, pi, ex.z))
+            planes, pi, own = augment(ex.planes, ex.pi, rng, ex.own)
+            out.append(self.to_batch(planes, pi, ex.z, own, ex.score))
         return out
 
 
@@ -407,7 +415,7 @@ class _Run:
     identity: dict  # what a checkpoint must match to be resumed
     clock: _Clock
     start_step: int = 0
-    recent: list[tuple[float, float]] = field(default_factory=list)  # the last steps' (policy, value) losses
+    recent: list[tuple[float, ...]] = field(default_factory=list)  # the last steps' losses (LOSS_NAMES)
     feeder: prefetch.Prefetcher | None = None
 
     @property
@@ -443,7 +451,7 @@ def _train(job: TrainJob, trainer_cls: type[Trainer]) -> dict | None:
     for step, micro in enumerate(feeder, start=run.start_step):
         t_step = time.perf_counter()
         lr = config_mod.learning_rate_at(tcfg.learning_rate, trainer.global_step0 + step)
-        losses = trainer.step(micro, lr, tcfg.value_weight)
+        losses = trainer.step(micro, lr, (tcfg.value_weight, tcfg.ownership_weight, tcfg.score_weight))
         clock.compute_s += time.perf_counter() - t_step
         clock.interval_steps += 1
         run.recent = [*run.recent, losses][-RECENT_LOSSES:]
@@ -553,13 +561,13 @@ def _append_metrics(url: str, record: dict) -> None:
         handle.write(json.dumps(record) + "\n")
 
 
-def _record_step(run: _Run, done: int, lr: float, losses: tuple[float, float]) -> None:
+def _record_step(run: _Run, done: int, lr: float, losses: tuple[float, ...]) -> None:
     """Append a `step` record: losses, and throughput and data wait since the last record."""
     clock, tcfg, global_step0 = run.clock, run.job.cfg.train, run.trainer.global_step0
     now = time.perf_counter()
     interval_s = now - clock.interval_start
     wait_total = run.feeder.wait_s
-    policy_loss, value_loss = losses
+    policy_loss, value_loss, own_loss, score_loss = losses
     l2_loss = run.trainer.l2_loss(tcfg.l2)
     _append_metrics(
         run.metrics,
@@ -570,8 +578,14 @@ def _record_step(run: _Run, done: int, lr: float, losses: tuple[float, float]) -
             "lr": lr,
             "policy_loss": policy_loss,
             "value_loss": value_loss,
+            "ownership_loss": own_loss,
+            "score_loss": score_loss,
             "l2_loss": l2_loss,
-            "loss": policy_loss + tcfg.value_weight * value_loss + l2_loss,
+            "loss": policy_loss
+            + tcfg.value_weight * value_loss
+            + tcfg.ownership_weight * own_loss
+            + tcfg.score_weight * score_loss
+            + l2_loss,
             "examples_per_s": clock.interval_steps * run.plan.global_batch / max(interval_s, 1e-9),
             "step_ms": 1000 * interval_s / clock.interval_steps,
             "data_wait_ms": 1000 * (wait_total - clock.interval_wait_s) / clock.interval_steps,
@@ -614,7 +628,7 @@ def _finish(run: _Run) -> dict | None:
 
 def _provenance(run: _Run, wall_s: float) -> dict:
     job, plan, tcfg, global_step0 = run.job, run.plan, run.job.cfg.train, run.trainer.global_step0
-    final = np.mean(np.array(run.recent), axis=0) if run.recent else np.array([float("nan")] * 2)
+    final = np.mean(np.array(run.recent), axis=0) if run.recent else np.full(len(LOSS_NAMES), np.nan)
     return {
         "generation": job.generation,
         "parent": job.parent,
@@ -626,7 +640,7 @@ def _provenance(run: _Run, wall_s: float) -> dict:
         "global_step": global_step0 + plan.steps,
         "ranks": plan.world,
         "batch_per_rank": tcfg.batch_per_rank,
-        "final_losses": {"policy": float(final[0]), "value": float(final[1])},
+        "final_losses": {name: float(v) for name, v in zip(LOSS_NAMES, final, strict=True)},
         "learning_rate_final": config_mod.learning_rate_at(tcfg.learning_rate, global_step0 + plan.steps - 1),
         "seed": job.cfg.seed,
         **({"wall_time_s": round(wall_s, 3)} if job.record_wall_time else {}),

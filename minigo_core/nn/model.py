@@ -55,7 +55,12 @@ class ResidualBlock(nn.Module):
 
 
 class DualNet(nn.Module):
-    """AlphaGo Zero dual-head residual network: `net(x) -> (policy_logits (B, N*N+1), value (B,))`."""
+    """AlphaGo Zero dual-head residual network: `net(x) -> (policy_logits (B, N*N+1), value (B,))`.
+
+    With `cfg.aux_heads`, two auxiliary heads (KataGo's ownership and score targets, trained, never used by
+    the search): ownership logits per point from a 1x1 conv of the trunk (`forward_all`: (B, N*N), the
+    mover's point where positive) and the final score margin / N*N from the value head's hidden layer (B,).
+    """
 
     def __init__(self, cfg: ModelConfig, backend: str = "torch") -> None:
         super().__init__()
@@ -69,6 +74,9 @@ class DualNet(nn.Module):
         self.conv1_value = ConvBN(f, 1, 1)
         self.value_fc1 = nn.Linear(n * n, cfg.fc_width)
         self.value_fc2 = nn.Linear(cfg.fc_width, 1)
+        if cfg.aux_heads:
+            self.ownership_conv = nn.Conv2d(f, 1, 1, bias=True)
+            self.score_fc = nn.Linear(cfg.fc_width, 1)
         self._fused = None
         self._fused_key: tuple = ()
         self._fused_tensors: list[torch.Tensor] = []
@@ -86,19 +94,42 @@ class DualNet(nn.Module):
         return self
 
     # ---- forward -----------------------------------------------------------------------------------------
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _check_input(self, x: torch.Tensor) -> None:
         if x.dim() != 4 or x.shape[1:] != (self.cfg.planes, self.cfg.board_size, self.cfg.board_size):
             raise ValueError(
                 f"DualNet expects input (B, {self.cfg.planes}, {self.cfg.board_size}, "
                 f"{self.cfg.board_size}), got {tuple(x.shape)}"
             )
-        if self.backend == "dsp":
-            if not self.training and not torch.is_grad_enabled():
-                return self.fused_inference()(x)
-            return self._forward_dsp(x)
-        return self._forward_torch(x)
 
-    def _forward_torch(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        self._check_input(x)
+        if self.backend == "dsp" and not self.training and not torch.is_grad_enabled():
+            return self.fused_inference()(x)
+        logits, value, _, _ = self.forward_all(x)
+        return logits, value
+
+    def forward_all(
+        self, x: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        """(policy logits, value, ownership logits (B, N*N) or None, score margin / N*N (B,) or None)."""
+        self._check_input(x)
+        if self.backend == "dsp":
+            h, p, v = self._trunk_dsp(x)
+            own = None
+            if self.cfg.aux_heads:  # NHWC trunk: the 1x1 conv to one channel is a dot product per point
+                w, b = self.ownership_conv.weight, self.ownership_conv.bias
+                own = F.linear(h, w.reshape(1, -1), b).flatten(1)
+        else:
+            h, p, v = self._trunk_torch(x)
+            own = self.ownership_conv(h).flatten(1) if self.cfg.aux_heads else None
+        logits = self.policy_fc(p)
+        hidden = F.relu(self.value_fc1(v))
+        value = torch.tanh(self.value_fc2(hidden)).squeeze(1)
+        score = self.score_fc(hidden).squeeze(1) if self.cfg.aux_heads else None
+        return logits, value, own, score
+
+    def _trunk_torch(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(trunk output NCHW, policy features (B, 2*N*N), value features (B, N*N)) on torch's operators."""
         x = x.to(torch.get_default_dtype() if not x.is_floating_point() else x.dtype)
         x = x.contiguous(memory_format=torch.channels_last)
 
@@ -111,14 +142,10 @@ class DualNet(nn.Module):
             h = F.relu(conv_bn(block.conv2, r) + h)
         p = F.relu(conv_bn(self.conv1_policy, h)).flatten(1)
         v = F.relu(conv_bn(self.conv1_value, h)).flatten(1)
-        return self._heads(p, v)
+        return h, p, v
 
-    def _heads(self, p: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        logits = self.policy_fc(p)
-        value = torch.tanh(self.value_fc2(F.relu(self.value_fc1(v)))).squeeze(1)
-        return logits, value
-
-    def _forward_dsp(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _trunk_dsp(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The same on the DSP-emulation kernels; the trunk output is NHWC."""
         from minigo_core.nn import dsp  # lazy: the torch backend works without the compiled extension
 
         if not x.is_floating_point():
@@ -136,7 +163,7 @@ class DualNet(nn.Module):
             h = conv_bn_relu(block.conv2, r, residual=h)
         p = conv_bn_relu(self.conv1_policy, h).permute(0, 3, 1, 2).flatten(1)  # NCHW flatten order
         v = conv_bn_relu(self.conv1_value, h).flatten(1)
-        return self._heads(p, v)
+        return h, p, v
 
     def fused_inference(self):  # -> minigo_core.nn.dsp.FusedNet
         """The BN-folded whole-network inference engine of the dsp backend, rebuilt when parameters change."""
@@ -173,7 +200,7 @@ class DualNet(nn.Module):
         if self.backend == "dsp":
             return self.fused_inference().predict(planes)
         x = torch.from_numpy(planes).to(torch.float32)
-        logits, value = self._forward_torch(x)
+        logits, value, _, _ = self.forward_all(x)
         probs = torch.softmax(logits, dim=1)
         return probs.numpy().astype(np.float32, copy=False), value.numpy().astype(np.float32, copy=False)
 

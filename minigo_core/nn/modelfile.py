@@ -73,6 +73,7 @@ class ModelConfig:
     filters: int = 32
     fc_width: int = 64
     feature_set: str = "agz"
+    aux_heads: bool = False  # ownership + score heads; files written before they existed have none
 
     def __post_init__(self) -> None:
         for name in ("board_size", "blocks", "filters", "fc_width"):
@@ -80,6 +81,8 @@ class ModelConfig:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"ModelConfig.{name} must be a positive integer, got {value!r}")
         _num_planes(self.feature_set)
+        if not isinstance(self.aux_heads, bool):
+            raise ValueError(f"ModelConfig.aux_heads must be true or false, got {self.aux_heads!r}")
 
     @property
     def planes(self) -> int:
@@ -94,7 +97,7 @@ class ModelConfig:
     def from_run(cls, run_cfg: Any) -> ModelConfig:
         """The model shape of a `minigo_core.base.config.RunConfig`."""
         m = run_cfg.model
-        return cls(run_cfg.board_size, m.blocks, m.filters, m.fc_width, run_cfg.features)
+        return cls(run_cfg.board_size, m.blocks, m.filters, m.fc_width, run_cfg.features, m.aux_heads)
 
     @classmethod
     def from_dict(cls, data: dict) -> ModelConfig:
@@ -127,6 +130,11 @@ class ModelConfig:
         shapes["value_fc1.bias"] = (self.fc_width,)
         shapes["value_fc2.weight"] = (1, self.fc_width)
         shapes["value_fc2.bias"] = (1,)
+        if self.aux_heads:
+            shapes["ownership_conv.weight"] = (1, f, 1, 1)
+            shapes["ownership_conv.bias"] = (1,)
+            shapes["score_fc.weight"] = (1, self.fc_width)
+            shapes["score_fc.bias"] = (1,)
         return shapes
 
 

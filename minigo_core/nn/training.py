@@ -41,18 +41,42 @@ def torch_state_kept() -> Iterator[None]:
         torch.use_deterministic_algorithms(saved[2], warn_only=saved[3])
 
 
+LOSSES = ("policy", "value", "ownership", "score")  # what `sgd_step` returns, in this order
+
+
 @dataclass
 class MicroBatch:
     x: torch.Tensor  # float32 (c, P, N, N)
     pi: torch.Tensor  # float32 (c, N*N+1)
     z: torch.Tensor  # float32 (c,)
+    own: torch.Tensor | None = None  # float32 (c, N*N): final ownership, the mover's view (1, -1, 0)
+    score: torch.Tensor | None = None  # float32 (c,): final score margin, points, the mover's view; NaN: none
 
     @classmethod
-    def from_arrays(cls, planes: np.ndarray, pi: np.ndarray, z: np.ndarray) -> MicroBatch:
-        """One shard's examples of a step (planes (c, P, N, N), pi (c, N*N+1), z (c,)) as tensors."""
+    def from_arrays(
+        cls,
+        planes: np.ndarray,
+        pi: np.ndarray,
+        z: np.ndarray,
+        own: np.ndarray | None = None,
+        score: np.ndarray | None = None,
+    ) -> MicroBatch:
+        """One shard's examples of a step (planes (c, P, N, N), pi (c, N*N+1), z (c,), and the auxiliary
+        targets own (c, N*N) and score (c,)) as tensors."""
         return cls(
-            x=torch.from_numpy(planes).to(torch.float32), pi=torch.from_numpy(pi), z=torch.from_numpy(z)
+            x=torch.from_numpy(planes).to(torch.float32),
+            pi=torch.from_numpy(pi),
+            z=torch.from_numpy(z),
+            own=None if own is None else torch.from_numpy(own).to(torch.float32),
+            score=None if score is None else torch.from_numpy(score).to(torch.float32),
         )
+
+    def to(self, device: torch.device) -> MicroBatch:
+        def move(t: torch.Tensor | None) -> torch.Tensor | None:
+            return None if t is None else t.to(device)
+
+        return MicroBatch(self.x.to(device), self.pi.to(device), self.z.to(device), move(self.own),
+                          move(self.score))  # fmt: skip
 
 
 def param_groups(net: torch.nn.Module, l2: float) -> list[dict]:
@@ -79,11 +103,26 @@ def _buffers_kept(net: torch.nn.Module, keep: bool) -> Iterator[None]:
                 b.copy_(s)
 
 
-def _losses(net: torch.nn.Module, mb: MicroBatch) -> tuple[torch.Tensor, torch.Tensor]:
-    logits, value = net(mb.x)
+def _losses(net: torch.nn.Module, mb: MicroBatch) -> torch.Tensor:
+    """The four losses (`LOSSES`) of a micro-batch, each a mean over its examples.
+
+    Ownership: binary cross-entropy per point between the ownership logits and (1 + own) / 2, averaged over
+    the points (KataGo's form; a neutral point is a target of 1/2). Score: squared error of the predicted
+    margin / N*N. Rows without auxiliary targets (resigned games: score NaN) add nothing to either; a net
+    without the auxiliary heads gives 0 for both.
+    """
+    logits, value, own_logits, score = net.forward_all(mb.x)
     policy_loss = -(mb.pi * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
     value_loss = F.mse_loss(value, mb.z)
-    return policy_loss, value_loss
+    zero = value_loss.new_zeros(())
+    own_loss = score_loss = zero
+    if own_logits is not None and mb.own is not None and mb.score is not None:
+        has = torch.isfinite(mb.score).to(value.dtype)
+        per_point = F.binary_cross_entropy_with_logits(own_logits, (1 + mb.own) / 2, reduction="none")
+        own_loss = (per_point.mean(dim=1) * has).mean()
+        target = torch.nan_to_num(mb.score, nan=0.0) / own_logits.shape[1]
+        score_loss = ((score - target).square() * has).mean()
+    return torch.stack([policy_loss, value_loss, own_loss, score_loss])
 
 
 def sgd_step(
@@ -91,11 +130,14 @@ def sgd_step(
     opt: torch.optim.Optimizer,
     micro: list[MicroBatch],
     lr: float,
-    value_weight: float,
+    weights: tuple[float, float, float],
     world: int,
     device: torch.device,
-) -> tuple[float, float]:
-    """One synchronous SGD step over this rank's micro-batches; returns the global (policy, value) losses.
+) -> tuple[float, ...]:
+    """One synchronous SGD step over this rank's micro-batches; returns the global losses (`LOSSES`).
+
+    The loss is policy + value_w * value + ownership_w * ownership + score_w * score (`weights` = the
+    three w).
 
     Each micro-batch's loss is scaled by 1 / (micro-batches x ranks) so that the gradients summed here and
     by the all-reduce are the mean over the global batch. Only the first micro-batch updates the batch-norm
@@ -105,14 +147,13 @@ def sgd_step(
         group["lr"] = lr
     opt.zero_grad(set_to_none=False)
     scale = 1.0 / (len(micro) * world)
-    stats = torch.zeros(2, dtype=torch.float32, device=device)
+    stats = torch.zeros(len(LOSSES), dtype=torch.float32, device=device)
+    w = torch.tensor([1.0, *weights], dtype=torch.float32, device=device)
     for k, mb in enumerate(micro):
         with _buffers_kept(net, keep=k > 0):
-            policy_loss, value_loss = _losses(
-                net, MicroBatch(mb.x.to(device), mb.pi.to(device), mb.z.to(device))
-            )
-            ((policy_loss + value_weight * value_loss) * scale).backward()
-        stats += torch.stack([policy_loss.detach(), value_loss.detach()]) * scale
+            losses = _losses(net, mb.to(device))
+            ((losses * w).sum() * scale).backward()
+        stats += losses.detach() * scale
     if world > 1:
         params = list(net.parameters())
         flat = torch.cat([p.grad.reshape(-1) for p in params] + [stats])
@@ -123,7 +164,7 @@ def sgd_step(
             offset += p.numel()
         stats = flat[offset:]
     opt.step()
-    return float(stats[0]), float(stats[1])
+    return tuple(float(v) for v in stats)
 
 
 def _setup_torch(seed: int, threads: int, backend: str, local_rank: int) -> torch.device:
@@ -176,9 +217,11 @@ class Trainer:
 
     micro_batch = staticmethod(MicroBatch.from_arrays)
 
-    def step(self, micro: list[MicroBatch], lr: float, value_weight: float) -> tuple[float, float]:
-        """One synchronous SGD step (`sgd_step`); returns the global (policy, value) losses."""
-        return sgd_step(self.net, self.opt, micro, lr, value_weight, self.world, self.device)
+    def step(
+        self, micro: list[MicroBatch], lr: float, weights: tuple[float, float, float]
+    ) -> tuple[float, ...]:
+        """One synchronous SGD step (`sgd_step`); returns the global losses (`LOSSES`)."""
+        return sgd_step(self.net, self.opt, micro, lr, weights, self.world, self.device)
 
     def l2_loss(self, l2: float) -> float:
         """The L2 penalty of the decayed weights, 0.5 * l2 * sum of their squares."""

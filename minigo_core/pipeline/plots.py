@@ -48,7 +48,14 @@ def read_steps(path: str) -> list[dict]:
 def plot_loss(cfg) -> bytes:
     fig, ax = plt.subplots(figsize=(7, 4))
     drawn = False
-    steps, series = [], {"loss": [], "policy_loss": [], "value_loss": []}
+    steps: list = []
+    series: dict[str, list] = {
+        "loss": [],
+        "policy_loss": [],
+        "value_loss": [],
+        "ownership_loss": [],
+        "score_loss": [],
+    }
     boundaries = []
     for g in range(1, cfg.generations + 1):
         records = read_steps(layout.train_metrics_path(cfg.root, g))
@@ -62,6 +69,8 @@ def plot_loss(cfg) -> bytes:
         ("loss", "total"),
         ("policy_loss", "policy (cross-entropy)"),
         ("value_loss", "value (MSE)"),
+        ("ownership_loss", "ownership (cross-entropy per point)"),
+        ("score_loss", "score margin / N² (MSE)"),
     ):
         points = [(s, v) for s, v in zip(steps, series[key], strict=True) if isinstance(v, (int, float))]
         if points:
