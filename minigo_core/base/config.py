@@ -91,6 +91,9 @@ class EvaluateSettings:
     target: str = "gen0"
     early_stop: bool = True
     gnugo: str = "/usr/games/gnugo"
+    every: int = 1
+    final_games: int = 0
+    final_opponents: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -270,9 +273,13 @@ def validate(cfg: RunConfig) -> RunConfig:
         e.readouts,
     )
     _require(e.softpick_moves >= 0, "evaluate.softpick_moves", ">= 0", e.softpick_moves)
+    _require(1 <= e.every <= 100000, "evaluate.every", "1..100000", e.every)
+    _require(0 <= e.final_games <= 100000, "evaluate.final_games", "0..100000", e.final_games)
     try:
         for i, opp in enumerate(e.opponents):
             PlayerSpec.parse_config(opp, f"evaluate.opponents[{i}]")
+        for i, opp in enumerate(e.final_opponents):
+            PlayerSpec.parse_config(opp, f"evaluate.final_opponents[{i}]")
         PlayerSpec.parse_config(e.target, "evaluate.target")
     except PlayerSpecError as exc:
         raise ConfigError(str(exc)) from None

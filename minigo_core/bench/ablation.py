@@ -122,8 +122,8 @@ def _stop(proc: subprocess.Popen) -> None:
 
 def _match(row_cfg: Path, player: str, opponent: str, games: int, readouts: int, out: Path) -> Path:
     if not out.exists():
-        cmd = [sys.executable, "-m", "minigo_core.cli", "evaluate", "--config", str(row_cfg), "--player", player,
-               "--opponent", opponent, "--games", str(games), "--readouts", str(readouts), "--no-early-stop",
+        cmd = [sys.executable, "-m", "minigo_core.cli", "evaluate", "--config", str(row_cfg),
+               "--player", player, "--opponent", opponent, "--games", str(games), "--readouts", str(readouts), "--no-early-stop",
                "--threads", "1", "--out", str(out)]  # fmt: skip
         log = out.with_suffix(".log")
         with open(log, "w") as handle:
@@ -208,8 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     text = table(results, fit, anchor)
     print(text)
     (spec["root"] / "ablation.md").write_text(text + "\n")
-    (spec["root"] / "ablation.json").write_text(json.dumps(
-        {"rows": results, "elo": fit.elo, "stderr": fit.stderr, "games": fit.games, "anchor": anchor}, indent=1))  # fmt: skip
+    summary = {"rows": results, "elo": fit.elo, "stderr": fit.stderr, "games": fit.games, "anchor": anchor}
+    (spec["root"] / "ablation.json").write_text(json.dumps(summary, indent=1))
     return 0
 
 

@@ -27,10 +27,12 @@ def selfplay_generations(cfg: RunConfig) -> range:
     return range(0, cfg.generations)
 
 
-def opponent_specs(cfg: RunConfig) -> list[PlayerSpec]:
-    """Every configured opponent (`evaluate.opponents`, then `evaluate.target`), duplicates removed."""
+def opponent_specs(cfg: RunConfig, final: bool = True) -> list[PlayerSpec]:
+    """Every configured opponent (`evaluate.opponents`, then `evaluate.target`, then with `final` the last
+    generation's `evaluate.final_opponents`), duplicates removed."""
     specs: list[PlayerSpec] = []
-    for text in (*cfg.evaluate.opponents, cfg.evaluate.target):
+    extra = cfg.evaluate.final_opponents if final else ()
+    for text in (*cfg.evaluate.opponents, cfg.evaluate.target, *extra):
         spec = PlayerSpec.parse(text)
         if spec.kind == "generation" and spec.generation > cfg.generations:
             raise ConfigError(
@@ -42,14 +44,31 @@ def opponent_specs(cfg: RunConfig) -> list[PlayerSpec]:
     return specs if cfg.evaluate.games > 0 else []
 
 
+def is_evaluated(cfg: RunConfig, generation: int) -> bool:
+    """Generations `evaluate.every`, 2 x every, ... and the last one are evaluated (never generation 0)."""
+    return generation >= 1 and (generation % cfg.evaluate.every == 0 or generation == cfg.generations)
+
+
+def final_match(cfg: RunConfig, generation: int) -> bool:
+    """The last generation's matches: `evaluate.final_games` games each (when set), no early stop."""
+    return generation == cfg.generations and cfg.evaluate.final_games > 0
+
+
+def match_games(cfg: RunConfig, generation: int) -> int:
+    """Games per match of `generation`: `evaluate.final_games` for the last generation when set, else
+    `evaluate.games`."""
+    return cfg.evaluate.final_games if final_match(cfg, generation) else cfg.evaluate.games
+
+
 def evaluation_specs(cfg: RunConfig, generation: int) -> list[PlayerSpec]:
     """The matches of `generation`: one per distinct opponent (at generation 1 `previous` is `gen0`: one
-    match, named after the spec listed first); none for generation 0 and none against itself."""
-    if generation < 1:
+    match, named after the spec listed first); none for generation 0, none against itself, none for the
+    generations `evaluate.every` skips; the last generation also plays `evaluate.final_opponents`."""
+    if not is_evaluated(cfg, generation):
         return []
     seen = {f"gen{generation}"}
     specs = []
-    for spec in opponent_specs(cfg):
+    for spec in opponent_specs(cfg, final=generation == cfg.generations):
         key = spec.opponent_key(generation)
         if key not in seen:
             seen.add(key)

@@ -15,7 +15,9 @@ from minigo_core.pipeline.plan import (
     DEFAULT_MAX_JOBS,
     Plan,
     evaluation_files,
+    final_match,
     generation_outputs,
+    match_games,
     opponent_specs,
     plan,
     selfplay_jobs,
@@ -27,6 +29,7 @@ __all__ = [
     "ConfigError",
     "Plan",
     "effective_config_text",
+    "evaluate_options",
     "evaluation_files",
     "generation_outputs",
     "opponent_model_generation",
@@ -66,6 +69,14 @@ def write_effective_config(path: str, text: str) -> None:
 def opponent_slugs(cfg: RunConfig) -> list[str]:
     """The file-name forms of the configured opponents (the `{opponent}` wildcard's values)."""
     return [spec.slug for spec in opponent_specs(cfg)]
+
+
+def evaluate_options(cfg: RunConfig, generation: int) -> str:
+    """Extra `minigo evaluate` options of `generation`'s matches: the last generation's final matches play
+    `evaluate.final_games` games without early stop; other generations take the config's values."""
+    if final_match(cfg, generation):
+        return f"--games {match_games(cfg, generation)} --no-early-stop"
+    return ""
 
 
 def opponent_text(slug: str) -> str:

@@ -166,6 +166,10 @@ def window_markers(wildcards):
     ]
 
 
+def evaluate_options(wildcards):
+    return minigo.evaluate_options(RUN, int(wildcards.generation))
+
+
 def opponent_spec(wildcards):
     return minigo.opponent_text(wildcards.opponent)
 

@@ -18,6 +18,7 @@ rule evaluate:
     params:
         minigo=MINIGO,
         spec=opponent_spec,
+        options=evaluate_options,
     shell:
         "{params.minigo} evaluate --config {input.config:q} --generation {wildcards.generation:q}"
-        " --opponent {params.spec:q} --out {output.result:q} > {log:q} 2>&1"
+        " --opponent {params.spec:q} {params.options} --out {output.result:q} > {log:q} 2>&1"

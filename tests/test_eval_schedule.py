@@ -1,0 +1,48 @@
+"""The evaluation schedule: every K-th generation and the last, and the last generation's final matches."""
+
+from __future__ import annotations
+
+import pytest
+
+from minigo_core.base.config import ConfigError, from_dict
+from minigo_core.pipeline import plan, workflow
+
+
+def _cfg(**evaluate):
+    base = {"games": 8, "opponents": ["previous", "gnugo:1"], "target": "gen0"}
+    return from_dict({"generations": 10, "evaluate": {**base, **evaluate}})
+
+
+def test_every_k_generations_and_the_last():
+    cfg = _cfg(every=4)
+    evaluated = [g for g in range(11) if plan.evaluation_specs(cfg, g)]
+    assert evaluated == [4, 8, 10]
+    assert plan.evaluation_files(cfg, 5) == [] and len(plan.evaluation_files(cfg, 8)) == 3
+    assert plan.generation_outputs(cfg, 5) == [
+        f for f in plan.generation_outputs(cfg, 5) if "/eval/" not in f
+    ]
+    assert [g for g in range(11) if plan.evaluation_specs(_cfg(), g)] == list(range(1, 11))
+
+
+def test_final_matches_play_more_games_and_more_opponents():
+    cfg = _cfg(final_games=100, final_opponents=["random", "gnugo:2", "gen0"])
+    last = [s.text for s in plan.evaluation_specs(cfg, 10)]
+    assert last == ["previous", "gnugo:1", "gen0", "random", "gnugo:2"]
+    assert [s.text for s in plan.evaluation_specs(cfg, 9)] == ["previous", "gnugo:1", "gen0"]
+    assert workflow.evaluate_options(cfg, 10) == "--games 100 --no-early-stop"
+    assert workflow.evaluate_options(cfg, 9) == ""
+    assert workflow.evaluate_options(_cfg(), 10) == ""  # final_games 0: the usual matches
+    assert "random" in workflow.opponent_slugs(cfg) and "gnugo-2" in workflow.opponent_slugs(cfg)
+
+
+@pytest.mark.parametrize(
+    "evaluate, key",
+    [
+        ({"every": 0}, "evaluate.every"),
+        ({"final_games": -1}, "evaluate.final_games"),
+        ({"final_opponents": ["gnugo:99"]}, "evaluate.final_opponents[0]"),
+    ],  # fmt: skip
+)
+def test_bad_schedule_keys_are_named(evaluate, key):
+    with pytest.raises(ConfigError, match=key.replace("[", r"\[").replace("]", r"\]")):
+        _cfg(**evaluate)
