@@ -123,8 +123,8 @@ def _stop(proc: subprocess.Popen) -> None:
 def _match(row_cfg: Path, player: str, opponent: str, games: int, readouts: int, out: Path) -> Path:
     if not out.exists():
         cmd = [sys.executable, "-m", "minigo_core.cli", "evaluate", "--config", str(row_cfg),
-               "--player", player, "--opponent", opponent, "--games", str(games), "--readouts", str(readouts), "--no-early-stop",
-               "--threads", "1", "--out", str(out)]  # fmt: skip
+               "--player", player, "--opponent", opponent, "--games", str(games), "--readouts", str(readouts),
+               "--no-early-stop", "--threads", "1", "--out", str(out)]  # fmt: skip
         log = out.with_suffix(".log")
         with open(log, "w") as handle:
             code = subprocess.call(cmd, cwd=REPO, stdout=handle, stderr=subprocess.STDOUT)
