@@ -9,7 +9,7 @@ from sgfmill import sgf as sgfmill_sgf
 
 from minigo_core.data.gamefile import GameRecord, write_game
 from minigo_core.game import coords
-from minigo_core.jobs.inspect import cli_main, top_moves
+from minigo_core.jobs.inspect import board_at, cli_main, top_moves
 from minigo_core.nn import model
 
 
@@ -181,3 +181,13 @@ def test_top_moves_orders_by_visits():
     visits = np.zeros(82, dtype=np.int64)
     visits[[0, 5, 81]] = [3, 9, 1]
     assert top_moves(visits, 9, 2) == [("F9", 9, 9 / 13), ("A9", 3, 3 / 13)]
+
+
+def test_final_position_shows_the_ownership_target():
+    from test_gamefile import make_record  # lazy: a helper of another test module
+
+    record = make_record(7, num_moves=60, seed=2)
+    text = board_at(record, len(record.moves))
+    assert "ownership target" in text and f"score {record.positions()[-1].score():+g}" in text
+    grid = [line.split() for line in text.splitlines() if line.startswith("    ")][-7:]
+    assert len(grid) == 7 and all(len(row) == 7 and set(row) <= {"B", "W", "."} for row in grid)

@@ -133,7 +133,20 @@ def board_at(record: GameRecord, move: int, top: int = 5) -> str:
             lines.append("  fast search: not recorded (playout-cap randomisation)")
     else:
         lines.append(f"final position; result {result_string(record.metadata)}")
+        lines += ownership_lines(record, position)
     return "\n".join(lines)
+
+
+def ownership_lines(record: GameRecord, final) -> list[str]:
+    """The auxiliary targets of the game: the final Tromp-Taylor ownership map and score margin."""
+    if record.resigned:
+        return ["  resigned: the board is not finished, so its positions train no ownership/score target"]
+    n = record.board_size
+    own = final.ownership().reshape(n, n)
+    mark = {1: "B", -1: "W", 0: "."}
+    lines = [f"  ownership target (Tromp-Taylor; B Black's, W White's, . neither), score {final.score():+g}:"]
+    lines += ["    " + " ".join(mark[int(v)] for v in row) for row in own]
+    return lines
 
 
 def sgf_comments(record: GameRecord, top: int = 5) -> list[str | None]:
