@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from snakemake.utils import update_config
 
 from minigo_core.base.config import from_dict
 from minigo_core.data import layout
@@ -68,11 +67,21 @@ def load_spec(path: str) -> tuple[dict, list[Row]]:
     return {**spec, "root": root}, rows
 
 
+def merge(base: dict, over: dict) -> dict:
+    """`over` merged into `base` key by key, nested mappings merged too (Snakemake's --configfile rule)."""
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            merge(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
 def row_config(spec: dict, row: Row) -> dict:
     """config.yaml, then the spec's `common`, then the row's `set`; the row's own run root."""
     data = yaml.safe_load((REPO / "config.yaml").read_text())
-    update_config(data, json.loads(json.dumps(spec.get("common") or {})))
-    update_config(data, json.loads(json.dumps(row.overrides)))
+    merge(data, json.loads(json.dumps(spec.get("common") or {})))
+    merge(data, json.loads(json.dumps(row.overrides)))
     data["root"] = str(row.root / "run")
     from_dict(data)  # validate now: a bad row fails before any run starts
     return data

@@ -3,10 +3,17 @@
 What `make run` calls. Each Snakemake invocation plans a bounded number of generations (config key
 `plan_max_jobs`, see `minigo_core.pipeline.plan`); this command invokes Snakemake again until every generation
 is done, so one command runs a whole run on a laptop or, with `--profile profiles/slurm`, from a login node.
-Snakemake's full output goes to `{root}/logs/snakemake/*.log`; the terminal shows the plan, the progress
-lines and any error. At the end it prints where the results are, the Elo table and `minigo status`.
+Snakemake's full output goes to `{root}/logs/snakemake/*.log`; the terminal shows the plan of each
+invocation, Snakemake's error lines, and one status line (`minigo_core.pipeline.progress`):
 
-    minigo run --profile profiles/local --config config.yaml [--report] [-- extra snakemake options]
+    gen 7/24 · jobs 45/120 · 5:12 elapsed · ~12:30 left · GNU Go 1: -320 Elo [-410, -230] (gen 6)
+
+redrawn in place on a terminal (`--progress live`), printed as a plain line when the generation changes or
+at most once a minute otherwise (`--progress lines`: logs, CI, nohup), or not at all (`--progress none`,
+`--quiet-progress`). At the end it prints where the results are, the Elo table and `minigo status`.
+
+    minigo run --profile profiles/local --config config.yaml [--no-report] [--progress {live,lines,none}]
+               [-- extra snakemake options]
 """
 
 from __future__ import annotations
@@ -15,7 +22,6 @@ import argparse
 import json
 import logging
 import os
-import re
 import subprocess
 import sys
 import time
@@ -30,15 +36,11 @@ from minigo_core.data import layout, storage
 from minigo_core.jobs.ratings import format_table
 from minigo_core.pipeline import status
 from minigo_core.pipeline.plan import DEFAULT_MAX_JOBS, plan
+from minigo_core.pipeline.progress import MODES, SHOWN, ProgressDisplay, RunProgress
 from minigo_core.pipeline.workflow import split_workflow_keys
 
 log = logging.getLogger(__name__)
 REPO = Path(__file__).resolve().parents[2]  # the repository: Snakefile, config.yaml, profiles/
-PROGRESS = re.compile(r"^(\d+) of (\d+) steps \((\d+%)\) done")
-SHOWN = re.compile(
-    r"^(minigo: |Error in rule|Exiting because|WorkflowError|MissingInput|LockException|"
-    r"    message:|Logfile |IncompleteFilesException|.*Directory cannot be locked)"
-)
 
 
 def effective_config(config_file: str, workdir: Path = REPO) -> tuple[RunConfig, dict]:
@@ -63,8 +65,9 @@ def snakemake_command(profile: str, config_file: str, extra: list[str]) -> list[
     return [sys.executable, "-m", "snakemake", "--profile", profile, "--configfile", config_file, *extra]
 
 
-def run_snakemake(cmd: list[str], log_path: Path, echo=print) -> int:
-    """Run one Snakemake invocation; full output to `log_path`, progress and errors to the terminal."""
+def run_snakemake(cmd: list[str], log_path: Path, echo=print, progress: ProgressDisplay | None = None) -> int:
+    """Run one Snakemake invocation; full output to `log_path`, to the terminal: its error lines (`SHOWN`,
+    through `echo`) and, with `progress`, the status line (which then shows the error lines itself)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
         log.write("$ " + " ".join(cmd) + "\n")
@@ -73,18 +76,19 @@ def run_snakemake(cmd: list[str], log_path: Path, echo=print) -> int:
         )
         assert proc.stdout is not None
         try:
-            for line in proc.stdout:
-                log.write(line)
-                text = line.rstrip()
-                match = PROGRESS.match(text)
-                if match:
-                    echo(
-                        f"  [{time.strftime('%H:%M:%S')}] {match.group(1)} of {match.group(2)} jobs"
-                        f" ({match.group(3)})"
-                    )
-                elif SHOWN.match(text):
-                    echo("  " + text)
+            if progress is None:
+                for line in proc.stdout:
+                    log.write(line)
+                    if SHOWN.match(line.rstrip()):
+                        echo("  " + line.rstrip())
+            else:
+                with progress.invocation():
+                    for line in proc.stdout:
+                        log.write(line)
+                        progress.line(line.rstrip())
         except KeyboardInterrupt:
+            for line in proc.stdout:  # Snakemake got the Ctrl-C too: its last words go to the log
+                log.write(line)
             proc.wait()
             raise
         return proc.wait()
@@ -128,9 +132,16 @@ def print_results(cfg: RunConfig, echo=print) -> None:
 
 
 def run_until_done(
-    cmd: list[str], cfg: RunConfig, workflow: dict, profile: str, config: str, max_invocations: int = 100000
+    cmd: list[str],
+    cfg: RunConfig,
+    workflow: dict,
+    profile: str,
+    config: str,
+    max_invocations: int = 100000,
+    progress: ProgressDisplay | None = None,
 ) -> int:
-    """Invoke Snakemake until the plan reaches the run's last generation; stop when one makes no progress."""
+    """Invoke Snakemake until the plan reaches the run's last generation; stop when one makes no progress.
+    `progress` shows the status line (None: Snakemake's error lines only)."""
     logs = Path(layout.logs_dir(cfg.root, "snakemake"))
     previous = None
     for invocation in range(1, max_invocations + 1):
@@ -148,7 +159,7 @@ def run_until_done(
         print(f"[{time.strftime('%H:%M:%S')}] invocation {invocation}: {planned.describe()}")
         log_path = logs / f"{time.strftime('%Y%m%d-%H%M%S')}-{invocation}.log"
         try:
-            code = run_snakemake(cmd, log_path)
+            code = run_snakemake(cmd, log_path, progress=progress)
         except KeyboardInterrupt:
             print(f"\nminigo run: interrupted; rerun the same command to continue (log: {log_path})")
             return 130
@@ -189,7 +200,8 @@ def run(args: argparse.Namespace) -> int:
         f"{cfg.board_size}, profile {profile}, run root {cfg.root}"
     )
     start = time.time()
-    code = run_until_done(cmd, cfg, workflow, profile, config, args.max_invocations)
+    display = ProgressDisplay(RunProgress(cfg.root, cfg.generations, start), mode=args.progress)
+    code = run_until_done(cmd, cfg, workflow, profile, config, args.max_invocations, display)
     if code != 0:
         return code
     print(f"minigo run: done in {time.time() - start:.0f} s")
@@ -208,5 +220,15 @@ def cli_main(argv: list[str]) -> int:
     cmd.parser.add_argument("--no-report", action="store_true", help="skip the HTML report at the end")
     cmd.parser.add_argument(
         "--max-invocations", type=int, default=100000, help="stop after this many Snakemake invocations"
+    )
+    cmd.parser.add_argument(
+        "--progress",
+        choices=MODES,
+        default=None,
+        help="the status line: redrawn in place (live, the default on a terminal), a line per generation "
+        "and at most one a minute (lines, the default otherwise), or none",
+    )
+    cmd.parser.add_argument(
+        "--quiet-progress", dest="progress", action="store_const", const="none", help="= --progress none"
     )
     return cmd.run(argv, run, pass_on=True)
