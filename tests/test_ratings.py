@@ -159,6 +159,6 @@ def test_ratings_command_writes_table_and_plots(synthetic_run, tmp_path, capsys)
     assert lines[0].startswith("player,kind,generation,elo") and len(lines) == 7
     assert json.loads((out / "time_to_target.json").read_text())["generation"] == 3
     assert json.loads((out / "elo.json").read_text())["anchor"] == "gen0000"
-    for png in ("elo.png", "winrate.png"):
+    for png in ("elo.png", "winrate.png", "learning_curve.png"):
         data = (out / png).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000

@@ -314,6 +314,7 @@ def test_local_run_produces_every_artifact_and_each_validates(tiny_run):
         "time_to_target.json",
         "elo.png",
         "winrate.png",
+        "learning_curve.png",
         "loss.png",
         "game_lengths.png",
         "resign_false_positives.png",

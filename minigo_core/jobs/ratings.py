@@ -25,6 +25,7 @@ target (`evaluate.target`) passes 50%. The time its evaluation finished is repor
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import json
@@ -522,6 +523,63 @@ def plot_winrate(ttt: dict, title: str | None = None) -> bytes:
     return png_bytes(fig)
 
 
+def gnugo_anchor(rows: Sequence[dict]) -> dict | None:
+    """The rated GNU Go player of the lowest level (the learning curve's zero), or None."""
+    levels = [r for r in rows if r["kind"] == "gnugo" and r["elo"] is not None]
+    return min(levels, key=lambda r: int(r["player"].split(":")[1])) if levels else None
+
+
+def plot_learning_curve(
+    rows: Sequence[dict], matches: Sequence[MatchSummary], title: str | None = None
+) -> bytes:
+    """PNG, two panels over wall time (minutes since generation 0's model): the Elo of every rated model
+    relative to the lowest GNU Go level played (other GNU Go levels and the random player as lines), and the
+    win rate of each generation against each GNU Go level with its 95% Wilson interval."""
+    import matplotlib  # lazy: pyplot imports in ~1.7 s; `minigo status` uses this module
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # lazy: pyplot imports in ~1.7 s; `minigo status` uses this module
+
+    anchor = gnugo_anchor(rows)
+    zero = anchor["elo"] if anchor else 0.0
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 7), sharex=True, height_ratios=(3, 2))
+    gens = [
+        r
+        for r in rows
+        if r["kind"] == "generation" and r["elo"] is not None and r["model_time_s"] is not None
+    ]
+    if gens:
+        x = [r["model_time_s"] / 60 for r in gens]
+        err = [[r["elo"] - r["elo_low95"] for r in gens], [r["elo_high95"] - r["elo"] for r in gens]]
+        top.errorbar(x, [r["elo"] - zero for r in gens], yerr=err, fmt="o-", ms=3, capsize=2, lw=1,
+                     label="model (95% interval)")  # fmt: skip
+    for i, r in enumerate(r for r in rows if r["kind"] in ("gnugo", "random") and r["elo"] is not None):
+        top.axhline(r["elo"] - zero, ls="--", lw=1, color=f"C{i + 1}")
+        top.annotate(r["player"], xy=(0.01, r["elo"] - zero), xycoords=("axes fraction", "data"),
+                     color=f"C{i + 1}", fontsize=8, va="bottom")  # fmt: skip
+    top.set_ylabel(f"Elo ({anchor['player']} = 0)" if anchor else "Elo (generation 0 = 0)")
+    top.set_title(title or "Learning curve: strength over wall time")
+    top.grid(alpha=0.3)
+    start = min((r["model_time_s"] for r in gens), default=None)
+    times = {r["player"]: r["model_time_s"] for r in gens}
+    for i, level in enumerate(sorted({m.opponent for m in matches if player_kind(m.opponent) == "gnugo"})):
+        pts = sorted((times[m.player] / 60, m) for m in matches if m.opponent == level and m.player in times)
+        if pts:
+            rates = [m.win_rate for _, m in pts]
+            ci = [wilson_interval(sum(m.scores), m.games) for _, m in pts]
+            bottom.errorbar([t for t, _ in pts], rates, fmt="o-", ms=3, capsize=2, lw=1, color=f"C{i + 1}",
+                            yerr=[[r - c[0] for r, c in zip(rates, ci, strict=True)],
+                                  [c[1] - r for r, c in zip(rates, ci, strict=True)]],
+                            label=f"vs {level} (95% interval)")  # fmt: skip
+            bottom.legend(loc="upper left", fontsize=8)
+    bottom.axhline(0.5, color="grey", ls="--", lw=1)
+    bottom.set_ylim(-0.02, 1.02)
+    bottom.set_ylabel("win rate against GNU Go")
+    bottom.set_xlabel("wall time since generation 0's model (minutes)" if start is not None else "wall time")
+    bottom.grid(alpha=0.3)
+    return png_bytes(fig)
+
+
 def png_bytes(fig) -> bytes:
     """A matplotlib figure as PNG bytes (closed afterwards): every plot of a run is written this way."""
     import matplotlib.pyplot as plt  # lazy: pyplot imports in ~1.7 s; `minigo status` uses this module
@@ -602,6 +660,11 @@ def write_ratings(args: argparse.Namespace) -> int:
     storage.write_text(storage.join(out, "time_to_target.json"), json.dumps(ttt, indent=1) + "\n")
     storage.write_bytes(storage.join(out, "elo.png"), plot_elo(rows))
     storage.write_bytes(storage.join(out, "winrate.png"), plot_winrate(ttt))
+    matches = []
+    for url in find_matches(root):
+        with contextlib.suppress(ValueError):  # summarise_run has warned about it
+            matches.append(read_match(url))
+    storage.write_bytes(storage.join(out, "learning_curve.png"), plot_learning_curve(rows, matches))
     print(format_table(rows))
     if ttt["reached"] and ttt["seconds"] is None:
         print(f"time to target ({target}): generation {ttt['generation']} (no model timestamps)")

@@ -131,6 +131,7 @@ SUMMARY_FILES = (
     "time_to_target.json",
     "elo.png",
     "winrate.png",
+    "learning_curve.png",
     "loss.png",
     "game_lengths.png",
     "resign_false_positives.png",

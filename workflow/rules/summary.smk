@@ -17,6 +17,11 @@ rule ratings:
             caption="../report/winrate.rst",
             category="Summary",
         ),
+        learning_curve=report(
+            f"{SUMMARY}/learning_curve.png",
+            caption="../report/learning_curve.rst",
+            category="Summary",
+        ),
     log:
         f"{LOGS}/summary/ratings.log",
     resources:
