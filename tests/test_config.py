@@ -143,3 +143,15 @@ def test_root_under_a_file_is_rejected(tmp_path):
         check_root_writable(from_dict({"root": str(blocker / "run")}))
     check_root_writable(from_dict({"root": str(tmp_path / "fine")}))
     assert not [p for p in (tmp_path / "fine").iterdir()], "the write probe must be removed"
+
+
+def test_ablation_rows_are_valid_run_configs():
+    from minigo_core.bench import ablation  # lazy: the benchmark modules are not part of the library's API
+
+    spec, rows = ablation.load_spec(str(REPO / "config" / "ablation" / "rows.yaml"))
+    assert len(rows) >= 8 and rows[0].name == "default" and not rows[0].overrides
+    for row in rows:
+        data = ablation.row_config(spec, row)  # validates: a bad row fails here, not after an hour
+        assert data["root"].endswith(f"{row.name}/run") and data["evaluate"]["games"] == 0
+    merged = ablation.merge({"a": {"b": 1, "c": 2}, "d": 3}, {"a": {"b": 5}, "e": 6})
+    assert merged == {"a": {"b": 5, "c": 2}, "d": 3, "e": 6}

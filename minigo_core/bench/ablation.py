@@ -1,4 +1,4 @@
-"""`python -m minigo_core.bench ablation --spec config/ablation.yaml`: an ablation table at equal wall time.
+"""`python -m minigo_core.bench ablation --spec config/ablation/rows.yaml`: an ablation at equal wall time.
 
 Every row of the spec is a real run (`minigo run`, the local profile, this machine's cores) of `config.yaml`
 with the spec's `common` keys and the row's `set` keys merged over it, stopped after `budget_minutes` of wall
@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m minigo_core.bench ablation", description=__doc__.split("\n")[0]
     )
     parser.add_argument(
-        "--spec", default="config/ablation.yaml", help="the ablation spec (config/ablation.yaml)"
+        "--spec", default="config/ablation/rows.yaml", help="the ablation spec (config/ablation/rows.yaml)"
     )
     parser.add_argument("--rows", default="", help="comma-separated row names to run (default: all)")
     parser.add_argument("--no-tournament", action="store_true", help="only run the rows")

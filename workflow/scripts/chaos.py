@@ -92,6 +92,7 @@ SKIP = (
     "summary/status.txt",  # `minigo status`: elapsed times, "as of" clock time
     "summary/time_to_target.json",  # wall time to the target by definition
     "summary/winrate.png",  # win rate against wall-clock hours
+    "summary/learning_curve.png",  # Elo and win rates against wall-clock minutes
 )
 # Artifacts that record wall-clock time next to deterministic content: compared with these keys (JSON, at
 # any depth) or columns (CSV) removed.
