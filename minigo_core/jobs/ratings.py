@@ -550,7 +550,10 @@ def plot_learning_curve(
     ]
     if gens:
         x = [r["model_time_s"] / 60 for r in gens]
-        err = [[r["elo"] - r["elo_low95"] for r in gens], [r["elo_high95"] - r["elo"] for r in gens]]
+        err = [
+            [max(0.0, r["elo"] - r["elo_low95"]) for r in gens],
+            [max(0.0, r["elo_high95"] - r["elo"]) for r in gens],
+        ]
         top.errorbar(x, [r["elo"] - zero for r in gens], yerr=err, fmt="o-", ms=3, capsize=2, lw=1,
                      label="model (95% interval)")  # fmt: skip
     for i, r in enumerate(r for r in rows if r["kind"] in ("gnugo", "random") and r["elo"] is not None):
@@ -568,8 +571,8 @@ def plot_learning_curve(
             rates = [m.win_rate for _, m in pts]
             ci = [wilson_interval(sum(m.scores), m.games) for _, m in pts]
             bottom.errorbar([t for t, _ in pts], rates, fmt="o-", ms=3, capsize=2, lw=1, color=f"C{i + 1}",
-                            yerr=[[r - c[0] for r, c in zip(rates, ci, strict=True)],
-                                  [c[1] - r for r, c in zip(rates, ci, strict=True)]],
+                            yerr=[[max(0.0, r - c[0]) for r, c in zip(rates, ci, strict=True)],
+                                  [max(0.0, c[1] - r) for r, c in zip(rates, ci, strict=True)]],
                             label=f"vs {level} (95% interval)")  # fmt: skip
             bottom.legend(loc="upper left", fontsize=8)
     bottom.axhline(0.5, color="grey", ls="--", lw=1)
