@@ -162,3 +162,23 @@ def test_ratings_command_writes_table_and_plots(synthetic_run, tmp_path, capsys)
     for png in ("elo.png", "winrate.png", "learning_curve.png"):
         data = (out / png).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+
+
+def test_learning_curve_is_relative_to_the_lowest_gnugo_level_and_draws_zero_wins():
+    rows = [
+        {"player": "gen0000", "kind": "generation", "elo": 0.0, "elo_low95": 0.0, "elo_high95": 0.0,
+         "model_time_s": 0.0},
+        {"player": "gen0004", "kind": "generation", "elo": 300.0, "elo_low95": 200.0, "elo_high95": 400.0,
+         "model_time_s": 120.0},
+        {"player": "gnugo:3", "kind": "gnugo", "elo": 900.0, "elo_low95": 800.0, "elo_high95": 1000.0,
+         "model_time_s": None},
+        {"player": "gnugo:1", "kind": "gnugo", "elo": 700.0, "elo_low95": 600.0, "elo_high95": 800.0,
+         "model_time_s": None},
+    ]  # fmt: skip
+    assert ratings.gnugo_anchor(rows)["player"] == "gnugo:1"
+    matches = [
+        ratings.MatchSummary("m.json", "gen0004", "gnugo:1", [0.0] * 6, None)
+    ]  # 0 wins: bound ~ -3e-17
+    data = ratings.plot_learning_curve(rows, matches)
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert ratings.gnugo_anchor([r for r in rows if r["kind"] == "generation"]) is None
