@@ -29,9 +29,9 @@ def test_final_matches_play_more_games_and_more_opponents():
     last = [s.text for s in plan.evaluation_specs(cfg, 10)]
     assert last == ["previous", "gnugo:1", "gen0", "random", "gnugo:2"]
     assert [s.text for s in plan.evaluation_specs(cfg, 9)] == ["previous", "gnugo:1", "gen0"]
-    assert workflow.evaluate_options(cfg, 10) == "--games 100 --no-early-stop"
-    assert workflow.evaluate_options(cfg, 9) == ""
-    assert workflow.evaluate_options(_cfg(), 10) == ""  # final_games 0: the usual matches
+    assert workflow.evaluate_options(cfg, 10) == ["--games", "100", "--no-early-stop"]
+    assert workflow.evaluate_options(cfg, 9) == []
+    assert workflow.evaluate_options(_cfg(), 10) == []  # final_games 0: the usual matches
     assert "random" in workflow.opponent_slugs(cfg) and "gnugo-2" in workflow.opponent_slugs(cfg)
 
 

@@ -71,12 +71,13 @@ def opponent_slugs(cfg: RunConfig) -> list[str]:
     return [spec.slug for spec in opponent_specs(cfg)]
 
 
-def evaluate_options(cfg: RunConfig, generation: int) -> str:
-    """Extra `minigo evaluate` options of `generation`'s matches: the last generation's final matches play
-    `evaluate.final_games` games without early stop; other generations take the config's values."""
+def evaluate_options(cfg: RunConfig, generation: int) -> list[str]:
+    """Extra `minigo evaluate` arguments of `generation`'s matches (a list: the rule quotes each with `:q`):
+    the last generation's final matches play `evaluate.final_games` games without early stop; other
+    generations take the config's values (no arguments)."""
     if final_match(cfg, generation):
-        return f"--games {match_games(cfg, generation)} --no-early-stop"
-    return ""
+        return ["--games", str(match_games(cfg, generation)), "--no-early-stop"]
+    return []
 
 
 def opponent_text(slug: str) -> str:

@@ -21,4 +21,4 @@ rule evaluate:
         options=evaluate_options,
     shell:
         "{params.minigo} evaluate --config {input.config:q} --generation {wildcards.generation:q}"
-        " --opponent {params.spec:q} {params.options} --out {output.result:q} > {log:q} 2>&1"
+        " --opponent {params.spec:q} {params.options:q} --out {output.result:q} > {log:q} 2>&1"
