@@ -4,12 +4,12 @@ temporary run root with fake model files and results files; no Snakemake is star
 from __future__ import annotations
 
 import io
-import json
 import re
 import sys
 from pathlib import Path
 
 import pytest
+from test_ratings import write_match
 
 from minigo_core.data import layout
 from minigo_core.jobs.ratings import fit_bradley_terry
@@ -43,19 +43,8 @@ def add_model(root: str, generation: int) -> None:
 
 
 def add_match(root: str, generation: int, opponent: str, winners: list[str]) -> str:
-    """A results file as `minigo evaluate` writes it (the fields `read_match` reads)."""
-    slug = opponent.replace(":", "-")
-    path = Path(layout.eval_path(root, generation, slug))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = {
-        "format": "minigo-match",
-        "player": {"name": f"gen{generation:04d}"},
-        "opponent": {"name": opponent},
-        "games": [{"index": i, "winner": w} for i, w in enumerate(winners)],
-        "finished_unix": START,
-    }
-    path.write_text(json.dumps(data))
-    return str(path)
+    """A results file as `minigo evaluate` writes it, finished at START."""
+    return write_match(root, generation, opponent, winners, START)
 
 
 @pytest.fixture()

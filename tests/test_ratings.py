@@ -96,7 +96,8 @@ def test_wilson_interval_known_values():
 
 
 def write_match(root: str, generation: int, opponent: str, winners: list[str], finished: float) -> str:
-    url = storage.join(root, "eval", f"gen{generation:04d}", f"vs_{opponent.replace(':', '')}.json")
+    """A results file as `minigo evaluate` writes it (the fields `read_match` reads), at its layout path."""
+    url = layout.eval_path(root, generation, opponent.replace(":", "-"))
     data = {
         "format": "minigo-match",
         "player": {"name": f"gen{generation:04d}"},

@@ -25,7 +25,6 @@ target (`evaluate.target`) passes 50%. The time its evaluation finished is repor
 from __future__ import annotations
 
 import argparse
-import contextlib
 import csv
 import io
 import json
@@ -594,10 +593,9 @@ def png_bytes(fig) -> bytes:
     return buf.getvalue()
 
 
-def summarise_run(root: str, target_spec: str, prior_draws: float = 1.0) -> tuple[Ratings, list[dict], dict]:
-    """Read a run's evaluation files: (ratings, table rows, time-to-target record)."""
-    matches = []
-    skipped = []
+def read_matches(root: str) -> tuple[list[MatchSummary], list[str]]:
+    """Every readable results file of a run, and why the others were skipped (each logged as a warning)."""
+    matches, skipped = [], []
     for url in find_matches(root):
         try:
             matches.append(read_match(url))
@@ -605,6 +603,18 @@ def summarise_run(root: str, target_spec: str, prior_draws: float = 1.0) -> tupl
             skipped.append(str(exc))
     for message in skipped:
         log.warning("skipped: %s", message)
+    return matches, skipped
+
+
+def summarise_run(
+    root: str,
+    target_spec: str,
+    prior_draws: float = 1.0,
+    read: tuple[list[MatchSummary], list[str]] | None = None,
+) -> tuple[Ratings, list[dict], dict]:
+    """Read a run's evaluation files (or take `read_matches(root)` already read): (ratings, table rows,
+    time-to-target record)."""
+    matches, skipped = read if read is not None else read_matches(root)
     results = [(m.player, m.opponent, s) for m in matches for s in m.scores]
     ratings = fit_bradley_terry(results, anchor=ANCHOR, prior_draws=prior_draws)
     times = model_times(root)
@@ -638,7 +648,8 @@ def write_ratings(args: argparse.Namespace) -> int:
     cfg = Command.config(args)
     root = args.root or cfg.root
     target = args.target or cfg.evaluate.target
-    ratings, rows, ttt = summarise_run(root, target, args.prior_draws)
+    read = read_matches(root)
+    ratings, rows, ttt = summarise_run(root, target, args.prior_draws, read)
     if not rows:
         log.warning(
             "no evaluation results under %s (gen*/vs_*.json); run `minigo evaluate` first",
@@ -663,11 +674,7 @@ def write_ratings(args: argparse.Namespace) -> int:
     storage.write_text(storage.join(out, "time_to_target.json"), json.dumps(ttt, indent=1) + "\n")
     storage.write_bytes(storage.join(out, "elo.png"), plot_elo(rows))
     storage.write_bytes(storage.join(out, "winrate.png"), plot_winrate(ttt))
-    matches = []
-    for url in find_matches(root):
-        with contextlib.suppress(ValueError):  # summarise_run has warned about it
-            matches.append(read_match(url))
-    storage.write_bytes(storage.join(out, "learning_curve.png"), plot_learning_curve(rows, matches))
+    storage.write_bytes(storage.join(out, "learning_curve.png"), plot_learning_curve(rows, read[0]))
     print(format_table(rows))
     if ttt["reached"] and ttt["seconds"] is None:
         print(f"time to target ({target}): generation {ttt['generation']} (no model timestamps)")
