@@ -39,6 +39,7 @@ from minigo_core.jobs.ratings import (
     sorted_players,
     wilson_interval,
 )
+from minigo_core.pipeline.status import format_duration  # noqa: F401  (re-exported: the line's durations)
 
 PROGRESS = re.compile(r"^(\d+) of (\d+) steps \((\d+%)\) done")
 JOB_TOTAL = re.compile(r"^total\s+(\d+)\s*$")  # the last row of Snakemake's "Job stats:" table
@@ -56,14 +57,6 @@ _MODEL_NAME = re.compile(r"gen(\d+)" + re.escape(layout.MODEL_SUFFIX))
 
 
 # ------------------------------------------------------------------------------------------- formatting
-
-
-def format_duration(seconds: float) -> str:
-    """`m:ss` below an hour, `h:mm:ss` above (negative durations count as 0)."""
-    total = max(0, int(round(seconds))) if math.isfinite(seconds) else 0
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 def player_label(name: str) -> str:

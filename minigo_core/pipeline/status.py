@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import time
@@ -205,11 +206,12 @@ def _fmt(value: float | None, spec: str, width: int) -> str:
     return (format(value, spec) if value is not None else "-").rjust(width)
 
 
-def _duration(seconds: float | None) -> str:
+def format_duration(seconds: float | None) -> str:
+    """`m:ss` below an hour, `h:mm:ss` above (negative or non-finite durations count as 0); `-` for None."""
     if seconds is None:
         return "-"
-    seconds = int(round(seconds))
-    hours, rest = divmod(seconds, 3600)
+    total = max(0, int(round(seconds))) if math.isfinite(seconds) else 0
+    hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
@@ -245,9 +247,9 @@ def format_table(cfg: RunConfig, rows: list[GenerationStatus]) -> str:
         elapsed = row.model_time - start if (start is not None and row.model_time is not None) else None
         cells += [
             _fmt(row.elo, ".0f", 0),
-            _duration(row.train_seconds),
-            _duration(row.selfplay_seconds),
-            _duration(elapsed),
+            format_duration(row.train_seconds),
+            format_duration(row.selfplay_seconds),
+            format_duration(elapsed),
         ]
         table.append(cells)
     widths = [max(len(head[i]), *(len(r[i]) for r in table)) for i in range(len(head))]
