@@ -2,7 +2,7 @@
 
 The layers of `minigo_core`, bottom to top (docs/ARCHITECTURE.md draws them):
 
-    base -> game -> data -> nn -> search -> jobs -> pipeline -> (cli, bench)
+    base -> cluster -> game -> data -> nn -> search -> report -> jobs -> pipeline -> (cli, bench)
 
 A module may import its own layer and the layers below it, never one above. Every import counts, also
 one inside a function: such an import must say why it is there with a `# lazy: reason` comment on its line
@@ -20,7 +20,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "minigo_core"
-LAYERS = ["base", "game", "data", "nn", "search", "jobs", "pipeline", "top"]
+LAYERS = ["base", "cluster", "game", "data", "nn", "search", "report", "jobs", "pipeline", "top"]
 TOP = {"minigo_core.cli", "minigo_core.bench"}  # the command dispatcher and the benchmarks
 TORCH_ALLOWED = ("minigo_core.nn", "minigo_core.bench")  # the benchmarks time torch as their baseline
 SNAKEMAKE_ALLOWED = ("minigo_core.pipeline",)
@@ -196,3 +196,19 @@ def test_functions_fit_in_a_reader_s_head():
                 if lines > MAX_FUNCTION_LINES:
                     long.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name} ({lines} lines)")
     assert long == [], f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(long)
+
+
+MAX_FILE_LINES = 650
+
+
+def test_files_fit_in_a_reader_s_head():
+    """No Python file of the package, the workflow or the tools is over 650 lines: a module over that has
+    more than one job."""
+    roots = [PACKAGE, REPO / "workflow", REPO / "tools"]
+    files = [p for root in roots if root.exists() for p in sorted(root.rglob("*.py"))]
+    long = [
+        f"{p.relative_to(REPO)} ({n} lines)"
+        for p in files
+        if (n := len(p.read_text().splitlines())) > MAX_FILE_LINES
+    ]
+    assert long == [], f"files over {MAX_FILE_LINES} lines:\n" + "\n".join(long)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from minigo_core.base.config import ConfigError, from_dict
-from minigo_core.pipeline import plan, workflow
+from minigo_core.data import schedule
+from minigo_core.pipeline import workflow
 
 
 def _cfg(**evaluate):
@@ -15,20 +16,20 @@ def _cfg(**evaluate):
 
 def test_every_k_generations_and_the_last():
     cfg = _cfg(every=4)
-    evaluated = [g for g in range(11) if plan.evaluation_specs(cfg, g)]
+    evaluated = [g for g in range(11) if schedule.evaluation_specs(cfg, g)]
     assert evaluated == [4, 8, 10]
-    assert plan.evaluation_files(cfg, 5) == [] and len(plan.evaluation_files(cfg, 8)) == 3
-    assert plan.generation_outputs(cfg, 5) == [
-        f for f in plan.generation_outputs(cfg, 5) if "/eval/" not in f
+    assert schedule.evaluation_files(cfg, 5) == [] and len(schedule.evaluation_files(cfg, 8)) == 3
+    assert schedule.generation_outputs(cfg, 5) == [
+        f for f in schedule.generation_outputs(cfg, 5) if "/eval/" not in f
     ]
-    assert [g for g in range(11) if plan.evaluation_specs(_cfg(), g)] == list(range(1, 11))
+    assert [g for g in range(11) if schedule.evaluation_specs(_cfg(), g)] == list(range(1, 11))
 
 
 def test_final_matches_play_more_games_and_more_opponents():
     cfg = _cfg(final_games=100, final_opponents=["random", "gnugo:2", "gen0"])
-    last = [s.text for s in plan.evaluation_specs(cfg, 10)]
+    last = [s.text for s in schedule.evaluation_specs(cfg, 10)]
     assert last == ["previous", "gnugo:1", "gen0", "random", "gnugo:2"]
-    assert [s.text for s in plan.evaluation_specs(cfg, 9)] == ["previous", "gnugo:1", "gen0"]
+    assert [s.text for s in schedule.evaluation_specs(cfg, 9)] == ["previous", "gnugo:1", "gen0"]
     assert workflow.evaluate_options(cfg, 10) == ["--games", "100", "--no-early-stop"]
     assert workflow.evaluate_options(cfg, 9) == []
     assert workflow.evaluate_options(_cfg(), 10) == []  # final_games 0: the usual matches

@@ -33,9 +33,10 @@ import numpy as np
 
 from minigo_core.base.command import Command, UsageError
 from minigo_core.base.config import RunConfig
+from minigo_core.base.elo import elo_difference, wilson_interval
 from minigo_core.data import storage
+from minigo_core.data.matchfile import ENDINGS, MATCH_FORMAT, MATCH_FORMAT_VERSION, POINTS
 from minigo_core.game import coords, go, sgf
-from minigo_core.jobs.ratings import elo_difference, wilson_interval
 from minigo_core.search.players import (
     RESIGN,
     Player,
@@ -45,12 +46,6 @@ from minigo_core.search.players import (
     make_player,
     resolve_spec,
 )
-
-MATCH_FORMAT = "minigo-match"
-MATCH_FORMAT_VERSION = 1
-ENDINGS = ("score", "resign", "move_cap", "illegal_move")
-_POINTS = {"player": 1.0, "draw": 0.5, "opponent": 0.0}
-
 
 # ------------------------------------------------------------------------------------------------- one game
 
@@ -243,7 +238,7 @@ def play_match(
         records.append(record)
         if progress is not None:
             progress(i, record)
-        score = sum(_POINTS[r["winner"]] for r in records)
+        score = sum(POINTS[r["winner"]] for r in records)
         if early_stop and i + 1 < games and decided(score, i + 1, games) is not None:
             return records, True
     return records, False

@@ -29,7 +29,6 @@ import csv
 import io
 import json
 import logging
-import math
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -38,11 +37,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from minigo_core.base.command import Command
+from minigo_core.base.elo import ELO_PER_NAT, Z95, elo_difference, expected_score, wilson_interval  # noqa: F401
 from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.data import layout, storage
+from minigo_core.data.matchfile import MatchSummary, find_matches, read_match  # noqa: F401
 
-ELO_PER_NAT = 400.0 / math.log(10.0)  # Elo points per unit of the natural-log odds scale
-Z95 = 1.959963984540054  # two-sided 95% normal quantile
 ANCHOR = "gen0000"
 _GEN_NAME = re.compile(r"^gen(\d+)$")
 
@@ -50,31 +49,6 @@ log = logging.getLogger(__name__)
 
 
 # --------------------------------------------------------------------------------------------- statistics
-
-
-def wilson_interval(score: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a win rate (`score` wins out of `n`, draws as halves); (0, 1) when n = 0."""
-    if n <= 0:
-        return (0.0, 1.0)
-    p = score / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
-def elo_difference(win_rate: float) -> float:
-    """The Elo difference that gives `win_rate` under the logistic model (+-inf at 1 and 0)."""
-    if win_rate <= 0.0:
-        return -math.inf
-    if win_rate >= 1.0:
-        return math.inf
-    return ELO_PER_NAT * math.log(win_rate / (1.0 - win_rate))
-
-
-def expected_score(elo_a: float, elo_b: float) -> float:
-    """P(a beats b) under the Elo-scale Bradley-Terry model."""
-    return 1.0 / (1.0 + 10.0 ** (-(elo_a - elo_b) / 400.0))
 
 
 @dataclass
@@ -244,56 +218,6 @@ def sorted_players(names: Iterable[str]) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------ run artifacts
-
-
-_GAME_SCORE = {"player": 1.0, "draw": 0.5, "opponent": 0.0}
-
-
-@dataclass
-class MatchSummary:
-    """One results file of `minigo evaluate`, reduced to what ratings need."""
-
-    url: str
-    player: str
-    opponent: str
-    scores: list[float]  # per game, from the player's side: 1 win, 0.5 draw, 0 loss
-    finished_unix: float | None
-
-    @property
-    def games(self) -> int:
-        return len(self.scores)
-
-    @property
-    def win_rate(self) -> float:
-        return sum(self.scores) / len(self.scores) if self.scores else float("nan")
-
-
-def read_match(url: str) -> MatchSummary:
-    """Read a results file; ValueError naming the file if it is not one."""
-    try:
-        data = json.loads(storage.read_bytes(url))
-        player = data["player"]["name"]
-        opponent = data["opponent"]["name"]
-        scores = []
-        for game in data["games"]:
-            scores.append(_GAME_SCORE[game["winner"]])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(
-            f"evaluation results file {url} is not readable as `minigo evaluate` output: {exc!r}"
-        ) from exc
-    finished = data.get("finished_unix")
-    return MatchSummary(url, player, opponent, scores, float(finished) if finished is not None else None)
-
-
-def find_matches(root: str) -> list[str]:
-    """All finished results files `{root}/eval/gen*/vs_*.json` of a run."""
-    eval_root = storage.join(root, "eval")  # every generation's eval/genGGGG/ folder
-    urls = []
-    for gen_dir in storage.list_files(eval_root):
-        if not re.match(r"^gen\d+$", os.path.basename(gen_dir)):
-            continue
-        urls += [u for u in storage.list_files(gen_dir, ".json") if os.path.basename(u).startswith("vs_")]
-    return urls
 
 
 def artifact_time(url: str) -> float | None:

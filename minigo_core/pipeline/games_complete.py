@@ -21,8 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from minigo_core.base.command import Command
 from minigo_core.base.config import RunConfig, load_config
 from minigo_core.data import gamefile, layout, storage
+from minigo_core.data.schedule import selfplay_job_count
 from minigo_core.jobs import selfplay
-from minigo_core.pipeline.plan import selfplay_job_count
 
 log = logging.getLogger(__name__)
 

@@ -1,119 +1,20 @@
-"""What a generation consists of, and the bounded plan of one Snakemake invocation.
+"""The bounded plan of one Snakemake invocation (what a generation consists of: `data/schedule.py`).
 
 The workflow (`workflow/rules/common.smk`) uses `plan()` to keep Snakemake's DAG bounded: only the
 generations that are not done yet (plus at most `max_jobs` jobs' worth of future generations) are planned,
-so planning costs the same at generation 100 as at generation 1. Finding the frontier costs a few `stat`
-calls per finished generation; no directory of game files is listed.
+so planning costs the same at generation 100 as at generation 1.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from minigo_core.base.config import ConfigError, RunConfig
-from minigo_core.base.playerspec import PlayerSpec
-from minigo_core.data import layout
+from minigo_core.data.schedule import frontier, generation_outputs, jobs_per_generation, missing_files
 
 DEFAULT_MAX_JOBS = (
     1000  # jobs of the generations planned at once: ~5-8 s of `snakemake -n` (docs/BENCHMARKS.md)
 )
-
-
-# ---------------------------------------------------------------------------------------------------------
-# What a generation consists of.
-def selfplay_generations(cfg: RunConfig) -> range:
-    """Generations whose models play self-play: 0 .. G-1 (the last model's games would train nothing)."""
-    return range(0, cfg.generations)
-
-
-def opponent_specs(cfg: RunConfig, final: bool = True) -> list[PlayerSpec]:
-    """Every configured opponent (`evaluate.opponents`, then `evaluate.target`, then with `final` the last
-    generation's `evaluate.final_opponents`), duplicates removed."""
-    specs: list[PlayerSpec] = []
-    extra = cfg.evaluate.final_opponents if final else ()
-    for text in (*cfg.evaluate.opponents, cfg.evaluate.target, *extra):
-        spec = PlayerSpec.parse(text)
-        if spec.kind == "generation" and spec.generation > cfg.generations:
-            raise ConfigError(
-                f"config key 'evaluate' names opponent {text!r}, but the run has only "
-                f"{cfg.generations} generations (config key 'generations')"
-            )
-        if spec not in specs:
-            specs.append(spec)
-    return specs if cfg.evaluate.games > 0 else []
-
-
-def is_evaluated(cfg: RunConfig, generation: int) -> bool:
-    """Generations `evaluate.every`, 2 x every, ... and the last one are evaluated (never generation 0)."""
-    return generation >= 1 and (generation % cfg.evaluate.every == 0 or generation == cfg.generations)
-
-
-def final_match(cfg: RunConfig, generation: int) -> bool:
-    """The last generation's matches: `evaluate.final_games` games each (when set), no early stop."""
-    return generation == cfg.generations and cfg.evaluate.final_games > 0
-
-
-def match_games(cfg: RunConfig, generation: int) -> int:
-    """Games per match of `generation`: `evaluate.final_games` for the last generation when set, else
-    `evaluate.games`."""
-    return cfg.evaluate.final_games if final_match(cfg, generation) else cfg.evaluate.games
-
-
-def evaluation_specs(cfg: RunConfig, generation: int) -> list[PlayerSpec]:
-    """The matches of `generation`: one per distinct opponent (at generation 1 `previous` is `gen0`: one
-    match, named after the spec listed first); none for generation 0, none against itself, none for the
-    generations `evaluate.every` skips; the last generation also plays `evaluate.final_opponents`."""
-    if not is_evaluated(cfg, generation):
-        return []
-    seen = {f"gen{generation}"}
-    specs = []
-    for spec in opponent_specs(cfg, final=generation == cfg.generations):
-        key = spec.opponent_key(generation)
-        if key not in seen:
-            seen.add(key)
-            specs.append(spec)
-    return specs
-
-
-def evaluation_files(cfg: RunConfig, generation: int) -> list[str]:
-    """The results files of `generation`'s matches."""
-    return [layout.eval_path(cfg.root, generation, s.slug) for s in evaluation_specs(cfg, generation)]
-
-
-def evaluation_file(cfg: RunConfig, generation: int, spec: PlayerSpec) -> str | None:
-    """The results file holding `generation` against `spec` (shared by specs naming the same opponent)."""
-    key = spec.opponent_key(generation)
-    for played in evaluation_specs(cfg, generation):
-        if played.opponent_key(generation) == key:
-            return layout.eval_path(cfg.root, generation, played.slug)
-    return None
-
-
-def generation_outputs(cfg: RunConfig, generation: int) -> list[str]:
-    """The files that make `generation` done: its model, its games-complete marker, its evaluations."""
-    root = cfg.root
-    files = [layout.model_path(root, generation)]
-    if generation in selfplay_generations(cfg):
-        files.append(layout.complete_marker_path(root, generation))
-    return files + evaluation_files(cfg, generation)
-
-
-def selfplay_jobs(cfg: RunConfig) -> list[range]:
-    """The self-play jobs of a generation, as the game indices each plays: `selfplay.games_per_job` (K)
-    consecutive games per job, the last job the rest (ceil(games / K) jobs)."""
-    games, per_job = cfg.selfplay.games, cfg.selfplay.games_per_job
-    return [range(first, min(first + per_job, games)) for first in range(0, games, per_job)]
-
-
-def selfplay_job_count(cfg: RunConfig) -> int:
-    """ceil(selfplay.games / selfplay.games_per_job)."""
-    return -(-cfg.selfplay.games // cfg.selfplay.games_per_job)
-
-
-def jobs_per_generation(cfg: RunConfig) -> int:
-    """Jobs one generation adds to the DAG: self-play jobs, games-complete, window, train, evaluations."""
-    return selfplay_job_count(cfg) + 3 + len(opponent_specs(cfg))
 
 
 def plan_cost_per_generation(cfg: RunConfig) -> int:
@@ -165,26 +66,6 @@ class Plan:
         return "; ".join(parts)
 
 
-def _missing(paths: list[str]) -> list[str]:
-    return [p for p in paths if not os.path.exists(p)]
-
-
-def frontier(cfg: RunConfig) -> tuple[int, tuple[int, ...]]:
-    """The first generation whose model or games are missing, and the older ones missing evaluations.
-
-    Costs a few `stat` calls per finished generation (no directory listing).
-    """
-    late = []
-    for g in range(0, cfg.generations + 1):
-        outputs = generation_outputs(cfg, g)
-        critical = outputs[:2] if g in selfplay_generations(cfg) else outputs[:1]
-        if _missing(critical):
-            return g, tuple(late)
-        if _missing(outputs[len(critical) :]):
-            late.append(g)
-    return cfg.generations + 1, tuple(late)
-
-
 def plan(
     cfg: RunConfig, first: int | None = None, last: int | None = None, max_jobs: int = DEFAULT_MAX_JOBS
 ) -> Plan:
@@ -204,7 +85,7 @@ def plan(
         if first > auto_first:
             raise ConfigError(
                 f"config key 'first_generation' = {first}, but generation {auto_first} is not finished "
-                f"(missing: {', '.join(_missing(generation_outputs(cfg, auto_first))[:3])}); "
+                f"(missing: {', '.join(missing_files(generation_outputs(cfg, auto_first))[:3])}); "
                 f"run generations from {auto_first} first"
             )
         start = first

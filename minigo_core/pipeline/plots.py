@@ -18,10 +18,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from minigo_core.base.command import Command  # noqa: E402
 from minigo_core.data import layout, storage  # noqa: E402
+from minigo_core.data.schedule import selfplay_generations  # noqa: E402
 from minigo_core.jobs.ratings import png_bytes  # noqa: E402
 from minigo_core.pipeline import status  # noqa: E402
 from minigo_core.pipeline.games_complete import read_marker  # noqa: E402
-from minigo_core.pipeline.plan import selfplay_generations  # noqa: E402
 
 
 def _empty(ax, message: str) -> None:

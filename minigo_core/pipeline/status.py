@@ -23,9 +23,10 @@ from typing import Any
 from minigo_core.base.command import Command
 from minigo_core.base.config import ConfigError, RunConfig, load_config
 from minigo_core.data import layout
+from minigo_core.data.schedule import evaluation_file, opponent_specs, selfplay_generations
 from minigo_core.jobs.ratings import read_match
 from minigo_core.pipeline.games_complete import read_marker
-from minigo_core.pipeline.plan import evaluation_file, opponent_specs, plan, selfplay_generations
+from minigo_core.pipeline.plan import plan
 
 
 # ---------------------------------------------------------------------------------------------------------

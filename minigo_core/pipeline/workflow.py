@@ -11,17 +11,15 @@ import yaml
 from minigo_core.base.config import ConfigError, RunConfig, from_dict
 from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.data import storage
-from minigo_core.pipeline.plan import (
-    DEFAULT_MAX_JOBS,
-    Plan,
+from minigo_core.data.schedule import (
     evaluation_files,
     final_match,
     generation_outputs,
     match_games,
     opponent_specs,
-    plan,
     selfplay_jobs,
 )
+from minigo_core.pipeline.plan import DEFAULT_MAX_JOBS, Plan, plan
 
 __all__ = [
     "DEFAULT_MAX_JOBS",
