@@ -15,7 +15,8 @@ CONFIG ?= config.yaml
 
 setup: system-deps $(STAMP)
 
-# Debian packages the pipeline and its tests use: GNU Go (referee/opponent), Slurm + munge (Slurm profile tests).
+# Debian packages the pipeline and its tests use: GNU Go (referee/opponent), Slurm + munge (Slurm profile tests),
+# clang-format (the C++ style check of `make lint`, .clang-format).
 system-deps:
 	@bash workflow/scripts/install_system_deps.sh
 
@@ -36,9 +37,10 @@ test-fast: setup lint contracts
 	$(VENV)/bin/python -m pytest -q -ra -x -m "not slow and not slurm" tests
 
 lint: setup
-	$(VENV)/bin/ruff check minigo_core tests workflow/scripts setup.py
-	$(VENV)/bin/ruff format --check minigo_core tests workflow/scripts setup.py
+	$(VENV)/bin/ruff check minigo_core tests workflow/scripts tools setup.py
+	$(VENV)/bin/ruff format --check minigo_core tests workflow/scripts tools setup.py
 	$(VENV)/bin/snakefmt --check Snakefile workflow/rules
+	clang-format --dry-run --Werror $(EXT_SOURCES)
 
 # The layers of minigo_core point one way; only nn/ imports torch; only pipeline/ knows Snakemake; no cycles.
 contracts: setup

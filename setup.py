@@ -1,15 +1,19 @@
-"""Builds the two compiled parts of minigo_core.nn.dsp against the installed torch.
+"""Builds the four compiled libraries of minigo_core against the installed torch.
 
-- `minigo_core.nn.dsp._C`: the DSP-emulation kernels as torch ops (training, and the dsp backend of DualNet);
-- `minigo_core.nn.dsp._infer`: the same kernels' fused inference engine behind a plain C interface, with no
-  torch or Python dependency, loaded with ctypes by `minigo_core.nn.fused` (self-play and evaluation never
-  import torch);
+- `minigo_core.nn.dsp._C`: the DSP-emulation kernels as torch ops (training, and the dsp backend of DualNet),
+  built by torch's cpp_extension and imported as a Python module;
+- `minigo_core.nn.dsp._infer`: the same kernels' fused inference engine behind a plain C interface
+  (`csrc/infer_capi.h`), with no torch or Python dependency, loaded with ctypes by `minigo_core.nn.fused`
+  (self-play and evaluation never import torch);
 - `minigo_core.search._engine`: the compiled self-play engine (rules, features, search, many games per
-  process) with the fused inference engine inside, behind a plain C interface loaded by
-  `minigo_core.search.engine`.
+  process) with the fused inference engine inside, behind a plain C interface (`csrc/engine_capi.h`) loaded
+  by `minigo_core.search.engine`;
+- `minigo_core.search._engine_test`: the engine's rules and Gumbel policy behind test entry points
+  (`csrc/engine_test_capi.h`), loaded only by `minigo_core.search.native_board` (tests, the rules benchmark).
 
-Install with `pip install --no-build-isolation -e .` so both are compiled once, at install time, against
-torch==2.13.0 already in the environment (never on first import inside a job).
+The ctypes libraries are loaded by `minigo_core.base.native`. Install with
+`pip install --no-build-isolation -e .` so all are compiled once, at install time, against torch==2.13.0
+already in the environment (never on first import inside a job).
 """
 
 import os
@@ -51,7 +55,7 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
             "minigo_core.search._engine",
             [
                 os.path.join(CSRC, "infer_capi.cpp"),
-                *sorted(os.path.join(engine_src, f) for f in os.listdir(engine_src) if f.endswith(".cpp")),
+                *(os.path.join(engine_src, f) for f in ("board.cpp", "engine.cpp", "search.cpp")),
             ],
             include_dirs=[CSRC, engine_src],
             language="c++",
@@ -59,11 +63,23 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
             extra_link_args=["-pthread"],
         )
     )
+    # The engine's test entry points, kept out of the production library: the rules and the search arithmetic
+    # the tests compare with the Python reference (no kernels: it needs none of them).
+    ext_modules.append(
+        Extension(
+            "minigo_core.search._engine_test",
+            [os.path.join(engine_src, f) for f in ("engine_test_capi.cpp", "board.cpp", "search.cpp")],
+            include_dirs=[CSRC, engine_src],
+            language="c++",
+            extra_compile_args=[*CXX_FLAGS, "-fvisibility=hidden"],
+            extra_link_args=["-pthread", "-Wl,--no-undefined"],
+        )
+    )
 
     class BuildWithKernels(BuildExtension):
         """Compiles kernels.cpp (no torch headers; its four instruction-set builds take a while) once, with
-        hidden visibility, and links the object into each of the three libraries, so that no library's copy
-        interposes on another's in one process."""
+        hidden visibility, and links the object into `_C`, `_infer` and `_engine`, so that no library's copy
+        interposes on another's in one process (`_engine_test` has no use for it)."""
 
         def build_extensions(self) -> None:
             objects = self.compiler.compile(
@@ -73,6 +89,8 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
                 depends=sorted(os.path.join(CSRC, f) for f in os.listdir(CSRC) if f.endswith(".h")),
             )
             for ext in self.extensions:
+                if ext.name.endswith("_engine_test"):
+                    continue
                 ext.extra_objects = [*objects, *ext.extra_objects]
                 ext.depends = [*ext.depends, *objects]
             super().build_extensions()

@@ -11,9 +11,12 @@ import sys
 
 COMMANDS = {
     "bootstrap": ("minigo_core.jobs.bootstrap", "generation 0: a randomly initialised model file"),
-    "selfplay": ("minigo_core.jobs.selfplay", "play one self-play game and write one game file"),
+    "selfplay": (
+        "minigo_core.jobs.selfplay",
+        "play K self-play games, one game file each; then the job's record",
+    ),
     "inspect": ("minigo_core.jobs.inspect", "show a game file or model file; export SGF"),
-    "window": ("minigo_core.data.window", "sample the last W generations' games into N_train shards"),
+    "window": ("minigo_core.jobs.window", "sample the last W generations' games into N_train shards"),
     "train": ("minigo_core.jobs.train", "data-parallel training of generation g over its shards"),
     "evaluate": ("minigo_core.jobs.evaluate", "play a match between two players; win rate with interval"),
     "gtp": ("minigo_core.jobs.gtp", "a GTP engine playing a model file"),
@@ -21,12 +24,12 @@ COMMANDS = {
         "minigo_core.jobs.ratings",
         "Bradley-Terry Elo over a run's evaluation games; time to target",
     ),
-    "status": ("minigo_core.pipeline.status", "one line per generation of a run, from its files alone"),
+    "status": ("minigo_core.jobs.status", "one line per generation of a run, from its files alone"),
     "games-complete": (
-        "minigo_core.pipeline.games_complete",
+        "minigo_core.jobs.games_complete",
         "verify a generation's game files; write its marker",
     ),
-    "plots": ("minigo_core.pipeline.plots", "the report's plots and status table of a run"),
+    "plots": ("minigo_core.jobs.plots", "the report's plots and status table of a run"),
     "run": ("minigo_core.pipeline.runner", "run the Snakemake workflow end to end (what `make run` calls)"),
 }
 

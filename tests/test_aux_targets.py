@@ -10,13 +10,13 @@ import numpy as np
 import pyarrow.ipc as ipc
 import pytest
 import torch
-from test_gamefile import make_record
+from conftest import make_record
 
 from minigo_core.data import shards
 from minigo_core.game import go
-from minigo_core.jobs.train import augment
 from minigo_core.nn import model, training
 from minigo_core.nn.modelfile import ModelConfig
+from minigo_core.nn.train_job import augment
 
 
 def test_ownership_is_what_the_score_counts():

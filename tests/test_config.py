@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from minigo_core.base.config import ConfigError, from_dict, learning_rate_at, load_config
+from minigo_core.base.config import ConfigError, RunConfig, from_dict, learning_rate_at, load_config
 from minigo_core.data.storage import check_root_writable
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,9 +41,36 @@ def test_defaults_follow_minigo():
     assert from_dict({"board_size": 9}).softpick_moves == 6
 
 
+def _differences(defaults, shipped, prefix: str = "") -> list[str]:
+    """Keys whose value differs between the dataclass defaults and config.yaml, or that only one has."""
+    out = []
+    for key in sorted(set(defaults) | set(shipped), key=str):
+        name = prefix + str(key)
+        if key not in shipped:
+            out.append(f"{name}: a dataclass field missing from config.yaml")
+        elif key not in defaults:
+            out.append(f"{name}: in config.yaml, not a dataclass field")
+        elif isinstance(defaults[key], dict) and isinstance(shipped[key], dict):
+            out += _differences(defaults[key], shipped[key], name + ".")
+        elif [defaults[key], type(defaults[key]) is bool] != [shipped[key], type(shipped[key]) is bool]:
+            out.append(f"{name}: dataclass default {defaults[key]!r}, config.yaml {shipped[key]!r}")
+    return out
+
+
+def test_the_dataclass_defaults_are_config_yaml_key_for_key():
+    # One source of defaults: a key left out of a config means what config.yaml says.
+    assert _differences(RunConfig().to_dict(), base()) == []
+    assert from_dict({}) == load_config(REPO / "config.yaml")
+    assert _differences({"a": {"b": 1, "c": 2.0}, "d": 1}, {"a": {"c": 2, "e": 3}, "d": True}) == [
+        "a.b: a dataclass field missing from config.yaml",
+        "a.e: in config.yaml, not a dataclass field",
+        "d: dataclass default 1, config.yaml True",
+    ]
+
+
 def test_selfplay_job_and_search_settings():
-    s = from_dict({}).selfplay  # the library's defaults: one game per job, MiniGo's PUCT
-    assert (s.games_per_job, s.search) == (1, "puct")
+    s = from_dict({}).selfplay  # the library's defaults: config.yaml's, 16 games per job, Gumbel
+    assert (s.games_per_job, s.search) == (16, "gumbel")
     assert (s.gumbel_considered, s.gumbel_c_visit, s.gumbel_c_scale) == (16, 50.0, 1.0)
     assert load_config(REPO / "config.yaml").selfplay.games_per_job > 1
     assert load_config(REPO / "config" / "paper.yaml").selfplay.games_per_job == 64

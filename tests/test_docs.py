@@ -4,14 +4,15 @@ Checked, in each document:
 - markdown links and images `[text](target)` that are not URLs: the target, relative to the document, exists;
   a `#fragment` into a markdown file names one of its headings (GitHub's anchors);
 - repository paths inside code (inline code and fenced blocks) that begin with a top-level entry of the
-  repository (`minigo_core/`, `workflow/`, `docs/`, ..., `Snakefile`, `config.yaml`, `Makefile`) exist; a glob
-  such as `workflow/rules/*.smk` matches at least one file. Paths of a run (`runs/...`, `{root}/...`) and
-  templates (`tests/test_<module>.py`) are not repository paths and are not checked;
+  repository (`minigo_core/`, `workflow/`, `tools/`, `docs/`, ..., `Snakefile`, `config.yaml`, `Makefile`)
+  exist; a glob such as `workflow/rules/*.smk` matches at least one file. Paths of a run (`runs/...`,
+  `{root}/...`) and templates (`tests/test_<module>.py`) are not repository paths and are not checked;
 - dotted module names, in code or prose (`minigo_core.data.layout`, `minigo_core.game.go.Position`), name a
   module or package, and a name after the module appears in its source.
 
 The comment block at the top of the Snakefile is checked the same way. And README.md starts with the two
-commands that do all the set-up: `make run` and `make test`.
+commands that do all the set-up: `make run` and `make test`; it is for users (at most 200 lines, no commit
+hashes: measured figures and their commits live in docs/BENCHMARKS.md, whose every section is dated).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-TOP_DIRS = ("minigo_core/", "workflow/", "docs/", "profiles/", "config/", "tests/")
+TOP_DIRS = ("minigo_core/", "workflow/", "docs/", "profiles/", "config/", "tests/", "tools/")
 TOP_FILES = ("Snakefile", "config.yaml", "Makefile", "README.md", "setup.py", "pyproject.toml")
 PACKAGE = "minigo_core"
 
@@ -166,6 +167,36 @@ def test_readme_starts_with_the_two_setup_commands() -> None:
     head = "\n".join((REPO / "README.md").read_text().splitlines()[:30])
     assert "make run" in head and "make test" in head, "README.md must show `make run` and `make test` first"
     assert head.index("make run") < head.index("make test")
+
+
+README_MAX_LINES = 200
+# A commit hash as the docs write it: 7 to 40 hex digits with at least one digit and one letter (so neither a
+# plain number nor a word such as "defaced" counts).
+COMMIT_HASH = re.compile(r"(?<![\w/.-])(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w/.-])")
+DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
+
+
+def test_readme_is_short_and_for_users() -> None:
+    """README.md says how to use the pipeline; figures, commits and investigations go to BENCHMARKS.md."""
+    text = (REPO / "README.md").read_text()
+    lines = text.splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines (at most {README_MAX_LINES})"
+    hashes = [f"README.md:{n}: {h}" for n, line in enumerate(lines, 1) for h in COMMIT_HASH.findall(line)]
+    assert hashes == [], "commit hashes belong in docs/BENCHMARKS.md, not the README:\n" + "\n".join(hashes)
+
+
+def test_every_benchmark_section_is_dated() -> None:
+    """Each `## ` section of docs/BENCHMARKS.md (after the introduction) gives the date of its figures."""
+    text = (REPO / "docs" / "BENCHMARKS.md").read_text()
+    sections = re.split(r"^## ", text, flags=re.M)[1:]
+    assert sections, "docs/BENCHMARKS.md has no sections"
+    undated = [s.splitlines()[0] for s in sections if not DATE.search(s)]
+    assert undated == [], "sections of docs/BENCHMARKS.md without a date (YYYY-MM-DD):\n" + "\n".join(undated)
+
+
+def test_the_commit_hash_pattern() -> None:
+    found = COMMIT_HASH.findall("commit 374ab04, a0f7d1a; 1000000 games; defaced; 0x1f; sha256, ab12cd34ef")
+    assert found == ["374ab04", "a0f7d1a", "ab12cd34ef"]
 
 
 def test_the_checker_catches_what_it_should() -> None:

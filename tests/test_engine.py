@@ -14,35 +14,56 @@ import numpy as np
 import pytest
 import torch
 
-from minigo_core.base import config
+from minigo_core.base import native
 from minigo_core.data import gamefile
 from minigo_core.game import coords, go
 from minigo_core.jobs.selfplay import cli_main
 from minigo_core.nn import fused, model
-from minigo_core.search import engine, mcts
+from minigo_core.search import engine, mcts, native_board
 
 if os.environ.get("CI") != "true":
     try:
         engine.lib()
-    except engine.EngineUnavailable as exc:  # pragma: no cover - a checkout without `make setup`
+        native_board.lib()
+    except native.NativeUnavailable as exc:  # pragma: no cover - a checkout without `make setup`
         pytest.skip(str(exc), allow_module_level=True)
 
 
-def run_config(board_size: int = 9, **selfplay) -> config.RunConfig:
-    sp = dict(readouts=32, fast_readouts=8, parallel_readouts=1, full_search_fraction=0.5, games_per_job=4)
-    sp.update(selfplay)
-    return config.from_dict(
-        {
-            "board_size": board_size,
-            "seed": 11,
-            "model": {"blocks": 1, "filters": 16, "fc_width": 16, "backend": "dsp"},
-            "selfplay": sp,
-        }
+# The engine tests' run, over config.yaml's defaults: a 1x16 net, MiniGo's PUCT with 32 and 8 readouts.
+ENGINE_RUN = {
+    "seed": 11,
+    "model": {"blocks": 1, "filters": 16, "fc_width": 16, "backend": "dsp"},
+    "selfplay": {
+        "readouts": 32,
+        "fast_readouts": 8,
+        "parallel_readouts": 1,
+        "full_search_fraction": 0.5,
+        "games_per_job": 4,
+        "search": "puct",
+    },
+}
+
+
+@pytest.fixture(scope="session")
+def run_config(make_config):
+    """`run_config(board_size=9, **selfplay)`: `ENGINE_RUN` with these settings."""
+    return lambda board_size=9, **selfplay: make_config(
+        ENGINE_RUN, base="default", board_size=board_size, selfplay=selfplay
+    )
+
+
+@pytest.fixture
+def config_file(tmp_path, write_config):
+    """`config_file(**selfplay) -> path`: `run_config`'s config as a file, its run root under tmp_path."""
+    return lambda **selfplay: str(
+        write_config(
+            tmp_path, ENGINE_RUN, base="default", name="config.yaml", board_size=9, selfplay=selfplay
+        )
     )
 
 
 @pytest.fixture(scope="module")
-def model_file(tmp_path_factory) -> str:
+def model_file(tmp_path_factory, run_config) -> str:
     torch.set_num_threads(1)
     net = model.random_model(model.ModelConfig.from_run(run_config()), seed=4, backend="torch")
     path = str(tmp_path_factory.mktemp("engine") / "gen0003.safetensors")
@@ -63,7 +84,7 @@ def _random_position(rng: np.random.Generator, moves: int) -> tuple[go.Position,
 
 @pytest.mark.parametrize("parallel", [1, 8])
 @pytest.mark.parametrize("init_unvisited", ["parent", "loss"])
-def test_compiled_puct_gives_the_visit_counts_of_mcts_py(model_file, parallel, init_unvisited):
+def test_compiled_puct_gives_the_visit_counts_of_mcts_py(model_file, run_config, parallel, init_unvisited):
     """Noise and random symmetries off: the same network outputs, so the same tree, visit for visit."""
     cfg = run_config(
         readouts=64, parallel_readouts=parallel, init_unvisited=init_unvisited, dirichlet_weight=0
@@ -94,7 +115,7 @@ def test_compiled_puct_gives_the_visit_counts_of_mcts_py(model_file, parallel, i
     assert compared == 5
 
 
-def test_searcher_rejects_illegal_and_finished_positions(model_file):
+def test_searcher_rejects_illegal_and_finished_positions(model_file, run_config):
     net = engine.load_network(model_file, threads=1)
     searcher = engine.Searcher(net, engine.settings_for(run_config(), "agz"), board_size=9, komi=7.5)
     with pytest.raises(ValueError, match="move 2"):
@@ -118,7 +139,7 @@ def test_gumbel_policy_sums_to_one_and_is_zero_on_illegal_moves():
     rng = np.random.default_rng(1)
     for _ in range(50):
         prior, visits, q, legal = _policy_case(rng)
-        pi = engine.gumbel_improved_policy(prior, visits, q, legal, float(rng.uniform(-1, 1)))
+        pi = native_board.gumbel_improved_policy(prior, visits, q, legal, float(rng.uniform(-1, 1)))
         assert pi.sum() == pytest.approx(1.0, abs=1e-12)
         assert (pi[~legal] == 0).all() and (pi >= 0).all()
 
@@ -126,7 +147,7 @@ def test_gumbel_policy_sums_to_one_and_is_zero_on_illegal_moves():
 def test_gumbel_policy_equals_the_prior_when_no_simulation_ran():
     rng = np.random.default_rng(2)
     prior, _, q, legal = _policy_case(rng)
-    pi = engine.gumbel_improved_policy(prior, np.zeros_like(prior, dtype=np.int32), q, legal, 0.3)
+    pi = native_board.gumbel_improved_policy(prior, np.zeros_like(prior, dtype=np.int32), q, legal, 0.3)
     np.testing.assert_allclose(pi, prior, rtol=1e-12, atol=1e-15)
 
 
@@ -136,10 +157,10 @@ def test_gumbel_policy_prefers_the_best_completed_q_at_large_c_scale():
         prior, visits, q, legal = _policy_case(rng)
         visits[legal] = np.maximum(visits[legal], 1)  # every legal move visited: completed Q = Q
         best = int(np.argmax(np.where(legal, q, -np.inf)))
-        pi = engine.gumbel_improved_policy(prior, visits, q, legal, 0.0, c_scale=1000.0)
+        pi = native_board.gumbel_improved_policy(prior, visits, q, legal, 0.0, c_scale=1000.0)
         assert int(np.argmax(pi)) == best and pi[best] > 0.99
         # at a small scale the prior still counts: the policy moves from the prior towards the best Q
-        small = engine.gumbel_improved_policy(prior, visits, q, legal, 0.0, c_scale=0.01)
+        small = native_board.gumbel_improved_policy(prior, visits, q, legal, 0.0, c_scale=0.01)
         assert small[best] >= prior[best] - 1e-12
 
 
@@ -149,24 +170,17 @@ def test_gumbel_policy_fills_unvisited_moves_with_the_mixed_value():
     visits = np.array([4, 0, 0], np.int32)
     q = np.array([0.9, 0.0, 0.0])
     # v_mix = (v + 4 * 0.9) / 5 with v = -1: both unvisited moves get it, so they keep their prior ratio
-    pi = engine.gumbel_improved_policy(prior, visits, q, legal, -1.0)
+    pi = native_board.gumbel_improved_policy(prior, visits, q, legal, -1.0)
     assert pi[1] / pi[2] == pytest.approx(prior[1] / prior[2])
     assert pi[0] > prior[0]
 
 
 # ---- games: alone or among others, 1 or 2 cores ----
-def _write_config(tmp_path, **selfplay) -> str:
-    cfg = run_config(**selfplay)
-    path = tmp_path / "config.yaml"
-    path.write_text(json.dumps({**cfg.to_dict(), "root": str(tmp_path / "run")}))
-    return str(path)
-
-
 @pytest.mark.parametrize("search", ["puct", "gumbel"])
-def test_a_game_is_the_same_bytes_alone_or_among_others_with_1_or_2_cores(tmp_path, model_file, search):
-    cfg_path = _write_config(
-        tmp_path, search=search, readouts=16, parallel_readouts=2 if search == "puct" else 1
-    )
+def test_a_game_is_the_same_bytes_alone_or_among_others_with_1_or_2_cores(
+    tmp_path, model_file, config_file, search
+):
+    cfg_path = config_file(search=search, readouts=16, parallel_readouts=2 if search == "puct" else 1)
     common = ["--config", cfg_path, "--model", model_file, "--generation", "3"]
     many = str(tmp_path / "many" / "game{game:05d}.arrow")
     assert cli_main(common + ["--game", "2", "--count", "5", "--out", many, "--threads", "2"]) == 0
@@ -182,8 +196,8 @@ def test_a_game_is_the_same_bytes_alone_or_among_others_with_1_or_2_cores(tmp_pa
         assert (r.policy is not None) == (search == "gumbel")
 
 
-def test_gumbel_game_file_holds_the_improved_policy_as_the_training_target(tmp_path, model_file):
-    cfg_path = _write_config(tmp_path, search="gumbel", readouts=8, full_search_fraction=1.0)
+def test_gumbel_game_file_holds_the_improved_policy_as_the_training_target(tmp_path, model_file, config_file):
+    cfg_path = config_file(search="gumbel", readouts=8, full_search_fraction=1.0)
     out = str(tmp_path / "g.arrow")
     assert (
         cli_main(
@@ -201,8 +215,10 @@ def test_gumbel_game_file_holds_the_improved_policy_as_the_training_target(tmp_p
     assert planes.shape[0] == pi.shape[0] == z.shape[0] == record.num_positions
 
 
-def test_selfplay_job_writes_each_game_when_it_ends_then_its_record(tmp_path, model_file, capsys):
-    cfg_path = _write_config(tmp_path, readouts=8)
+def test_selfplay_job_writes_each_game_when_it_ends_then_its_record(
+    tmp_path, model_file, config_file, capsys
+):
+    cfg_path = config_file(readouts=8)
     pattern = str(tmp_path / "g" / "game{game:05d}.arrow")
     record_path = str(tmp_path / "g" / "job00000.json")
     argv = ["--config", cfg_path, "--model", model_file, "--generation", "3", "--game", "0", "--count", "4"]
@@ -219,8 +235,10 @@ def test_selfplay_job_writes_each_game_when_it_ends_then_its_record(tmp_path, mo
     assert walls == sorted(walls)
 
 
-def test_a_rerun_job_keeps_its_earlier_games_and_replays_only_the_missing_one(tmp_path, model_file, capsys):
-    cfg_path = _write_config(tmp_path, readouts=8)
+def test_a_rerun_job_keeps_its_earlier_games_and_replays_only_the_missing_one(
+    tmp_path, model_file, config_file, capsys
+):
+    cfg_path = config_file(readouts=8)
     pattern = str(tmp_path / "g" / "game{game:05d}.arrow")
     record_path = str(tmp_path / "g" / "job00000.json")
     argv = ["--config", cfg_path, "--model", model_file, "--generation", "3", "--game", "0", "--count", "4"]
@@ -256,7 +274,7 @@ def test_a_rerun_job_keeps_its_earlier_games_and_replays_only_the_missing_one(tm
     assert json.loads(open(record_path).read())["attempt"]["kept_from_earlier_attempt"] == []
 
 
-def test_engine_refuses_a_model_of_another_board_size(tmp_path, model_file):
+def test_engine_refuses_a_model_of_another_board_size(tmp_path, model_file, run_config):
     net = engine.load_network(model_file, threads=1)
     cfg = run_config()
     with pytest.raises(ValueError, match="board size"):
@@ -283,8 +301,9 @@ def test_engine_refuses_a_model_of_another_board_size(tmp_path, model_file):
         )
 
 
-def test_settings_struct_matches_the_library_and_rejects_unknown_searches():
-    assert engine.lib().mg_engine_settings_size() == engine.ctypes.sizeof(engine.SearchSettings)
+def test_settings_struct_matches_the_library_and_rejects_unknown_searches(run_config):
+    c_size, py_size = native.struct_sizes(engine.LIBRARY)["EngineSettings"]
+    assert c_size == py_size == engine.ctypes.sizeof(engine.EngineSettings)
     cfg = run_config()
     bad = dataclasses.replace(cfg, selfplay=dataclasses.replace(cfg.selfplay, search="alphabeta"))
     with pytest.raises(ValueError, match="selfplay.search"):
@@ -292,7 +311,9 @@ def test_settings_struct_matches_the_library_and_rejects_unknown_searches():
 
 
 # ---- evaluation and GTP play through the engine ----
-def test_model_player_plays_through_the_compiled_engine_and_falls_back_for_set_up_stones(model_file):
+def test_model_player_plays_through_the_compiled_engine_and_falls_back_for_set_up_stones(
+    model_file, run_config
+):
     from minigo_core.search import players
 
     spec = players.resolve_spec(model_file)

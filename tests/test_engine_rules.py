@@ -8,7 +8,7 @@
 - The compiled symmetry tables equal `symmetries._source_index`.
 - A smaller GNU Go differential (as tests/test_gnugo_differential.py) driven by `NativeBoard` alone.
 
-Without the library (`minigo_core/search/_engine*.so`, or `MINIGO_ENGINE_LIB`) the module skips, except under
+Without the engine's test library (`minigo_core/search/_engine_test*.so`) the module skips, except under
 CI=true where it fails.
 """
 
@@ -23,12 +23,13 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from minigo_core.base import native
 from minigo_core.game import coords, features, go, symmetries
-from minigo_core.search import engine, mcts
+from minigo_core.search import mcts, native_board
 
 try:
-    engine.lib()
-except (engine.EngineUnavailable, OSError) as e:
+    native_board.lib()
+except (native.NativeUnavailable, OSError) as e:
     if os.environ.get("CI") == "true":
         raise RuntimeError(f"CI must test the compiled engine: {e}") from e
     pytest.skip(f"compiled engine not available: {e}", allow_module_level=True)

@@ -4,35 +4,46 @@ from __future__ import annotations
 
 import pytest
 
-from minigo_core.base.config import ConfigError, from_dict
+from minigo_core.base.config import ConfigError
 from minigo_core.data import schedule
 from minigo_core.pipeline import workflow
 
+# 10 generations evaluated every generation against two opponents and the target, no final matches
+EVALUATE = {
+    "games": 8,
+    "opponents": ["previous", "gnugo:1"],
+    "target": "gen0",
+    "every": 1,
+    "final_games": 0,
+    "final_opponents": [],
+}
 
-def _cfg(**evaluate):
-    base = {"games": 8, "opponents": ["previous", "gnugo:1"], "target": "gen0"}
-    return from_dict({"generations": 10, "evaluate": {**base, **evaluate}})
+
+@pytest.fixture
+def eval_config(make_config):
+    """`eval_config(**evaluate)`: the run config of 10 generations with `EVALUATE` and `evaluate`."""
+    return lambda **evaluate: make_config(generations=10, evaluate={**EVALUATE, **evaluate})
 
 
-def test_every_k_generations_and_the_last():
-    cfg = _cfg(every=4)
+def test_every_k_generations_and_the_last(eval_config):
+    cfg = eval_config(every=4)
     evaluated = [g for g in range(11) if schedule.evaluation_specs(cfg, g)]
     assert evaluated == [4, 8, 10]
     assert schedule.evaluation_files(cfg, 5) == [] and len(schedule.evaluation_files(cfg, 8)) == 3
     assert schedule.generation_outputs(cfg, 5) == [
         f for f in schedule.generation_outputs(cfg, 5) if "/eval/" not in f
     ]
-    assert [g for g in range(11) if schedule.evaluation_specs(_cfg(), g)] == list(range(1, 11))
+    assert [g for g in range(11) if schedule.evaluation_specs(eval_config(), g)] == list(range(1, 11))
 
 
-def test_final_matches_play_more_games_and_more_opponents():
-    cfg = _cfg(final_games=100, final_opponents=["random", "gnugo:2", "gen0"])
+def test_final_matches_play_more_games_and_more_opponents(eval_config):
+    cfg = eval_config(final_games=100, final_opponents=["random", "gnugo:2", "gen0"])
     last = [s.text for s in schedule.evaluation_specs(cfg, 10)]
     assert last == ["previous", "gnugo:1", "gen0", "random", "gnugo:2"]
     assert [s.text for s in schedule.evaluation_specs(cfg, 9)] == ["previous", "gnugo:1", "gen0"]
     assert workflow.evaluate_options(cfg, 10) == ["--games", "100", "--no-early-stop"]
     assert workflow.evaluate_options(cfg, 9) == []
-    assert workflow.evaluate_options(_cfg(), 10) == []  # final_games 0: the usual matches
+    assert workflow.evaluate_options(eval_config(), 10) == []  # final_games 0: the usual matches
     assert "random" in workflow.opponent_slugs(cfg) and "gnugo-2" in workflow.opponent_slugs(cfg)
 
 
@@ -44,6 +55,6 @@ def test_final_matches_play_more_games_and_more_opponents():
         ({"final_opponents": ["gnugo:99"]}, "evaluate.final_opponents[0]"),
     ],  # fmt: skip
 )
-def test_bad_schedule_keys_are_named(evaluate, key):
+def test_bad_schedule_keys_are_named(eval_config, evaluate, key):
     with pytest.raises(ConfigError, match=key.replace("[", r"\[").replace("]", r"\]")):
-        _cfg(**evaluate)
+        eval_config(**evaluate)

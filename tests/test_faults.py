@@ -21,12 +21,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 import torch
-import yaml
 
 from minigo_core.base import config
 from minigo_core.data import gamefile, layout, storage
-from minigo_core.jobs import selfplay
 from minigo_core.nn import model
+from minigo_core.search import selfplay
 
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
@@ -42,15 +41,15 @@ def minigo(*args: str, timeout: float = 300, **kwargs) -> subprocess.CompletedPr
                           timeout=timeout, cwd=REPO, **kwargs)  # fmt: skip
 
 
-def write_config(path: Path, root: Path, **window) -> Path:
-    data = yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())
-    data["root"] = str(root)
-    data["selfplay"]["games"] = GOOD_GAMES
-    data["selfplay"]["full_search_fraction"] = 1.0  # every position recorded: enough rows for 2 ranks
-    data["selfplay"]["resign_disabled_fraction"] = 1.0
-    data["window"].update({"max_bad_fraction": 0.5, **window})
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
+# The tiny run with GOOD_GAMES whole games per generation; write_config(directory, FAULTS, ...) writes it.
+FAULTS = {
+    "selfplay": {
+        "games": GOOD_GAMES,
+        "full_search_fraction": 1.0,  # every position recorded: enough rows for 2 ranks
+        "resign_disabled_fraction": 1.0,
+    },
+    "window": {"max_bad_fraction": 0.5},
+}
 
 
 def foreign_arrow_stream() -> bytes:
@@ -73,12 +72,12 @@ class Run(dict):
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory) -> Run:
+def run(tmp_path_factory, write_config) -> Run:
     """A run root with generation 0 (model and good games), bad game files among them, and the window of
     generation 1 built over all of it by `minigo window`."""
     base = tmp_path_factory.mktemp("faults")
     root = base / "run"
-    cfg_path = write_config(base / "config.yaml", root)
+    cfg_path = write_config(base, FAULTS, name="config.yaml", root=str(root))
     run_cfg = config.load_config(str(cfg_path))
     model_url = layout.model_path(str(root), 0)
     net = model.random_model(model.ModelConfig.from_run(run_cfg), seed=run_cfg.seed)
@@ -139,15 +138,17 @@ def test_status_reports_skipped_game_files(run):
 
 def test_status_counts_only_the_planned_games_of_an_unfinished_generation(run):
     """Files no self-play job of this config writes (game00090.arrow, 6 games planned) are not games."""
-    from minigo_core.pipeline import status
+    from minigo_core.report import status
 
     rows = status.collect(config.load_config(str(run["config"])))
     assert rows[0].games_total == GOOD_GAMES and not rows[0].games_complete
     assert rows[0].games_done == GOOD_GAMES, f"counted {rows[0].games_done} games, {GOOD_GAMES} were played"
 
 
-def test_window_fails_past_max_bad_fraction_naming_the_files(run, tmp_path):
-    cfg_path = write_config(tmp_path / "strict.yaml", run["root"], max_bad_fraction=0.2)
+def test_window_fails_past_max_bad_fraction_naming_the_files(run, tmp_path, write_config):
+    cfg_path = write_config(
+        tmp_path, FAULTS, name="strict.yaml", root=str(run["root"]), window={"max_bad_fraction": 0.2}
+    )
     out_dir = tmp_path / "window"
     proc = minigo("window", "--config", str(cfg_path), "--generation", "1", "--out-dir", str(out_dir))
     assert proc.returncode != 0, "the window succeeded with 4 of 10 files bad and max_bad_fraction 0.2"
@@ -291,8 +292,8 @@ def test_killed_training_rank_fails_the_job_in_bounded_time_then_retry_succeeds(
 
 
 # ------------------------------------------------------------------------------------------ Snakemake lock
-def test_second_snakemake_on_the_same_run_is_refused_by_the_lock(tmp_path):
-    cfg_path = write_config(tmp_path / "tiny.yaml", tmp_path / "run")
+def test_second_snakemake_on_the_same_run_is_refused_by_the_lock(tmp_path, write_config):
+    cfg_path = write_config(tmp_path, FAULTS, root=str(tmp_path / "run"))
     cmd = ["timeout", "-k", "10", "240", SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"),
            "--configfile", str(cfg_path), "--directory", str(tmp_path), "--cores", "1"]  # fmt: skip
     first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
@@ -315,11 +316,13 @@ def test_second_snakemake_on_the_same_run_is_refused_by_the_lock(tmp_path):
 
 
 # ------------------------------------------------------------------------------- games-complete and records
-def test_games_complete_checks_each_game_against_its_job_record(tmp_path):
+def test_games_complete_checks_each_game_against_its_job_record(tmp_path, write_config):
     """A game file that is not the file its job wrote (here: another game's bytes copied over it) is bad;
     past `window.max_bad_fraction` the step fails naming the job record to delete."""
     root = tmp_path / "run"
-    cfg_path = write_config(tmp_path / "config.yaml", root, max_bad_fraction=0.0)
+    cfg_path = write_config(
+        tmp_path, FAULTS, name="config.yaml", root=str(root), window={"max_bad_fraction": 0.0}
+    )
     run_cfg = config.load_config(str(cfg_path))
     (root / "config.yaml").parent.mkdir(parents=True)
     (root / "config.yaml").write_text(cfg_path.read_text())

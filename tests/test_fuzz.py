@@ -28,11 +28,10 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from minigo_core.base import config
 from minigo_core.data import gamefile, shards
 from minigo_core.game import sgf
-from minigo_core.jobs import gtp, selfplay
 from minigo_core.nn import model
+from minigo_core.search import gtp_engine, selfplay
 from minigo_core.search.players import RandomPlayer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -91,16 +90,6 @@ def in_child(check, *args) -> None:
 
 
 # ------------------------------------------------------------------------------------------ real artifacts
-def tiny_config(root: Path) -> config.RunConfig:
-    """The tiny test config with resignation off, so the fuzzed game is a whole game."""
-    import yaml
-
-    data = yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())
-    data["root"] = str(root)
-    data["selfplay"]["resign_disabled_fraction"] = 1.0
-    return config.load_config(data)
-
-
 class Artifacts(dict):
     """The real files' bytes by kind; a short repr so that hypothesis failure reports stay readable."""
 
@@ -109,10 +98,11 @@ class Artifacts(dict):
 
 
 @pytest.fixture(scope="module")
-def artifacts(tmp_path_factory) -> Artifacts:
-    """A real model file, game file, shard and SGF made by the library on the tiny config."""
+def artifacts(tmp_path_factory, make_config) -> Artifacts:
+    """A real model file, game file, shard and SGF made by the library on the tiny config (resignation off,
+    so the fuzzed game is a whole game)."""
     root = tmp_path_factory.mktemp("fuzz_run")
-    run_cfg = tiny_config(root)
+    run_cfg = make_config(root=str(root), selfplay={"resign_disabled_fraction": 1.0})
     model_url = str(root / "gen0000.safetensors")
     net = model.random_model(model.ModelConfig.from_run(run_cfg), seed=run_cfg.seed)
     model.save_model(model_url, net, {"generation": 0})
@@ -549,7 +539,7 @@ def garbage_lines(count: int, seed: int) -> list[bytes]:
 
 
 def _is_quit(line: bytes) -> bool:
-    parts = gtp.clean_line(line.decode("utf-8", errors="replace")).split()
+    parts = gtp_engine.clean_line(line.decode("utf-8", errors="replace")).split()
     if parts and parts[0].isdigit():
         parts = parts[1:]
     return bool(parts) and parts[0] == "quit"
@@ -565,11 +555,11 @@ def split_responses(out: str) -> list[str]:
 @given(line=st.text(max_size=120) | st.binary(max_size=120).map(lambda b: b.decode("latin-1")))
 def test_gtp_engine_any_line_gets_one_clean_answer(line):
     """In-process: any line is ignored (empty after cleaning) or answered `=`/`?`, never an internal error."""
-    engine = gtp.GTPEngine(RandomPlayer(), board_size=5, log=io.StringIO())
+    engine = gtp_engine.GTPEngine(RandomPlayer(), board_size=5, log=io.StringIO())
     if _is_quit(line.encode("utf-8", errors="replace")):
         return
     response = engine.handle_line(line)
-    if not gtp.clean_line(line):
+    if not gtp_engine.clean_line(line):
         assert response is None
         return
     assert response is not None and re.match(r"^[=?]\d* ", response) and response.endswith("\n\n")
@@ -607,7 +597,8 @@ def test_gtp_engine_survives_10000_garbage_lines(artifacts, tmp_path):
     assert proc.returncode == 0, f"minigo gtp exited {proc.returncode}; stderr tail:\n{err[-3000:]}"
     assert "Traceback" not in out, f"a traceback on stdout:\n{out[out.index('Traceback') - 200 :][:2000]}"
     responses = split_responses(out)
-    expected = sum(1 for ln in lines if gtp.clean_line(ln.decode("utf-8", errors="replace"))) + len(final)
+    commands = sum(1 for ln in lines if gtp_engine.clean_line(ln.decode("utf-8", errors="replace")))
+    expected = commands + len(final)
     assert len(responses) == expected, f"{len(responses)} responses to {expected} commands"
     bad = [r for r in responses if not re.match(r"^[=?]\d*( |$)", r)]
     assert not bad, f"{len(bad)} responses are not `=`/`?` answers, e.g. {bad[:3]!r}"

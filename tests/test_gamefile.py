@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pyarrow as pa
 import pytest
+from conftest import make_record
 
 from minigo_core.data.gamefile import (
     GameFileError,
-    GameRecord,
     decode_moves,
     encode_moves,
     game_bytes,
@@ -20,46 +20,6 @@ from minigo_core.data.gamefile import (
     write_game,
 )
 from minigo_core.game import features, go
-
-
-def make_record(board_size: int = 9, num_moves: int = 40, seed: int = 0, every: int = 3) -> GameRecord:
-    """A legal random game with every `every`-th position recorded, visits on legal moves only."""
-    rng = np.random.default_rng(seed)
-    position = go.Position(board_size, 7.5)
-    moves, rows = [], []
-    while len(moves) < num_moves and not position.is_game_over():
-        legal = np.flatnonzero(position.all_legal_moves()[:-1])
-        if position.n % every == 0:
-            visits = np.zeros(board_size * board_size + 1, dtype=np.int64)
-            visits[rng.choice(legal, size=min(5, legal.size), replace=False)] = rng.integers(1, 30, size=5)[
-                : min(5, legal.size)
-            ]
-            rows.append((position.n, visits, position.to_play))
-        flat = int(rng.choice(legal)) if legal.size else board_size * board_size
-        move = None if flat == board_size * board_size else divmod(flat, board_size)
-        if len(moves) % 17 == 16:
-            move = None
-        position = position.play_move(move)
-        moves.append(move)
-    winner = 1 if position.score() > 0 else -1
-    metadata = {
-        "format": "minigo-game",
-        "format_version": 1,
-        "board_size": board_size,
-        "komi": 7.5,
-        "features": "agz",
-        "result": {"winner": winner, "score": position.score(), "resigned": False},
-        "model": {"url": "m.safetensors", "generation": 3, "sha256": "00"},
-    }
-    return GameRecord(
-        metadata=metadata,
-        moves=moves,
-        move_index=np.array([r[0] for r in rows]),
-        visits=np.stack([r[1] for r in rows]),
-        value_target=np.array([winner * r[2] for r in rows], dtype=np.float32),
-        full_search=np.ones(len(rows), dtype=bool),
-        root_value=rng.uniform(-1, 1, len(rows)).astype(np.float32),
-    )
 
 
 @pytest.mark.parametrize("board_size", [9, 19])

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from minigo_core.game import coords, go, sgf
-from minigo_core.jobs.gtp import GTPEngine, clean_line, format_response
+from minigo_core.search.gtp_engine import GTPEngine, clean_line, format_response
 from minigo_core.search.players import RESIGN, Player, RandomPlayer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -285,8 +285,8 @@ def test_minigo_gtp_process_speaks_only_gtp_on_stdout(tiny_model):
 
 def test_minigo_gtp_plays_a_full_game_against_gnugo(tiny_model, gnugo_path):
     """GNU Go's side of a match: `minigo gtp` as an outside GTP engine, refereed by `minigo evaluate`."""
-    from minigo_core.jobs.evaluate import play_game
     from minigo_core.search.gtp_client import gnugo_argv
+    from minigo_core.search.match import play_game
     from minigo_core.search.players import GTPPlayer
 
     with (

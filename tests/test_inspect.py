@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import make_record
 from sgfmill import sgf as sgfmill_sgf
 
 from minigo_core.data.gamefile import GameRecord, write_game
 from minigo_core.game import coords
-from minigo_core.jobs.inspect import board_at, cli_main, top_moves
+from minigo_core.jobs.inspect import cli_main
 from minigo_core.nn import model
+from minigo_core.report.inspect import board_at, top_moves
 
 
 def game_record() -> GameRecord:
@@ -134,7 +136,7 @@ def test_summary_names_the_search(tmp_path, capsys, search, shown):
 
 def test_sgf_of_a_self_play_game_reads_back(tmp_path):
     from minigo_core.base import config
-    from minigo_core.jobs import selfplay
+    from minigo_core.search import selfplay
 
     cfg = config.from_dict({"selfplay": {"readouts": 8, "fast_readouts": 8}})
     record = selfplay.play_game(UniformNet(), cfg, 0, 0, "m.safetensors")
@@ -184,8 +186,6 @@ def test_top_moves_orders_by_visits():
 
 
 def test_final_position_shows_the_ownership_target():
-    from test_gamefile import make_record  # lazy: a helper of another test module
-
     record = make_record(7, num_moves=60, seed=2)
     text = board_at(record, len(record.moves))
     assert "ownership target" in text and f"score {record.positions()[-1].score():+g}" in text

@@ -1,4 +1,4 @@
-"""`minigo run`'s status line (`minigo_core.pipeline.progress`): fed Snakemake lines and a fake clock, on a
+"""`minigo run`'s status line (`minigo_core.report.progress`): fed Snakemake lines and a fake clock, on a
 temporary run root with fake model files and results files; no Snakemake is started."""
 
 from __future__ import annotations
@@ -9,21 +9,20 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_ratings import write_match
 
 from minigo_core.data import layout
-from minigo_core.jobs.ratings import fit_bradley_terry
-from minigo_core.pipeline import progress as progress_module
 from minigo_core.pipeline import runner
-from minigo_core.pipeline.progress import (
+from minigo_core.report import progress as progress_module
+from minigo_core.report.progress import (
     CLEAR,
     ProgressDisplay,
     RunProgress,
     fit_parts,
-    format_duration,
     format_elo,
     latest_model,
 )
+from minigo_core.report.ratings import fit_bradley_terry
+from minigo_core.report.status import format_duration
 
 START = 1_000_000.0
 
@@ -42,9 +41,11 @@ def add_model(root: str, generation: int) -> None:
     path.write_bytes(b"")
 
 
-def add_match(root: str, generation: int, opponent: str, winners: list[str]) -> str:
-    """A results file as `minigo evaluate` writes it, finished at START."""
-    return write_match(root, generation, opponent, winners, START)
+@pytest.fixture()
+def add_match(write_match):
+    """`add_match(root, generation, opponent, winners)`: a results file as `minigo evaluate` writes it,
+    finished at START."""
+    return lambda root, generation, opponent, winners: write_match(root, generation, opponent, winners, START)
 
 
 @pytest.fixture()
@@ -82,7 +83,7 @@ def test_elo_text():
 # --------------------------------------------------------------------------------------------- the state
 
 
-def test_the_line_says_generation_jobs_time_and_elo(root):
+def test_the_line_says_generation_jobs_time_and_elo(root, add_match):
     for g in range(3):
         add_model(root, g)
     add_match(root, 1, "gen0", ["player"] * 6 + ["opponent"] * 4)
@@ -149,7 +150,7 @@ def test_a_fresh_run_times_from_the_first_model(root):
     assert latest_model(root, 4) == 1
 
 
-def test_evaluations_are_reread_only_when_they_change(root, monkeypatch):
+def test_evaluations_are_reread_only_when_they_change(root, add_match, monkeypatch):
     add_model(root, 0)
     add_model(root, 1)
     add_match(root, 1, "gen0", ["player"] * 3 + ["opponent"])
@@ -222,7 +223,7 @@ def test_live_redraws_one_line_in_place(root):
     assert "\n" not in out.getvalue()[: out.getvalue().index("  Error")]
 
 
-def test_live_fits_the_terminal(root):
+def test_live_fits_the_terminal(root, add_match):
     add_model(root, 3)
     add_match(root, 3, "gnugo:1", ["opponent"] * 10)
     clock = Clock()

@@ -9,9 +9,12 @@ import os
 import numpy as np
 import pytest
 
+from minigo_core.base.elo import elo_difference, expected_score, wilson_interval
 from minigo_core.data import layout, storage
-from minigo_core.jobs import ratings
-from minigo_core.jobs.ratings import expected_score, fit_bradley_terry, wilson_interval
+from minigo_core.data.matchfile import MatchSummary
+from minigo_core.jobs import ratings as ratings_command
+from minigo_core.report import plots, ratings
+from minigo_core.report.ratings import fit_bradley_terry
 
 
 def synthetic_games(true_elo: dict[str, float], games_per_pair: int, seed: int, pairs=None):
@@ -67,13 +70,13 @@ def test_fit_on_a_chain_of_generations_and_gnugo():
 def test_all_wins_stay_finite_and_prior_is_bounded():
     fit = fit_bradley_terry([("gen0001", "gen0000", 1.0)] * 20)
     # One virtual draw: 20.5 of 21 points -> exactly the Elo difference of that win rate.
-    assert fit.elo["gen0001"] == pytest.approx(ratings.elo_difference(20.5 / 21), abs=1e-6)
+    assert fit.elo["gen0001"] == pytest.approx(elo_difference(20.5 / 21), abs=1e-6)
     more = fit_bradley_terry([("gen0001", "gen0000", 1.0)] * 200)
     assert math.isfinite(more.elo["gen0001"]) and more.elo["gen0001"] > fit.elo["gen0001"]
     no_prior = fit_bradley_terry(
         [("gen0001", "gen0000", 1.0)] * 15 + [("gen0001", "gen0000", 0.0)] * 5, prior_draws=0.0
     )
-    assert no_prior.elo["gen0001"] == pytest.approx(ratings.elo_difference(0.75), abs=1e-6)
+    assert no_prior.elo["gen0001"] == pytest.approx(elo_difference(0.75), abs=1e-6)
 
 
 def test_draws_count_half_and_unconnected_players_are_unrated():
@@ -95,22 +98,8 @@ def test_wilson_interval_known_values():
 # ------------------------------------------------------------------------------------- a synthetic run
 
 
-def write_match(root: str, generation: int, opponent: str, winners: list[str], finished: float) -> str:
-    """A results file as `minigo evaluate` writes it (the fields `read_match` reads), at its layout path."""
-    url = layout.eval_path(root, generation, opponent.replace(":", "-"))
-    data = {
-        "format": "minigo-match",
-        "player": {"name": f"gen{generation:04d}"},
-        "opponent": {"name": opponent},
-        "games": [{"index": i, "winner": w} for i, w in enumerate(winners)],
-        "finished_unix": finished,
-    }
-    storage.write_text(url, json.dumps(data))
-    return url
-
-
 @pytest.fixture()
-def synthetic_run(tmp_path):
+def synthetic_run(tmp_path, write_match):
     root = str(tmp_path / "run")
     start = 1_700_000_000.0
     for g in range(5):
@@ -124,7 +113,7 @@ def synthetic_run(tmp_path):
     write_match(root, 4, "gen0000", ["player"] * 9 + ["draw"] * 1, start + 3600 * 4 + 600)
     write_match(root, 4, "gnugo:1", ["player"] * 3 + ["opponent"] * 7, start + 3600 * 4 + 700)
     write_match(root, 4, "gen0003", ["player"] * 6 + ["opponent"] * 4, start + 3600 * 4 + 800)
-    storage.write_text(storage.join(root, "eval", "gen0004", "vs_broken.json"), "{not json")
+    storage.write_text(storage.join(layout.eval_dir(root, 4), "vs_broken.json"), "{not json")
     return root, start
 
 
@@ -153,14 +142,14 @@ def test_ratings_command_writes_table_and_plots(synthetic_run, tmp_path, capsys)
     config = tmp_path / "config.yaml"
     config.write_text(f"root: {root}\nevaluate:\n  target: gen0\n")
     out = tmp_path / "summary"
-    assert ratings.cli_main(["--config", str(config), "--out-dir", str(out)]) == 0
+    assert ratings_command.cli_main(["--config", str(config), "--out-dir", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "gnugo:1" in printed and "time to target (gen0): 10800 s" in printed
-    lines = (out / "elo.csv").read_text().splitlines()
+    lines = (out / layout.RATINGS_CSV).read_text().splitlines()
     assert lines[0].startswith("player,kind,generation,elo") and len(lines) == 7
-    assert json.loads((out / "time_to_target.json").read_text())["generation"] == 3
-    assert json.loads((out / "elo.json").read_text())["anchor"] == "gen0000"
-    for png in ("elo.png", "winrate.png", "learning_curve.png"):
+    assert json.loads((out / layout.TIME_TO_TARGET_FILE).read_text())["generation"] == 3
+    assert json.loads((out / layout.RATINGS_FILE).read_text())["anchor"] == "gen0000"
+    for png in (layout.ELO_PLOT, layout.WINRATE_PLOT, layout.LEARNING_CURVE_PLOT):
         data = (out / png).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
 
@@ -177,9 +166,7 @@ def test_learning_curve_is_relative_to_the_lowest_gnugo_level_and_draws_zero_win
          "model_time_s": None},
     ]  # fmt: skip
     assert ratings.gnugo_anchor(rows)["player"] == "gnugo:1"
-    matches = [
-        ratings.MatchSummary("m.json", "gen0004", "gnugo:1", [0.0] * 6, None)
-    ]  # 0 wins: bound ~ -3e-17
-    data = ratings.plot_learning_curve(rows, matches)
+    matches = [MatchSummary("m.json", "gen0004", "gnugo:1", [0.0] * 6, None)]  # 0 wins: bound ~ -3e-17
+    data = plots.plot_learning_curve(rows, matches)
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert ratings.gnugo_anchor([r for r in rows if r["kind"] == "generation"]) is None

@@ -61,7 +61,7 @@ def test_slurm_run_submits_every_job_to_slurm(slurm_run):
 
 def test_slurm_run_artifacts_validate(slurm_run):
     from minigo_core.data import gamefile
-    from minigo_core.jobs import ratings
+    from minigo_core.data.matchfile import read_match
     from minigo_core.nn import model
 
     cfg, _ = slurm_run
@@ -75,6 +75,7 @@ def test_slurm_run_artifacts_validate(slurm_run):
     assert metrics[0]["ranks"] == 2 and metrics[-1]["event"] == "end"
     assert sorted(metrics[0]["nodes"]) == ["node1", "node2"], metrics[0]  # the 2 ranks ran on 2 nodes
     for spec in planning.evaluation_specs(cfg, 1):
-        assert ratings.read_match(layout.eval_path(root, 1, spec.slug)).games == cfg.evaluate.games
-    assert Path(root, "summary", "elo.json").exists() and Path(root, "summary", "status.txt").exists()
+        assert read_match(layout.eval_path(root, 1, spec.slug)).games == cfg.evaluate.games
+    assert Path(layout.ratings_path(root)).exists()
+    assert Path(layout.summary_path(root, layout.STATUS_FILE)).exists()
     assert planning.plan(cfg).finished

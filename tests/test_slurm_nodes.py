@@ -47,9 +47,9 @@ def prepared(tmp_path_factory) -> dict:
                 "board_size": BOARD,
                 "seed": 3,
                 "model": {"blocks": 4, "filters": 64, "fc_width": 32, "backend": "torch"},
-                "window": {"generations": 1},
+                "window": {"generations": 1, "sample_fraction": 0.3},
                 "train": {"ranks": 2, "batch_per_rank": 16, "checkpoint_every": 20, "backend": "torch",
-                          "threads_per_rank": 1, "prefetch_batches": 2},
+                          "threads_per_rank": 1, "prefetch_batches": 2, "learning_rate": [[0, 0.02]]},
             }
         )
     )  # fmt: skip

@@ -15,9 +15,10 @@ import torch
 
 from minigo_core.base import config
 from minigo_core.bench.window import random_moves, synthetic_game
+from minigo_core.cluster.slurm import free_port, node_name
 from minigo_core.data import gamefile, layout, storage, window
-from minigo_core.jobs import train
-from minigo_core.nn import model
+from minigo_core.jobs import train as train_cmd
+from minigo_core.nn import model, train_job
 
 BOARD = 9
 PER_RANK = 8
@@ -72,8 +73,8 @@ def setup(tmp_path_factory) -> dict:
     }
 
 
-def _job(setup: dict, name: str, out: str, work: str, **kw) -> train.TrainJob:
-    return train.TrainJob(
+def _job(setup: dict, name: str, out: str, work: str, **kw) -> train_job.TrainJob:
+    return train_job.TrainJob(
         cfg=config.load_config(setup["cfg"][name]),
         generation=3,
         window_dir=setup["window"],
@@ -101,7 +102,7 @@ def _assert_same_weights(a: str, b: str, atol: float = 1e-6) -> None:
 def one_rank(setup) -> str:
     """The reference: one rank over both shards with twice the per-rank batch (same global batch)."""
     out = str(setup["base"] / "one.safetensors")
-    prov = train.train(_job(setup, "one", out, str(setup["base"] / "work-one"), record_wall_time=False))
+    prov = train_job.train(_job(setup, "one", out, str(setup["base"] / "work-one"), record_wall_time=False))
     assert prov is not None and prov["steps"] >= 5
     return out
 
@@ -151,11 +152,11 @@ def test_two_ranks_match_one_rank(setup, one_rank, capfd):
         "--work-dir",
         str(work),
     ]
-    assert train.cli_main(argv) == 0, capfd.readouterr().err
+    assert train_cmd.cli_main(argv) == 0, capfd.readouterr().err
     _assert_same_weights(out, one_rank)
     prov = model.load_model(out, backend="torch").provenance
     assert prov["ranks"] == 2 and prov["wall_time_s"] > 0
-    assert _last(str(work), "start")["nodes"] == [train.node_name()] * 2  # each rank's node, in rank order
+    assert _last(str(work), "start")["nodes"] == [node_name()] * 2  # each rank's node, in rank order
 
 
 def _last(work: str, event: str) -> dict:
@@ -166,11 +167,11 @@ def _last(work: str, event: str) -> dict:
 def test_resume_matches_uninterrupted(setup, one_rank):
     out = str(setup["base"] / "resumed.safetensors")
     work = str(setup["base"] / "work-resume")
-    assert train.train(_job(setup, "one", out, work, stop_after=4, record_wall_time=False)) is None
+    assert train_job.train(_job(setup, "one", out, work, stop_after=4, record_wall_time=False)) is None
     assert not os.path.exists(out)
     ckpt = torch.load(os.path.join(work, layout.CHECKPOINT), weights_only=True)
     assert ckpt["step"] == 4
-    train.train(_job(setup, "one", out, work, record_wall_time=False))
+    train_job.train(_job(setup, "one", out, work, record_wall_time=False))
     assert _last(work, "end")["resumed_from_step"] == 4
     _assert_same_weights(out, one_rank)
     # Same inputs, same file: weights, optimiser path and provenance (final losses included) are identical.
@@ -179,27 +180,14 @@ def test_resume_matches_uninterrupted(setup, one_rank):
 
 def test_checkpoint_of_other_inputs_is_ignored(setup, one_rank, tmp_path):
     work = str(tmp_path / "work")
-    train.train(_job(setup, "one", str(tmp_path / "a.safetensors"), work, stop_after=2))
+    train_job.train(_job(setup, "one", str(tmp_path / "a.safetensors"), work, stop_after=2))
     other = tmp_path / "other-parent.safetensors"
     net = model.random_model(model.ModelConfig.from_run(config.load_config(setup["cfg"]["one"])), seed=6)
     model.save_model(str(other), net, {"generation": 2, "global_step": 4})
     job = _job(setup, "one", str(tmp_path / "b.safetensors"), work)
     job.parent = str(other)
-    train.train(job)
+    train_job.train(job)
     assert _last(work, "end")["resumed_from_step"] == 0
-
-
-def test_slurm_rank_env():
-    env = {
-        "SLURM_JOB_ID": "812",
-        "SLURM_STEP_ID": "3",
-        "SLURM_PROCID": "1",
-        "SLURM_NTASKS": "4",
-        "SLURM_LOCALID": "1",
-    }
-    assert train.slurm_rank_env(env) == (1, 4, 1)
-    assert train.slurm_rank_env({"SLURM_JOB_ID": "812", "SLURM_NTASKS": "4"}) is None  # not an srun task
-    assert train.slurm_rank_env({**env, "SLURM_STEP_ID": "4294967291"}) is None  # the batch script's step
 
 
 def test_srun_tasks_find_each_other_without_talking(setup, one_rank, tmp_path):
@@ -248,7 +236,7 @@ def test_dead_rank_fails_the_job_naming_it(setup, tmp_path, capfd):
         "60",
     ]
     t0 = time.monotonic()
-    assert train.cli_main(argv) == 1
+    assert train_cmd.cli_main(argv) == 1
     assert time.monotonic() - t0 < 120
     err = capfd.readouterr().err
     assert "rank 1 of 2 exited with code 1" in err
@@ -259,12 +247,12 @@ def test_dead_rank_fails_the_job_naming_it(setup, tmp_path, capfd):
 def test_bad_inputs_say_what_to_do(setup, tmp_path):
     job = _job(setup, "two", str(tmp_path / "m.safetensors"), str(tmp_path / "w"))
     job.world_size = 3
-    with pytest.raises(train.TrainError, match="cannot be split over 3 ranks"):
-        train.train(job)
+    with pytest.raises(train_job.TrainError, match="cannot be split over 3 ranks"):
+        train_job.train(job)
     job = _job(setup, "one", str(tmp_path / "m.safetensors"), str(tmp_path / "w"))
     job.window_dir = str(tmp_path / "nowhere")
-    with pytest.raises(train.TrainError, match="run `minigo window`"):
-        train.train(job)
+    with pytest.raises(window.WindowError, match="run `minigo window`"):
+        train_job.train(job)
 
 
 def test_dsp_backend_resume_is_bit_exact(setup, one_rank, tmp_path):
@@ -273,103 +261,30 @@ def test_dsp_backend_resume_is_bit_exact(setup, one_rank, tmp_path):
     cfg = config.load_config(setup["cfg"]["one"])
     cfg = config.from_dict({**cfg.to_dict(), "train": {**cfg.to_dict()["train"], "backend": "dsp"}})
 
-    def job(out: str, work: str, **kw) -> train.TrainJob:
-        return train.TrainJob(cfg=cfg, generation=3, window_dir=setup["window"], parent=setup["parent"],
+    def job(out: str, work: str, **kw) -> train_job.TrainJob:
+        return train_job.TrainJob(cfg=cfg, generation=3, window_dir=setup["window"], parent=setup["parent"],
                               out=out, work_dir=work, quiet=True, record_wall_time=False, **kw)  # fmt: skip
 
     whole, resumed = str(tmp_path / "whole.safetensors"), str(tmp_path / "resumed.safetensors")
-    train.train(job(whole, str(tmp_path / "w1")))
-    assert train.train(job(resumed, str(tmp_path / "w2"), stop_after=3)) is None
-    train.train(job(resumed, str(tmp_path / "w2")))
+    train_job.train(job(whole, str(tmp_path / "w1")))
+    assert train_job.train(job(resumed, str(tmp_path / "w2"), stop_after=3)) is None
+    train_job.train(job(resumed, str(tmp_path / "w2")))
     assert open(whole, "rb").read() == open(resumed, "rb").read()
     # The torch backend's result, to float rounding (the kernels sum in another order).
     _assert_same_weights(whole, one_rank, atol=1e-4)
 
 
-# ---- the TCP store's address and port under srun (no Slurm needed) -----------------------------------------
-def test_expand_hostlist():
-    assert train.expand_hostlist("node[1-3,5],gpu07") == ["node1", "node2", "node3", "node5", "gpu07"]
-    assert train.expand_hostlist("localhost") == ["localhost"]
-    assert train.expand_hostlist("n[08-10]") == ["n08", "n09", "n10"]  # zero padding kept
-    assert train.expand_hostlist("r[1-2]n[1-2]") == ["r1n1", "r1n2", "r2n1", "r2n2"]
-    assert train.expand_hostlist("a-1,b[2],c[3-4]-ib") == ["a-1", "b2", "c3-ib", "c4-ib"]
-    assert train.expand_hostlist("") == []
-    for bad in ("node[1-3", "node1-3]", "node[a-b]"):
-        with pytest.raises(ValueError):
-            train.expand_hostlist(bad)
-
-
-def test_master_port_is_per_attempt_and_outside_the_ephemeral_range():
-    ports = {train.master_port(job, step) for job in range(1000, 1100) for step in range(3)}
-    assert len(ports) == 300  # consecutive jobs and the steps of a job never share a port
-    assert all(20000 <= p < 32000 for p in ports)  # below Linux's ephemeral ports (32768 ..)
-    assert train.master_port(812, 0, restart_count=1) != train.master_port(812, 0)  # a requeued job
-    assert train.master_port(10**12, 4294967290) in range(20000, 32000)
-
-
-def _srun_env(**extra: str) -> dict:
-    env = {"SLURM_JOB_ID": "812", "SLURM_STEP_ID": "3", "SLURM_PROCID": "1", "SLURM_NTASKS": "2"}
-    return {**env, **extra}
-
-
-def test_slurm_master_from_the_step_node_list():
-    resolved = []
-
-    def resolve(name: str) -> str:
-        resolved.append(name)
-        return "10.0.0.7"
-
-    env = _srun_env(SLURM_STEP_NODELIST="gpu[07-08]", SLURM_JOB_NODELIST="gpu[01-08]")
-    master = train.slurm_master(env, resolve=resolve)
-    assert master == train.Master("10.0.0.7", train.master_port(812, 3))
-    assert resolved == ["gpu07"]  # the step's first node, not the job's
-    assert train.slurm_master({**env, "SLURM_PROCID": "0"}, resolve=resolve) == master  # every task agrees
-    env.pop("SLURM_STEP_NODELIST")
-    train.slurm_master(env, resolve=resolve)
-    assert resolved[-1] == "gpu01"  # else the job's first node
-    with pytest.raises(train.TrainError, match="set MASTER_ADDR"):
-        train.slurm_master(_srun_env(), resolve=resolve)
-
-
-def test_slurm_master_honours_master_addr_and_port():
-    def no_resolve(name: str) -> str:
-        raise AssertionError("MASTER_ADDR is set: nothing to resolve")
-
-    env = _srun_env(SLURM_STEP_NODELIST="node[1-2]", MASTER_ADDR="192.168.1.5", MASTER_PORT="29555")
-    assert train.slurm_master(env, resolve=no_resolve) == train.Master("192.168.1.5", 29555)
-    only_addr = {k: v for k, v in env.items() if k != "MASTER_PORT"}
-    assert train.slurm_master(only_addr, resolve=no_resolve).port == train.master_port(812, 3)
-    with pytest.raises(train.TrainError, match="MASTER_PORT"):
-        train.slurm_master({**env, "MASTER_PORT": "http"}, resolve=no_resolve)
-
-
-def test_resolve_host_falls_back_to_slurm_node_addr():
-    assert (
-        train.resolve_host("localhost", scontrol=lambda n: pytest.fail("resolved: no scontrol"))
-        == "127.0.0.1"
-    )
-    shown = "NodeName=node1 Arch=x86_64\n   NodeAddr=127.0.0.1 NodeHostName=localhost Port=53409\n"
-    assert train.resolve_host("no-such-node.invalid", scontrol=lambda n: shown) == "127.0.0.1"
-    with pytest.raises(train.TrainError, match="set MASTER_ADDR"):
-        train.resolve_host("no-such-node.invalid", scontrol=lambda n: "")
-
-
-def test_node_name():
-    assert train.node_name({"SLURMD_NODENAME": "node2"}) == "node2"
-    assert train.node_name({}) == __import__("socket").gethostname()
-
-
 def test_rank_that_never_arrives_fails_in_bounded_time(setup, tmp_path, capfd):
     """Rank 0 alone (rank 1 of 2 never starts): the store times out after --timeout and the job fails."""
-    port = train.free_port()
+    port = free_port()
     argv = ["--config", setup["cfg"]["two"], "--generation", "3", "--window-dir", setup["window"],
             "--parent", setup["parent"], "--out", str(tmp_path / "m.safetensors"), "--work-dir",
             str(tmp_path / "work"), "--rank", "0", "--world-size", "2", "--master-addr", "127.0.0.1",
             "--master-port", str(port), "--timeout", "3"]  # fmt: skip
     t0 = time.monotonic()
-    assert train.cli_main(argv) != 0
+    assert train_cmd.cli_main(argv) != 0
     assert time.monotonic() - t0 < 60
     err = capfd.readouterr().err
-    assert f"rank 0 of 2 (node {train.node_name()}) could not meet the other ranks" in err, err[-2000:]
+    assert f"rank 0 of 2 (node {node_name()}) could not meet the other ranks" in err, err[-2000:]
     assert f"127.0.0.1:{port} within --timeout 3 s" in err
     assert not os.path.exists(tmp_path / "m.safetensors")

@@ -368,14 +368,6 @@ def hostile_root(tmp_path: Path) -> Path:
     return tmp_path / "runs" / "a b;touch PWNED;$(touch PWNED2)`touch PWNED3`'q\"&|*?"
 
 
-def write_config(tmp_path: Path, root: Path) -> Path:
-    config = yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())
-    config["root"] = str(root)
-    path = tmp_path / "tiny.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return path
-
-
 def snakemake(tmp_path: Path, config: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
     cmd = ["timeout", "-k", "10", str(timeout), SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"),
            "--configfile", str(config), "--directory", str(tmp_path), "--cores", "1", *args]  # fmt: skip
@@ -386,9 +378,9 @@ def pwned(tmp_path: Path) -> list[str]:
     return [str(p) for p in tmp_path.rglob("PWNED*")]
 
 
-def test_hostile_root_path_plans_with_every_command_quoted(tmp_path):
+def test_hostile_root_path_plans_with_every_command_quoted(tmp_path, write_config):
     root = hostile_root(tmp_path)
-    config = write_config(tmp_path, root)
+    config = write_config(tmp_path, root=str(root))
     proc = snakemake(tmp_path, config, "--dry-run", "--printshellcmds", timeout=180)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"snakemake --dry-run failed on root {str(root)!r}:\n{out[-4000:]}"
@@ -403,10 +395,10 @@ def test_hostile_root_path_plans_with_every_command_quoted(tmp_path):
     assert not pwned(tmp_path), f"the dry run executed shell metacharacters from the root: {pwned(tmp_path)}"
 
 
-def test_hostile_root_path_runs_for_real(tmp_path):
+def test_hostile_root_path_runs_for_real(tmp_path, write_config):
     """The first jobs of the tiny run (config, generation 0, one self-play job) in the hostile root."""
     root = hostile_root(tmp_path)
-    config = write_config(tmp_path, root)
+    config = write_config(tmp_path, root=str(root))
     target = f"{root}/games/gen0000/job00000.json"
     proc = snakemake(tmp_path, config, target, timeout=300)
     out = proc.stdout + proc.stderr

@@ -16,6 +16,7 @@ from minigo_core.bench.window import random_moves, synthetic_game
 from minigo_core.data import gamefile, layout, shards, storage, window
 from minigo_core.data.prefetch import Prefetcher
 from minigo_core.game import features
+from minigo_core.jobs import window as window_cmd
 
 BOARD = 9
 
@@ -163,11 +164,23 @@ def test_cli_window(games_root, tmp_path, capsys):
     cfg_path.write_text(json.dumps({"root": games_root, "board_size": BOARD, "train": {"ranks": 2}}))
     out = tmp_path / "w"
     argv = ["--config", str(cfg_path), "--generation", "3", "--out-dir", str(out), "--workers", "threads"]
-    assert window.cli_main(argv) == 0
-    manifest = window.read_manifest(str(out))
-    assert manifest["window_generations"] == [0, 1, 2] and len(manifest["shards"]) == 2
-    assert window.cli_main(["--config", str(cfg_path), "--generation", "3", "--dry-run"]) == 0
+    assert window_cmd.cli_main(argv) == 0
+    built = window.read_manifest(str(out))
+    assert len(built.shard_urls) == 2 and built.rows == sum(built.shard_rows) > 0
+    manifest = json.loads(storage.read_bytes(layout.manifest_path(str(out))))
+    assert manifest["window_generations"] == [0, 1, 2] and built.manifest_sha256 == window.manifest_digest(
+        manifest
+    )
+    assert window_cmd.cli_main(["--config", str(cfg_path), "--generation", "3", "--dry-run"]) == 0
     assert "15 game files" in capsys.readouterr().out
+
+
+def test_read_manifest_says_what_to_do(tmp_path):
+    with pytest.raises(window.WindowError, match="run `minigo window`"):
+        window.read_manifest(str(tmp_path / "nowhere"))
+    storage.write_text(layout.manifest_path(str(tmp_path)), json.dumps({"format": "something-else"}))
+    with pytest.raises(window.WindowError, match="is not valid .*rebuild the window"):
+        window.read_manifest(str(tmp_path))
 
 
 # ---- shard format ------------------------------------------------------------------------------------------

@@ -18,30 +18,14 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from minigo_core.base.config import ConfigError, load_config
 from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.bench.dag import build_run
-from minigo_core.data import layout
+from minigo_core.data import layout, schedule
 from minigo_core.pipeline import plan as planning
 
 REPO = Path(__file__).resolve().parents[1]
-TINY = REPO / "config" / "tiny.yaml"
-
-
-def tiny_config(tmp_path: Path, name: str = "tiny.yaml", **overrides) -> Path:
-    """config/tiny.yaml with its root under tmp_path (and top-level overrides); returns the file."""
-    data = yaml.safe_load(TINY.read_text())
-    data["root"] = str(tmp_path / "run")
-    for key, value in overrides.items():
-        if isinstance(value, dict):
-            data[key] = {**data[key], **value}
-        else:
-            data[key] = value
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
 
 
 def snakemake(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -84,37 +68,44 @@ def planned_jobs(output: str) -> list[dict]:
 
 
 # ------------------------------------------------------------------------------------------------ the plan
-def finished_run(tmp_path: Path, done: int, generations: int = 6, games: int = 3):
-    config = tiny_config(tmp_path, generations=generations, selfplay={"games": games})
-    run_config = build_run(str(tmp_path / "run"), config, done, games, generations)
-    return load_config(str(run_config)), run_config
+@pytest.fixture
+def finished_run(tmp_path, write_config):
+    """`finished_run(done, generations=6, games=3) -> (cfg, config file)`: a tiny run whose generations
+    0..done-1 are finished (placeholder files, see `minigo_core.bench.dag.build_run`)."""
+
+    def make(done: int, generations: int = 6, games: int = 3):
+        config = write_config(tmp_path, generations=generations, selfplay={"games": games})
+        run_config = build_run(str(tmp_path / "run"), config, done, games, generations)
+        return load_config(str(run_config)), run_config
+
+    return make
 
 
-def test_plan_starts_at_first_unfinished_generation_and_respects_the_job_budget(tmp_path):
-    cfg, _ = finished_run(tmp_path, done=3)
+def test_plan_starts_at_first_unfinished_generation_and_respects_the_job_budget(finished_run):
+    cfg, _ = finished_run(done=3)
     plan = planning.plan(cfg)
     assert (plan.first, plan.last, plan.late_evaluations) == (3, 6, ())
     per_generation = planning.plan_cost_per_generation(cfg)  # each self-play job counts as one
-    assert per_generation == planning.selfplay_job_count(cfg) + 3 + 2 == planning.jobs_per_generation(cfg)
+    assert per_generation == schedule.selfplay_job_count(cfg) + 3 + 2 == schedule.jobs_per_generation(cfg)
     assert planning.plan(cfg, max_jobs=2 * per_generation).planned == range(3, 5)
     assert planning.plan(cfg, max_jobs=1).planned == range(3, 4)  # at least one generation
 
 
-def test_plan_keeps_a_missing_old_evaluation_without_replanning_its_generation(tmp_path):
-    cfg, _ = finished_run(tmp_path, done=3)
+def test_plan_keeps_a_missing_old_evaluation_without_replanning_its_generation(finished_run):
+    cfg, _ = finished_run(done=3)
     os.remove(layout.eval_path(cfg.root, 1, "gen0"))
     plan = planning.plan(cfg)
     assert plan.first == 3 and plan.late_evaluations == (1,)
 
 
-def test_plan_missing_model_moves_the_frontier_back(tmp_path):
-    cfg, _ = finished_run(tmp_path, done=3)
+def test_plan_missing_model_moves_the_frontier_back(finished_run):
+    cfg, _ = finished_run(done=3)
     os.remove(layout.model_path(cfg.root, 2))
     assert planning.plan(cfg).first == 2
 
 
-def test_plan_explicit_range_for_a_rerun_and_its_errors(tmp_path):
-    cfg, _ = finished_run(tmp_path, done=3)
+def test_plan_explicit_range_for_a_rerun_and_its_errors(finished_run):
+    cfg, _ = finished_run(done=3)
     plan = planning.plan(cfg, first=1, last=1)
     assert plan.planned == range(1, 2) and plan.explicit
     with pytest.raises(ConfigError, match="first_generation.*generation 3 is not finished"):
@@ -123,12 +114,12 @@ def test_plan_explicit_range_for_a_rerun_and_its_errors(tmp_path):
         planning.plan(cfg, first=2, last=1)
 
 
-def test_evaluation_matches_are_one_per_distinct_opponent(tmp_path):
-    cfg = load_config(str(tiny_config(tmp_path, evaluate={"opponents": ["gen0", "previous", "gnugo:1"]})))
-    assert planning.evaluation_specs(cfg, 0) == []
-    assert [s.text for s in planning.evaluation_specs(cfg, 1)] == ["gen0", "gnugo:1"]  # previous is gen0 here
-    assert [s.text for s in planning.evaluation_specs(cfg, 2)] == ["gen0", "previous", "gnugo:1"]
-    assert planning.evaluation_file(cfg, 1, PlayerSpec.parse("previous")) == layout.eval_path(
+def test_evaluation_matches_are_one_per_distinct_opponent(tmp_path, write_config):
+    cfg = load_config(str(write_config(tmp_path, evaluate={"opponents": ["gen0", "previous", "gnugo:1"]})))
+    assert schedule.evaluation_specs(cfg, 0) == []
+    assert [s.text for s in schedule.evaluation_specs(cfg, 1)] == ["gen0", "gnugo:1"]  # previous is gen0 here
+    assert [s.text for s in schedule.evaluation_specs(cfg, 2)] == ["gen0", "previous", "gnugo:1"]
+    assert schedule.evaluation_file(cfg, 1, PlayerSpec.parse("previous")) == layout.eval_path(
         cfg.root, 1, "gen0"
     )
     assert layout.eval_path(cfg.root, 2, PlayerSpec.parse("gnugo:1").slug).endswith(
@@ -137,8 +128,8 @@ def test_evaluation_matches_are_one_per_distinct_opponent(tmp_path):
 
 
 # --------------------------------------------------------------------------------------- dry runs (DAG)
-def test_dry_run_plans_only_unfinished_generations_without_their_history(tmp_path):
-    cfg, run_config = finished_run(tmp_path, done=3, games=5)
+def test_dry_run_plans_only_unfinished_generations_without_their_history(finished_run):
+    cfg, run_config = finished_run(done=3, games=5)
     for g in range(3):  # older game files are never looked at: the markers stand for them
         for i in range(5):
             os.remove(layout.game_path(cfg.root, g, i))
@@ -146,7 +137,7 @@ def test_dry_run_plans_only_unfinished_generations_without_their_history(tmp_pat
     assert out.returncode == 0, out.stderr[-3000:]
     counts = job_counts(out.stdout + out.stderr)
     # generation 3's games only: 5 games in jobs of 3 (config/tiny.yaml's games_per_job)
-    assert counts["selfplay"] == planning.selfplay_job_count(cfg) == 2 and counts["games_complete"] == 1
+    assert counts["selfplay"] == schedule.selfplay_job_count(cfg) == 2 and counts["games_complete"] == 1
     assert counts["window"] == 1 and counts["train"] == 1
     # generation 3's evaluations are left to the next invocation (they run alongside generation 4)
     assert "evaluate" not in counts
@@ -154,9 +145,9 @@ def test_dry_run_plans_only_unfinished_generations_without_their_history(tmp_pat
     assert "bootstrap" not in counts
 
 
-def test_dry_run_runs_deferred_evaluations_alongside_the_next_generation(tmp_path):
-    cfg, run_config = finished_run(tmp_path, done=4, games=5)
-    for path in planning.evaluation_files(cfg, 3):
+def test_dry_run_runs_deferred_evaluations_alongside_the_next_generation(finished_run):
+    cfg, run_config = finished_run(done=4, games=5)
+    for path in schedule.evaluation_files(cfg, 3):
         os.remove(path)
     out = dry_run(run_config, "plan_max_jobs=1")
     assert out.returncode == 0, out.stderr[-3000:]
@@ -164,8 +155,8 @@ def test_dry_run_runs_deferred_evaluations_alongside_the_next_generation(tmp_pat
     assert counts["evaluate"] == 2 and counts["selfplay"] == 2 and counts["train"] == 1
 
 
-def test_dry_run_explicit_rerun_of_one_generation(tmp_path):
-    cfg, run_config = finished_run(tmp_path, done=3, games=4)
+def test_dry_run_explicit_rerun_of_one_generation(finished_run):
+    cfg, run_config = finished_run(done=3, games=4)
     records = [layout.selfplay_job_path(cfg.root, 1, j) for j in range(2)]
     out = dry_run(run_config, "first_generation=1", "last_generation=1", extra=("--forcerun", *records))
     assert out.returncode == 0, out.stderr[-3000:]
@@ -178,11 +169,11 @@ def test_dry_run_explicit_rerun_of_one_generation(tmp_path):
     [(4, 1, [[0], [1], [2], [3]]), (6, 3, [[0, 1, 2], [3, 4, 5]]), (7, 3, [[0, 1, 2], [3, 4, 5], [6]])],
     ids=["K=1", "K divides games", "K does not divide games"],
 )
-def test_dry_run_plans_one_selfplay_job_per_games_per_job_games(tmp_path, games, per_job, jobs):
-    config = tiny_config(tmp_path, generations=1, selfplay={"games": games, "games_per_job": per_job})
+def test_dry_run_plans_one_selfplay_job_per_games_per_job_games(tmp_path, write_config, games, per_job, jobs):
+    config = write_config(tmp_path, generations=1, selfplay={"games": games, "games_per_job": per_job})
     cfg = load_config(str(config))
-    assert [list(r) for r in planning.selfplay_jobs(cfg)] == jobs
-    assert planning.jobs_per_generation(cfg) == len(jobs) + 3 + len(planning.opponent_specs(cfg))
+    assert [list(r) for r in schedule.selfplay_jobs(cfg)] == jobs
+    assert schedule.jobs_per_generation(cfg) == len(jobs) + 3 + len(schedule.opponent_specs(cfg))
     out = snakemake("-n", "-p", "--cores", "1", "--configfile", str(config))
     assert out.returncode == 0, out.stderr[-3000:]
     text = out.stdout + out.stderr
@@ -202,7 +193,7 @@ def test_dry_run_plans_one_selfplay_job_per_games_per_job_games(tmp_path, games,
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ({"board_size": 4}, "board_size"),  # the schema
+        ({"board_size": 4}, "board_size"),  # minigo_core.base.config: out of range
         (
             {"selfplay": {"readouts": 4}},
             "selfplay.readouts",
@@ -211,19 +202,19 @@ def test_dry_run_plans_one_selfplay_job_per_games_per_job_games(tmp_path, games,
         ({"train": {"rankz": 2}}, "rankz"),  # unknown key
     ],
 )
-def test_bad_config_fails_at_start_up_naming_the_key(tmp_path, override, message):
-    config = tiny_config(tmp_path, **override)
+def test_bad_config_fails_at_start_up_naming_the_key(tmp_path, write_config, override, message):
+    config = write_config(tmp_path, **override)
     out = snakemake("-n", "-p", "--cores", "1", "--configfile", str(config))
     assert out.returncode != 0
     assert message in out.stdout + out.stderr
     assert not (tmp_path / "run").exists()  # nothing ran
 
 
-def test_snakemake_lint_has_only_the_accepted_deployment_lint(tmp_path):
+def test_snakemake_lint_has_only_the_accepted_deployment_lint(tmp_path, write_config):
     # Policy (docs/CONTRACTS.md, workflow): every job runs in the project's own environment (`make setup`,
     # the same .venv on the shared filesystem), so the lint asking for a conda env or container per rule is
     # accepted; any other lint fails this test.
-    out = snakemake("--lint", "--configfile", str(tiny_config(tmp_path)))
+    out = snakemake("--lint", "--configfile", str(write_config(tmp_path)))
     text = out.stdout + out.stderr
     lints = re.findall(r"^    \* (.+?):?$", text, flags=re.M)
     assert lints, "snakemake --lint printed no lints at all; has its output format changed?"
@@ -245,10 +236,10 @@ def sha256(path: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
+def tiny_run(tmp_path_factory, write_config):
     """A real tiny run through `minigo run --profile profiles/local` (what `make run` does)."""
     tmp_path = tmp_path_factory.mktemp("tiny")
-    config = tiny_config(tmp_path)
+    config = write_config(tmp_path)
     cmd = [
         "timeout",
         "-k",
@@ -274,7 +265,7 @@ def tiny_run(tmp_path_factory):
 @pytest.mark.slow
 def test_local_run_produces_every_artifact_and_each_validates(tiny_run):
     from minigo_core.data import gamefile
-    from minigo_core.jobs import ratings
+    from minigo_core.data.matchfile import read_match
     from minigo_core.nn import model
 
     cfg, _, stdout = tiny_run
@@ -283,7 +274,7 @@ def test_local_run_produces_every_artifact_and_each_validates(tiny_run):
     for g in range(cfg.generations + 1):
         net = model.load_model(layout.model_path(root, g), backend="torch")
         assert net.cfg.board_size == cfg.board_size
-    for g in planning.selfplay_generations(cfg):
+    for g in schedule.selfplay_generations(cfg):
         marker = json.loads(Path(layout.complete_marker_path(root, g)).read_text())
         assert marker["games"] == cfg.selfplay.games and marker["bad_files"] == []
         lengths = []
@@ -304,24 +295,13 @@ def test_local_run_produces_every_artifact_and_each_validates(tiny_run):
             json.loads(line) for line in Path(layout.train_metrics_path(root, g)).read_text().splitlines()
         ]
         assert steps[-1]["event"] == "end" and steps[0]["ranks"] == cfg.train.ranks
-        for spec in planning.evaluation_specs(cfg, g):
-            match = ratings.read_match(layout.eval_path(root, g, spec.slug))
+        for spec in schedule.evaluation_specs(cfg, g):
+            match = read_match(layout.eval_path(root, g, spec.slug))
             assert match.player == f"gen{g:04d}" and match.games == cfg.evaluate.games
-    elo = json.loads(Path(root, "summary", "elo.json").read_text())
+    elo = json.loads(Path(layout.ratings_path(root)).read_text())
     assert {p["player"] for p in elo["players"]} >= {f"gen{g:04d}" for g in range(cfg.generations + 1)}
-    for name in (
-        "elo.csv",
-        "time_to_target.json",
-        "elo.png",
-        "winrate.png",
-        "learning_curve.png",
-        "loss.png",
-        "game_lengths.png",
-        "resign_false_positives.png",
-        "status.txt",
-        "report.html",
-    ):
-        assert Path(root, "summary", name).stat().st_size > 0, name
+    for name in (*layout.SUMMARY_FILES, layout.REPORT_FILE):
+        assert Path(layout.summary_path(root, name)).stat().st_size > 0, name
     # `minigo run` printed where the results are and the ratings table
     assert f"results of the run in {root}" in stdout and "ratings (Elo" in stdout and "gen0002" in stdout
 
@@ -388,7 +368,7 @@ def test_rerunning_a_generations_training_and_selfplay_reproduces_model_and_game
 def test_a_deleted_game_file_is_replayed_by_its_job_which_keeps_the_others(tiny_run):
     cfg, config, _ = tiny_run
     g = 1
-    jobs = planning.selfplay_jobs(cfg)
+    jobs = schedule.selfplay_jobs(cfg)
     assert [list(r) for r in jobs] == [[0, 1, 2], [3]]  # config/tiny.yaml: 4 games in jobs of 3
     games = {i: layout.game_path(cfg.root, g, i) for i in range(cfg.selfplay.games)}
     record = layout.selfplay_job_path(cfg.root, g, 0)

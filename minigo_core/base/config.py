@@ -3,6 +3,10 @@
 `load_config(path_or_dict)` returns a `RunConfig`; every part of the library takes the section it needs
 (`cfg.model`, `cfg.selfplay`, ...). The same dataclasses travel inside model files and game files, so any
 artifact can be inspected on its own.
+
+The dataclasses' defaults are `config.yaml`'s values, key for key (tests/test_config.py checks it): a key
+left out of a config means what the default run says. Every range check lives in `validate()`; the workflow's
+schema (workflow/schemas/config.schema.yaml) checks only keys, types and enums.
 """
 
 from __future__ import annotations
@@ -39,11 +43,11 @@ class ModelSettings:
 @dataclass(frozen=True)
 class SelfplaySettings:
     games: int = 32
-    games_per_job: int = 1
-    readouts: int = 64
-    fast_readouts: int = 16
-    full_search_fraction: float = 0.25
-    parallel_readouts: int = 8
+    games_per_job: int = 16
+    readouts: int = 16
+    fast_readouts: int = 8
+    full_search_fraction: float = 1.0
+    parallel_readouts: int = 1
     c_base: float = 19652.0
     c_init: float = 1.25
     dirichlet_weight: float = 0.25
@@ -51,7 +55,7 @@ class SelfplaySettings:
     resign_threshold: float = -0.9
     resign_disabled_fraction: float = 0.05
     init_unvisited: str = "parent"
-    search: str = "puct"
+    search: str = "gumbel"
     gumbel_considered: int = 16
     gumbel_c_visit: float = 50.0
     gumbel_c_scale: float = 1.0
@@ -61,7 +65,7 @@ class SelfplaySettings:
 @dataclass(frozen=True)
 class WindowSettings:
     generations: int = 5
-    sample_fraction: float = 0.3
+    sample_fraction: float = 0.5
     max_bad_fraction: float = 0.05
     read_threads: int = 2
 
@@ -70,7 +74,7 @@ class WindowSettings:
 class TrainSettings:
     ranks: int = 2
     batch_per_rank: int = 32
-    learning_rate: tuple = ((0, 0.02),)
+    learning_rate: tuple = ((0, 0.03), (3000, 0.01), (8000, 0.003))
     momentum: float = 0.9
     l2: float = 1e-4
     value_weight: float = 1.0
@@ -84,16 +88,16 @@ class TrainSettings:
 
 @dataclass(frozen=True)
 class EvaluateSettings:
-    games: int = 20
+    games: int = 10
     readouts: int = 32
     softpick_moves: int = 4
-    opponents: tuple = ("gen0", "previous")
+    opponents: tuple = ("previous", "gnugo:1")
     target: str = "gen0"
     early_stop: bool = True
     gnugo: str = "/usr/games/gnugo"
-    every: int = 1
-    final_games: int = 0
-    final_opponents: tuple = ()
+    every: int = 4
+    final_games: int = 100
+    final_opponents: tuple = ("random",)
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,7 @@ class RunConfig:
     board_size: int = 9
     komi: float = 7.5
     features: str = "agz"
-    generations: int = 8
+    generations: int = 100
     model: ModelSettings = field(default_factory=ModelSettings)
     selfplay: SelfplaySettings = field(default_factory=SelfplaySettings)
     window: WindowSettings = field(default_factory=WindowSettings)

@@ -6,7 +6,7 @@ time (SIGINT to the run's process group: Snakemake stops its jobs and marks thei
 row's result is its last finished model. Then a tournament: every row's last model plays every other row's
 (`games_per_pair`) and each fixed opponent (`opponents`, GNU Go levels; `opponent_games`) with
 `minigo evaluate`; one Bradley-Terry fit over all those games puts the rows on one scale with the first
-fixed opponent at Elo 0, each with its 95% interval (`minigo_core.jobs.ratings.fit_bradley_terry`).
+fixed opponent at Elo 0, each with its 95% interval (`minigo_core.report.ratings.fit_bradley_terry`).
 
 Rows and matches already done (their result files exist) are not run again, so the command resumes.
 Prints a Markdown table (also written to `{root}/ablation.md`, with the JSON in `{root}/ablation.json`).
@@ -30,7 +30,8 @@ import yaml
 
 from minigo_core.base.config import from_dict
 from minigo_core.data import layout
-from minigo_core.jobs import ratings
+from minigo_core.data.matchfile import read_match
+from minigo_core.report import ratings
 
 REPO = Path(__file__).resolve().parents[2]
 STOP_GRACE_S = 120  # after SIGINT, how long Snakemake gets to stop its jobs before SIGTERM
@@ -164,7 +165,7 @@ def tournament(spec: dict, results: list[dict]) -> ratings.Ratings:
         files = list(pool.map(lambda job: _match(*job[2]), jobs))
     games = []
     for (player, opponent, _), path in zip(jobs, files, strict=True):
-        games += [(player, opponent, s) for s in ratings.read_match(str(path)).scores]
+        games += [(player, opponent, s) for s in read_match(str(path)).scores]
     return ratings.fit_bradley_terry(games, anchor=opponents[0])
 
 

@@ -27,8 +27,7 @@ from pathlib import Path
 import yaml
 
 from minigo_core.base.config import load_config
-from minigo_core.data import layout
-from minigo_core.pipeline import plan as planning
+from minigo_core.data import layout, schedule
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -70,17 +69,16 @@ def build_run(
         os.makedirs(layout.model_path(root, g).rsplit("/", 1)[0], exist_ok=True)
         _touch(layout.model_path(root, g), t)
         os.makedirs(layout.games_dir(root, g), exist_ok=True)
-        logs = layout.logs_dir(root, "selfplay", layout.generation_name(g))
-        os.makedirs(logs, exist_ok=True)
+        os.makedirs(os.path.dirname(layout.selfplay_log_path(root, g, 0)), exist_ok=True)
         for i in range(games):
             _touch(layout.game_path(root, g, i), t + 60)
-        for j in range(planning.selfplay_job_count(cfg)):  # one record and one log per self-play job
+        for j in range(schedule.selfplay_job_count(cfg)):  # one record and one log per self-play job
             _touch(layout.selfplay_job_path(root, g, j), t + 61, "{}")
-            _touch(os.path.join(logs, f"{layout.selfplay_job_name(j)}.log"), t + 61)
+            _touch(layout.selfplay_log_path(root, g, j), t + 61)
         _touch(layout.complete_marker_path(root, g), t + 120, "{}")
         if g >= 1:
             os.makedirs(layout.eval_dir(root, g), exist_ok=True)
-            for spec in planning.evaluation_specs(cfg, g):
+            for spec in schedule.evaluation_specs(cfg, g):
                 _touch(layout.eval_path(root, g, spec.slug), t + 90, "{}")
     return run_config
 
@@ -89,10 +87,10 @@ def small_files_report(cfg, at: int, files: int) -> str:
     """The run directory's file count at generation `at` and Snakemake's metadata files, against the layout
     before self-play jobs wrote records (commit acf390c): a `.timing.json` sidecar per game, and every game
     file an output Snakemake tracked (one metadata file each) instead of one record per job."""
-    games, jobs = cfg.selfplay.games * at, planning.selfplay_job_count(cfg) * at
+    games, jobs = cfg.selfplay.games * at, schedule.selfplay_job_count(cfg) * at
     # outputs of a finished generation besides self-play's: model, marker, shards, manifest, metrics, evals
     others = sum(
-        2 + (cfg.train.ranks + 2 + len(planning.evaluation_specs(cfg, g)) if g else 0) for g in range(at)
+        2 + (cfg.train.ranks + 2 + len(schedule.evaluation_specs(cfg, g)) if g else 0) for g in range(at)
     )
     before_files = files - jobs + games  # no job records; a sidecar per game
     after_meta, before_meta = jobs + others, games + others
@@ -172,7 +170,7 @@ def main(argv: list[str]) -> int:
         print(
             f"built run directories in {time.perf_counter() - start:.1f} s under {base}: "
             f"generation {args.at}'s has {files} files ({args.games} games x {args.at} finished "
-            f"generations); {planning.selfplay_job_count(cfg)} self-play jobs of "
+            f"generations); {schedule.selfplay_job_count(cfg)} self-play jobs of "
             f"{cfg.selfplay.games_per_job} games per generation"
         )
         print(small_files_report(cfg, args.at, files))

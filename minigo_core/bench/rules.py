@@ -19,8 +19,9 @@ import time
 
 import numpy as np
 
+from minigo_core.base import native
 from minigo_core.game import features, go
-from minigo_core.search import engine, native_board
+from minigo_core.search import native_board
 
 
 def random_playout(board_size: int, rng: random.Random) -> list[go.Position]:
@@ -104,8 +105,8 @@ def bench_size(board_size: int, seconds: float, rng: random.Random) -> tuple[flo
 def bench_compiled(board_size: int, seconds: float, seed: int, python_rates: tuple[float, float]) -> None:
     """The compiled rules: random playouts and play() alone in C++, against the Python rates."""
     try:
-        engine.lib()
-    except (engine.EngineUnavailable, OSError) as e:
+        native_board.lib()
+    except (native.NativeUnavailable, OSError) as e:
         print(f"  compiled rules: not measured ({e})")
         return
     games, moves, playout_s, replay_s = 10, 0, 0.0, 0.0

@@ -26,10 +26,9 @@ import time
 from minigo_core.base import config as config_mod
 from minigo_core.data.gamefile import write_game
 from minigo_core.game import go
-from minigo_core.jobs import selfplay as selfplay_job
-from minigo_core.jobs.selfplay import GameTiming, play_game
 from minigo_core.nn import inference, model
-from minigo_core.search import engine
+from minigo_core.search import engine, selfplay
+from minigo_core.search.selfplay import GameTiming, play_game
 
 
 def _play(net, cfg, games: int, generation: int, model_url: str, out_dir: str, clock) -> dict:
@@ -153,7 +152,7 @@ def _engine_games(net, cfg, search: str, k: int, out_dir: str, *, max_moves: int
         dataclasses.replace(cfg, selfplay=dataclasses.replace(cfg.selfplay, search=search)), cfg.features
     )
     settings.max_game_length = max_moves
-    search_meta = selfplay_job.search_metadata(cfg, "compiled")
+    search_meta = selfplay.search_metadata(cfg, "compiled")
     model = {"url": "bench.safetensors", "generation": 0, "sha256": None}
     os.makedirs(out_dir, exist_ok=True)
     cpu0 = time.process_time()
@@ -169,7 +168,7 @@ def _engine_games(net, cfg, search: str, k: int, out_dir: str, *, max_moves: int
     )
     moves = positions = 0
     for game in games.finished():
-        record = selfplay_job.compiled_game_record(game, cfg, cfg.features, model, search_meta, 0)
+        record = selfplay.compiled_game_record(game, cfg, cfg.features, model, search_meta, 0)
         write_game(os.path.join(out_dir, f"game{game.index:05d}.arrow"), record)
         moves += len(game.moves)
         positions += record.num_positions
@@ -233,7 +232,7 @@ def _probe_config(readouts: int) -> config_mod.RunConfig:
     return config_mod.from_dict(
         {"board_size": 19, "features": "mlperf07", "model": {"blocks": 1, "filters": 8, "fc_width": 8},
          "selfplay": {"readouts": readouts, "fast_readouts": readouts, "full_search_fraction": 1.0,
-                      "parallel_readouts": 1}}
+                      "parallel_readouts": 1, "search": "puct"}}
     )  # fmt: skip
 
 

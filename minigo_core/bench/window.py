@@ -129,7 +129,7 @@ def _config(root: str, board_size: int, ranks: int, features: str) -> config_mod
             "root": root,
             "board_size": board_size,
             "features": features,
-            "window": {"read_threads": 2},
+            "window": {"read_threads": 2, "sample_fraction": 0.3},
             "train": {"ranks": ranks},
         }
     )

@@ -36,6 +36,7 @@ import pyarrow as pa
 from minigo_core.base.config import FEATURE_SETS
 from minigo_core.data import storage
 from minigo_core.game import coords, features, go
+from minigo_core.game.result import result_string
 
 FORMAT = "minigo-game"
 FORMAT_VERSION = 1
@@ -463,14 +464,8 @@ def _policy_column(table: pa.Table, metadata: dict, num_moves: int, url: str) ->
     return policy
 
 
-def result_string(metadata: dict) -> str:
-    """SGF/GTP-style result: `B+R`, `W+3.5`, `0` (draw)."""
+def result_of(metadata: dict) -> str:
+    """The result string (`B+R`, `W+3.5`, `0`, `game.result.result_string`) of a game file's `result`."""
     result: dict[str, Any] = metadata["result"]
-    winner = int(result["winner"])
-    if winner == 0:
-        return "0"
-    side = "B" if winner > 0 else "W"
-    if result.get("resigned"):
-        return f"{side}+R"
-    score = result.get("score")
-    return f"{side}+{abs(score):g}" if score is not None else side + "+"
+    reason = "resign" if result.get("resigned") else ""
+    return result_string(result.get("score"), winner=int(result["winner"]), reason=reason)

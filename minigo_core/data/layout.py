@@ -10,7 +10,7 @@
     {root}/train/gen0008/metrics.jsonl            losses and throughput (+ checkpoint.pt while training)
     {root}/eval/gen0008/vs_gnugo-1.json           a match's games, win rate and interval
     {root}/summary/elo.json                       ratings, time to target, plots, status
-    {root}/logs/...                               one log per job
+    {root}/logs/train/gen0008.log                 one log per job (logs/snakemake/: `minigo run`'s output)
 
 Every function takes a generation as an int (`7` -> `gen0007`) or, for the workflow's path patterns, as a
 Snakemake wildcard string (`"{generation}"` -> `gen{generation}`), so the library,
@@ -23,7 +23,29 @@ from minigo_core.data.storage import join
 
 EFFECTIVE_CONFIG = "config.yaml"
 SUMMARY = "summary"
+# The summary's files ({root}/summary/): `minigo ratings` writes the first six, `minigo plots` the next four,
+# `minigo run` the HTML report (Snakemake's `--report`).
+RATINGS_CSV = "elo.csv"
 RATINGS_FILE = "elo.json"
+TIME_TO_TARGET_FILE = "time_to_target.json"
+ELO_PLOT = "elo.png"
+WINRATE_PLOT = "winrate.png"
+LEARNING_CURVE_PLOT = "learning_curve.png"
+LOSS_PLOT = "loss.png"
+GAME_LENGTHS_PLOT = "game_lengths.png"
+RESIGN_PLOT = "resign_false_positives.png"
+STATUS_FILE = "status.txt"
+REPORT_FILE = "report.html"
+RATINGS_OUTPUTS = (
+    RATINGS_CSV,
+    RATINGS_FILE,
+    TIME_TO_TARGET_FILE,
+    ELO_PLOT,
+    WINRATE_PLOT,
+    LEARNING_CURVE_PLOT,
+)
+PLOTS_OUTPUTS = (LOSS_PLOT, GAME_LENGTHS_PLOT, RESIGN_PLOT, STATUS_FILE)
+SUMMARY_FILES = RATINGS_OUTPUTS + PLOTS_OUTPUTS  # what the workflow's summary rules produce
 MANIFEST = "manifest.json"
 METRICS = "metrics.jsonl"
 CHECKPOINT = "checkpoint.pt"
@@ -125,8 +147,13 @@ def train_metrics_path(root: str, generation: Generation) -> str:
     return join(train_dir(root, generation), METRICS)
 
 
+def evals_dir(root: str) -> str:
+    """`{root}/eval`: every generation's folder of results files."""
+    return join(root, "eval")
+
+
 def eval_dir(root: str, generation: Generation) -> str:
-    return join(root, "eval", generation_name(generation))
+    return join(evals_dir(root), generation_name(generation))
 
 
 def eval_path(root: str, generation: Generation, opponent_slug: str) -> str:
@@ -138,9 +165,54 @@ def summary_dir(root: str) -> str:
     return join(root, SUMMARY)
 
 
+def summary_path(root: str, name: str) -> str:
+    """A file of the summary: `summary_path(root, TIME_TO_TARGET_FILE)`."""
+    return join(summary_dir(root), name)
+
+
 def ratings_path(root: str) -> str:
-    return join(summary_dir(root), RATINGS_FILE)
+    return summary_path(root, RATINGS_FILE)
 
 
 def logs_dir(root: str, *parts: str) -> str:
     return join(root, "logs", *parts)
+
+
+# The logs of the workflow's jobs ({root}/logs/, one per job: what the job printed) and of `minigo run`.
+LOG_SUFFIX = ".log"
+
+
+def run_config_log_path(root: str) -> str:
+    """The log of the rule that writes the effective config."""
+    return logs_dir(root, "run_config" + LOG_SUFFIX)
+
+
+def generation_log_path(root: str, step: str, generation: Generation) -> str:
+    """`logs/train/gen0007.log`: the log of a generation's one job of `step` (bootstrap, window, train,
+    games_complete)."""
+    return logs_dir(root, step, generation_name(generation) + LOG_SUFFIX)
+
+
+def selfplay_log_path(root: str, generation: Generation, job: int | str) -> str:
+    """`logs/selfplay/gen0007/job00002.log`: the log of a self-play job."""
+    return logs_dir(root, "selfplay", generation_name(generation), selfplay_job_name(job) + LOG_SUFFIX)
+
+
+def eval_log_path(root: str, generation: Generation, opponent_slug: str) -> str:
+    """`logs/evaluate/gen0008/vs_gnugo-1.log`: the log of a match (see `eval_path`)."""
+    return logs_dir(root, "evaluate", generation_name(generation), f"vs_{opponent_slug}{LOG_SUFFIX}")
+
+
+def summary_log_path(root: str, command: str) -> str:
+    """`logs/summary/ratings.log`: the log of a summary command (ratings, plots)."""
+    return logs_dir(root, "summary", command + LOG_SUFFIX)
+
+
+def snakemake_logs_dir(root: str) -> str:
+    """Where `minigo run` keeps the full output of each Snakemake invocation."""
+    return logs_dir(root, "snakemake")
+
+
+def snakemake_log_path(root: str, stamp: str, invocation: int) -> str:
+    """`logs/snakemake/20240501-120000-3.log`: the output of `minigo run`'s invocation 3, begun at `stamp`."""
+    return join(snakemake_logs_dir(root), f"{stamp}-{invocation}{LOG_SUFFIX}")

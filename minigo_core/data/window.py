@@ -17,18 +17,19 @@ Game files are read by `window.read_threads` parallel readers: processes by defa
 rebuild its planes is CPU work that Python threads cannot share), or threads (`--workers threads`). A file
 that cannot be read (truncated, empty, foreign, wrong board size or features) is skipped and listed with the
 reason; if more than `window.max_bad_fraction` of the files are bad the job fails naming them.
+
+`read_manifest` reads a built window back as training needs it (shards, rows, checksums, the manifest's
+digest). The command's arguments are `minigo_core.jobs.window`.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import logging
 import multiprocessing
 import os
 import resource
-import sys
 import tempfile
 import time
 import zlib
@@ -43,7 +44,6 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from minigo_core.base import config as config_mod
-from minigo_core.base.command import Command, UsageError
 from minigo_core.data import gamefile, layout, shards, storage
 from minigo_core.game import features
 
@@ -459,59 +459,45 @@ def _remove_stale_shards(out_dir: str, n_shards: int) -> None:
             fs.rm(path)
 
 
-def read_manifest(out_dir: str) -> dict:
-    """The manifest of a finished window (row counts without opening any shard)."""
-    url = layout.manifest_path(out_dir)
+@dataclass
+class Window:
+    """A built window as its manifest describes it: what training reads, without opening a shard."""
+
+    dir: str
+    manifest_sha256: str
+    shard_urls: list[str]
+    shard_rows: list[int]
+    shard_sha256: list[str]
+    board_size: int
+    feature_set: str
+    num_planes: int
+    rows: int
+
+
+def read_manifest(window_dir: str) -> Window:
+    """The window in `window_dir`, from its manifest; WindowError says what to do when there is none."""
+    url = layout.manifest_path(window_dir)
     try:
-        manifest = json.loads(storage.read_bytes(url))
+        data = storage.read_bytes(url)
     except FileNotFoundError:
-        raise WindowError(f"{url} does not exist; the window is not built (run `minigo window`)") from None
-    if manifest.get("format") != MANIFEST_FORMAT:
-        raise WindowError(f"{url} is not a window manifest")
-    return manifest
-
-
-def cli_main(argv: list[str] | None = None) -> int:
-    cmd = Command(
-        "window",
-        "Sample the last W generations' games into N_train shuffled, compressed shards and a manifest.",
-        errors=(WindowError,),
-    )
-    cmd.add_config()
-    parser = cmd.parser
-    parser.add_argument(
-        "--generation", type=int, required=True, help="generation g whose window to build (>= 1)"
-    )
-    parser.add_argument(
-        "--out-dir", default=None, help="where shards and manifest go (default {root}/window/genGGGG)"
-    )
-    parser.add_argument("--ranks", type=int, default=None, help="number of shards (default train.ranks)")
-    parser.add_argument(
-        "--tmp-dir", default=None, help="local scratch for the shuffle buckets (default $TMPDIR)"
-    )
-    parser.add_argument(
-        "--workers",
-        choices=["processes", "threads"],
-        default="processes",
-        help="window.read_threads readers as processes (CPU-bound replay, default) or threads",
-    )
-    parser.add_argument("--dry-run", action="store_true", help="count the game files and print the plan only")
-    return cmd.run(argv, lambda args: _window_command(cmd.config(args), args))
-
-
-def _window_command(cfg: config_mod.RunConfig, args: argparse.Namespace) -> None:
-    if args.ranks is not None and args.ranks < 1:
-        raise UsageError(f"--ranks must be at least 1, got {args.ranks}")
-    out_dir = args.out_dir or layout.window_dir(cfg.root, args.generation)
-    if args.dry_run:
-        plan = plan_window(cfg, args.generation, args.ranks)
-        print(
-            f"generation {args.generation}: {len(plan.files)} game files in generations {plan.generations}; "
-            f"at most {plan.max_rows} examples; {plan.shards} shards to {out_dir}"
+        raise WindowError(
+            f"window manifest {url} does not exist; run `minigo window` for this generation"
+        ) from None
+    try:
+        manifest = json.loads(data)
+        if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+            raise ValueError(f"not a {MANIFEST_FORMAT} manifest")
+        shard_list = manifest["shards"]
+        return Window(
+            dir=window_dir,
+            manifest_sha256=manifest_digest(manifest),
+            shard_urls=[storage.join(window_dir, s["name"]) for s in shard_list],
+            shard_rows=[int(s["rows"]) for s in shard_list],
+            shard_sha256=[str(s["sha256"]) for s in shard_list],
+            board_size=int(manifest["board_size"]),
+            feature_set=str(manifest["feature_set"]),
+            num_planes=int(manifest["num_planes"]),
+            rows=int(manifest["rows"]),
         )
-        return
-    build_window(cfg, args.generation, out_dir, ranks=args.ranks, tmp_dir=args.tmp_dir, workers=args.workers)
-
-
-if __name__ == "__main__":
-    sys.exit(cli_main())
+    except (ValueError, KeyError, TypeError) as exc:
+        raise WindowError(f"window manifest {url} is not valid ({exc!r}); rebuild the window") from None

@@ -15,82 +15,53 @@ standing for DSP cores; see `minigo_core.nn.dsp`). No torch import: self-play st
 from __future__ import annotations
 
 import ctypes
-import glob
-import importlib.machinery
 import os
-import threading
 from typing import Any
 
 import numpy as np
 
+from minigo_core.base import native
 from minigo_core.nn import modelfile
 from minigo_core.nn.modelfile import ModelConfig
 
 BN_EPS = 1e-5
-_LIB: ctypes.CDLL | None = None
-_LOCK = threading.Lock()
 _THREADS: int | None = None  # wanted before the library was loaded
 
-
-class FusedUnavailable(ImportError):
-    """The compiled inference library is not built."""
-
-
-def find_library(directory: str, name: str) -> str | None:
-    """The built extension `name` (e.g. `_infer`) in `directory`: this Python's suffix first, else any .so."""
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = os.path.join(directory, name + suffix)
-        if os.path.exists(path):
-            return path
-    found = sorted(glob.glob(os.path.join(directory, name + "*.so")))
-    return found[0] if found else None
-
-
-def _library_path() -> str:
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dsp")
-    path = find_library(here, "_infer")
-    if path is not None:
-        return path
-    raise FusedUnavailable(
-        f"the fused inference library minigo_core/nn/dsp/_infer*.so is not built in {here}; run "
-        "`.venv/bin/pip install --no-build-isolation -e .` (or `make setup`) in the repository, or use the "
-        "torch backend (model.backend: torch)"
-    )
+_F32P, _VP, _I = ctypes.POINTER(ctypes.c_float), ctypes.c_void_p, ctypes.c_int
+# The C functions of csrc/infer_capi.h, in its order: (restype, argtypes). Keep the two in step. The self-play
+# engine library `_engine` exports the same functions (its table, search/engine.py's, starts with this one).
+INFER_FUNCTIONS: dict[str, native.Signature] = {
+    "mg_fused_create": (_VP, [_I, _I, _I, _I, _I, ctypes.POINTER(_F32P), ctypes.POINTER(_F32P),
+                              _F32P, _F32P, _F32P, _F32P, _F32P, ctypes.c_float, ctypes.c_char_p, _I]),
+    "mg_fused_run": (_I, [_VP, _VP, _I, _I, _I, _F32P, _F32P]),
+    "mg_fused_destroy": (None, [_VP]),
+    "mg_set_num_threads": (None, [_I]),
+    "mg_get_num_threads": (_I, []),
+    "mg_set_winograd": (None, [_I]),
+    "mg_winograd_enabled": (_I, []),
+    "mg_set_isa": (_I, [_I]),
+    "mg_get_isa": (_I, []),
+    "mg_isa_supported": (_I, [_I]),
+    "mg_cpu_has_avx2": (_I, []),
+}  # fmt: skip
 
 
-def declare(handle: ctypes.CDLL) -> ctypes.CDLL:
-    """Set the argument and result types of the fused engine's C functions on a loaded library.
+def _size_pool(handle: ctypes.CDLL) -> None:
+    handle.mg_set_num_threads(_THREADS if _THREADS is not None else default_num_threads())
 
-    Used for `_infer` and for the self-play engine library `minigo_core/search/_engine*.so`, which holds its
-    own copy of the same engine (and of the worker pool, so `set_num_threads` there is the engine's).
-    """
-    f32p, vp, i = ctypes.POINTER(ctypes.c_float), ctypes.c_void_p, ctypes.c_int
-    handle.mg_fused_create.restype = vp
-    handle.mg_fused_create.argtypes = [i, i, i, i, i, ctypes.POINTER(f32p), ctypes.POINTER(f32p),
-                                       f32p, f32p, f32p, f32p, f32p, ctypes.c_float,
-                                       ctypes.c_char_p, i]  # fmt: skip
-    handle.mg_fused_run.restype = i
-    handle.mg_fused_run.argtypes = [vp, vp, i, i, i, f32p, f32p]
-    handle.mg_fused_destroy.restype = None
-    handle.mg_fused_destroy.argtypes = [vp]
-    for name, res, args in (("mg_set_num_threads", None, [i]), ("mg_get_num_threads", i, []),
-                            ("mg_set_winograd", None, [i]), ("mg_winograd_enabled", i, []),
-                            ("mg_set_isa", i, [i]), ("mg_get_isa", i, []), ("mg_isa_supported", i, [i]),
-                            ("mg_cpu_has_avx2", i, [])):  # fmt: skip
-        getattr(handle, name).restype = res
-        getattr(handle, name).argtypes = args
-    return handle
+
+LIBRARY = native.Library(
+    "minigo_core.nn.dsp",
+    "_infer",
+    INFER_FUNCTIONS,
+    hint="or use the torch backend (model.backend: torch)",
+    on_load=_size_pool,
+)
 
 
 def lib() -> ctypes.CDLL:
-    """The loaded library (loaded on first use)."""
-    global _LIB
-    with _LOCK:
-        if _LIB is None:
-            handle = declare(ctypes.CDLL(_library_path()))
-            handle.mg_set_num_threads(_THREADS if _THREADS is not None else default_num_threads())
-            _LIB = handle
-        return _LIB
+    """The loaded `_infer` library (loaded on first use)."""
+    return native.load(LIBRARY)
 
 
 def default_num_threads() -> int:
@@ -110,8 +81,9 @@ def set_num_threads(n: int) -> None:
     if int(n) < 1:
         raise ValueError(f"the number of DSP cores must be at least 1, got {n}")
     _THREADS = int(n)
-    if _LIB is not None:
-        _LIB.mg_set_num_threads(int(n))
+    handle = native.loaded(LIBRARY)
+    if handle is not None:
+        handle.mg_set_num_threads(int(n))
 
 
 def get_num_threads() -> int:
@@ -209,7 +181,7 @@ def _ptr(a: np.ndarray) -> Any:
 class FusedModel:
     """A network for inference only: `predict(planes) -> (probabilities, values)`; no torch.
 
-    `library`: a loaded library with the fused engine's C interface (`declare`d), default `_infer`; the
+    `library`: a loaded library with the fused engine's C interface (infer_capi.h), default `_infer`; the
     self-play engine builds its network in its own library (`handle` is what its C functions take).
     """
 

@@ -48,6 +48,10 @@ METADATA_KEY = "minigo"
 # Input planes per feature set; must match minigo_core.game.features.num_planes (checked there).
 FEATURE_PLANES = {"agz": 17, "mlperf07": 13}
 _REDO = "re-create it (minigo bootstrap / minigo train) or point at another generation's model"
+# What a key missing from a model file's config means: files written before the ownership and score heads
+# existed have no `aux_heads` key and no such heads. Kept apart from ModelConfig's defaults on purpose, so
+# that a new default never changes how an old file reads.
+OLD_FILE_DEFAULTS = {"aux_heads": False}
 
 
 class ModelFileError(ValueError):
@@ -101,8 +105,9 @@ class ModelConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> ModelConfig:
+        """The shape a model file's config records; keys older files lack take `OLD_FILE_DEFAULTS`."""
         names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        return cls(**{**OLD_FILE_DEFAULTS, **{k: v for k, v in data.items() if k in names}})
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

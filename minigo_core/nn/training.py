@@ -1,4 +1,4 @@
-"""The torch side of `minigo train` (`minigo_core.jobs.train`): one rank's network, optimiser and SGD step.
+"""The torch side of `minigo train` (`minigo_core.nn.train_job`): one rank's network, optimiser, SGD step.
 
 `Trainer.from_parent` sets up torch for a rank (seed, threads, device, deterministic algorithms), loads the
 parent model and makes its SGD optimiser; `Trainer.step` is one synchronous step over the rank's micro-batches

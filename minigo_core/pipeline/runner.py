@@ -4,7 +4,7 @@ What `make run` calls. Each Snakemake invocation plans a bounded number of gener
 `plan_max_jobs`, see `minigo_core.pipeline.plan`); this command invokes Snakemake again until every generation
 is done, so one command runs a whole run on a laptop or, with `--profile profiles/slurm`, from a login node.
 Snakemake's full output goes to `{root}/logs/snakemake/*.log`; the terminal shows the plan of each
-invocation, Snakemake's error lines, and one status line (`minigo_core.pipeline.progress`):
+invocation, Snakemake's error lines, and one status line (`minigo_core.report.progress`):
 
     gen 7/24 · jobs 45/120 · 5:12 elapsed · ~12:30 left · GNU Go 1: -320 Elo [-410, -230] (gen 6)
 
@@ -32,12 +32,12 @@ from snakemake.utils import update_config
 
 from minigo_core.base.command import Command
 from minigo_core.base.config import ConfigError, RunConfig, from_dict
-from minigo_core.data import layout, storage
-from minigo_core.jobs.ratings import format_table
-from minigo_core.pipeline import status
+from minigo_core.data import layout
 from minigo_core.pipeline.plan import DEFAULT_MAX_JOBS, plan
-from minigo_core.pipeline.progress import MODES, SHOWN, ProgressDisplay, RunProgress
 from minigo_core.pipeline.workflow import split_workflow_keys
+from minigo_core.report import status
+from minigo_core.report.progress import MODES, SHOWN, ProgressDisplay, RunProgress
+from minigo_core.report.ratings import format_table
 
 log = logging.getLogger(__name__)
 REPO = Path(__file__).resolve().parents[2]  # the repository: Snakefile, config.yaml, profiles/
@@ -100,24 +100,25 @@ def print_results(cfg: RunConfig, echo=print) -> None:
     summary = layout.summary_dir(root)
     echo("")
     echo(f"results of the run in {root}:")
-    echo(f"  models         {layout.models_dir(root)}/genGGGG.safetensors")
+    echo(f"  models         {layout.model_path(root, 'GGGG')}")
+    complete = os.path.basename(layout.complete_marker_path(root, "GGGG"))
+    echo(f"  self-play      {layout.game_path(root, 'GGGG', 'IIIII')} (+ {complete} per generation)")
+    echo(f"  evaluations    {layout.eval_path(root, 'GGGG', 'OPPONENT')}")
     echo(
-        f"  self-play      {storage.join(root, 'games')}/genGGGG/gameIIIII.arrow"
-        " (+ genGGGG.complete.json per generation)"
+        f"  summary        {summary}/ ({layout.RATINGS_CSV}, {layout.TIME_TO_TARGET_FILE}, *.png,"
+        f" {layout.STATUS_FILE})"
     )
-    echo(f"  evaluations    {storage.join(root, 'eval')}/genGGGG/vs_OPPONENT.json")
-    echo(f"  summary        {summary}/ (elo.csv, time_to_target.json, *.png, status.txt)")
-    report = Path(summary) / "report.html"
+    report = Path(layout.summary_path(root, layout.REPORT_FILE))
     if report.exists():
         echo(f"  report         {report}")
     echo(f"  logs           {layout.logs_dir(root)}/")
-    elo_file = Path(summary) / "elo.json"
+    elo_file = Path(layout.ratings_path(root))
     if elo_file.exists():
         data = json.loads(elo_file.read_text())
         echo("")
         echo(f"ratings (Elo, anchor {data.get('anchor', 'gen0000')} = 0):")
         echo(format_table(data.get("players", [])))
-    ttt_file = Path(summary) / "time_to_target.json"
+    ttt_file = Path(layout.summary_path(root, layout.TIME_TO_TARGET_FILE))
     if ttt_file.exists():
         ttt = json.loads(ttt_file.read_text())
         if ttt.get("reached"):
@@ -142,7 +143,7 @@ def run_until_done(
 ) -> int:
     """Invoke Snakemake until the plan reaches the run's last generation; stop when one makes no progress.
     `progress` shows the status line (None: Snakemake's error lines only)."""
-    logs = Path(layout.logs_dir(cfg.root, "snakemake"))
+    logs = Path(layout.snakemake_logs_dir(cfg.root))
     previous = None
     for invocation in range(1, max_invocations + 1):
         planned = plan(cfg, max_jobs=workflow.get("plan_max_jobs", DEFAULT_MAX_JOBS))
@@ -157,7 +158,7 @@ def run_until_done(
             return 1
         previous = planned
         print(f"[{time.strftime('%H:%M:%S')}] invocation {invocation}: {planned.describe()}")
-        log_path = logs / f"{time.strftime('%Y%m%d-%H%M%S')}-{invocation}.log"
+        log_path = Path(layout.snakemake_log_path(cfg.root, time.strftime("%Y%m%d-%H%M%S"), invocation))
         try:
             code = run_snakemake(cmd, log_path, progress=progress)
         except KeyboardInterrupt:
@@ -179,12 +180,15 @@ def run_until_done(
 
 
 def write_report(cmd: list[str], cfg: RunConfig) -> None:
-    report = Path(storage.join(layout.summary_dir(cfg.root), "report.html"))
+    report = Path(layout.summary_path(cfg.root, layout.REPORT_FILE))
     code = subprocess.run(
         [*cmd, "--report", str(report)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     ).returncode
     if code != 0:
-        print(f"minigo run: the HTML report failed (exit {code}); run {' '.join(cmd)} --report report.html")
+        print(
+            f"minigo run: the HTML report failed (exit {code}); "
+            f"run {' '.join(cmd)} --report {layout.REPORT_FILE}"
+        )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,67 +2,45 @@
 
 The library holds the Go rules, the feature planes and symmetries, the PUCT and Gumbel searches and the
 scheduler that plays many games in one process, with the fused inference engine inside (no Python between
-readouts). `MINIGO_ENGINE_LIB` may name another build of the library (tests of a work in progress).
+readouts). Its C interface is `csrc/engine_capi.h`; `minigo_core.base.native` loads it.
+`MINIGO_ENGINE_LIB` may name another build of the library (tests of a work in progress).
 """
 
 from __future__ import annotations
 
 import ctypes
 import dataclasses
-import os
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
+from minigo_core.base import native
 from minigo_core.base.config import RunConfig, SelfplaySettings
 from minigo_core.nn import fused, modelfile
 
-_LIB: ctypes.CDLL | None = None
-_LOCK = threading.Lock()
-
-
-class EngineUnavailable(ImportError):
-    """The compiled engine library is not built."""
-
-
-def library_path() -> str:
-    override = os.environ.get("MINIGO_ENGINE_LIB")
-    if override:
-        return override
-    here = os.path.dirname(os.path.abspath(__file__))
-    path = fused.find_library(here, "_engine")
-    if path is not None:
-        return path
-    raise EngineUnavailable(
-        f"the compiled self-play engine minigo_core/search/_engine*.so is not built in {here}; run "
-        "`make setup` (or `.venv/bin/pip install --no-build-isolation -e .`) in the repository"
-    )
-
-
-def lib() -> ctypes.CDLL:
-    """The loaded library (loaded on first use)."""
-    global _LIB
-    with _LOCK:
-        if _LIB is None:
-            handle = ctypes.CDLL(library_path())
-            if hasattr(handle, "mg_selfplay_create"):  # (a rules-only test build has none of these)
-                fused.declare(handle)
-                _declare(handle)
-                handle.mg_set_num_threads(fused.default_num_threads())
-            _LIB = handle
-        return _LIB
-
-
-# ------------------------------------------------------------------------------------------- the C interface
 _i32, _f64, _vp = ctypes.c_int32, ctypes.c_double, ctypes.c_void_p
 SEARCHES = {"puct": 0, "gumbel": 1}
+# The feature sets by the number the C side knows them by (board.h's kFeaturesAgz, kFeaturesMlperf07).
 FEATURE_SET_IDS = {"agz": 0, "mlperf07": 1}
 
 
-class SearchSettings(ctypes.Structure):
-    """search.h's `SearchSettings`, field for field."""
+def feature_set_id(feature_set: str) -> int:
+    """The C side's number of a feature set; ValueError for an unknown one."""
+    try:
+        return FEATURE_SET_IDS[feature_set]
+    except KeyError:
+        raise ValueError(
+            f"unknown feature set {feature_set!r}: use one of {', '.join(FEATURE_SET_IDS)}"
+        ) from None
+
+
+class EngineSettings(ctypes.Structure):
+    """engine_capi.h's `MgEngineSettings` (the engine's search settings), field for field.
+
+    Not `players.SearchSettings` (how a model player searches in a match): this is the whole struct the
+    compiled engine reads, built from a run config's `selfplay` section by `settings_for`.
+    """
 
     _fields_ = [
         ("search", _i32),
@@ -87,40 +65,46 @@ class SearchSettings(ctypes.Structure):
     ]
 
 
-def _declare(handle: ctypes.CDLL) -> None:
-    i32p = ctypes.POINTER(ctypes.c_int32)
-    f32p = ctypes.POINTER(ctypes.c_float)
-    f64p = ctypes.POINTER(ctypes.c_double)
-    i64p = ctypes.POINTER(ctypes.c_int64)
-    i8p = ctypes.POINTER(ctypes.c_int8)
-    u8p = ctypes.POINTER(ctypes.c_uint8)
-    settings_p = ctypes.POINTER(SearchSettings)
-    i, i64, cp = ctypes.c_int, ctypes.c_int64, ctypes.c_char_p
-    for name, res, args in (
-        ("mg_engine_settings_size", i, []),
-        ("mg_selfplay_create", _vp, [_vp, settings_p, i, _f64, i64, i, i, i, cp, i]),
-        ("mg_selfplay_run", i, [_vp, ctypes.POINTER(ctypes.c_int), i]),
-        ("mg_selfplay_game_info", i, [_vp, i, i64p, f64p]),
-        ("mg_selfplay_game_moves", i, [_vp, i, i32p]),
-        ("mg_selfplay_game_rows", i, [_vp, i, i32p, i32p, f32p, f32p, i8p]),
-        ("mg_selfplay_skip", i, [_vp, i]),
-        ("mg_selfplay_game_release", None, [_vp, i]),
-        ("mg_selfplay_stats", None, [_vp, f64p]),
-        ("mg_selfplay_destroy", None, [_vp]),
-        ("mg_searcher_create", _vp, [_vp, settings_p, i, _f64, i64, cp, i]),
-        ("mg_searcher_search", i, [_vp, i32p, i, i, i, i32p, f32p, f64p, ctypes.POINTER(ctypes.c_int)]),
-        ("mg_searcher_destroy", None, [_vp]),
-        ("mg_gumbel_improved_policy", None, [i, f64p, i32p, f64p, u8p, _f64, _f64, _f64, f64p]),
-        ("mg_numpy_sum", _f64, [f64p, i]),
-    ):
-        fn = getattr(handle, name)
-        fn.restype = res
-        fn.argtypes = args
-    if handle.mg_engine_settings_size() != ctypes.sizeof(SearchSettings):
-        raise EngineUnavailable(
-            f"the engine library {library_path()} does not match minigo_core/search/engine.py "
-            "(SearchSettings differs); rebuild it with `make setup`"
-        )
+_I32P, _F32P, _F64P = ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_float), ctypes.POINTER(_f64)
+_I, _I64, _CP, _SETTINGS_P = ctypes.c_int, ctypes.c_int64, ctypes.c_char_p, ctypes.POINTER(EngineSettings)
+# The C functions of csrc/engine_capi.h, in its order: (restype, argtypes). Keep the two in step. The library
+# also exports the fused inference engine (infer_capi.h, which engine_capi.h includes): fused's table first.
+ENGINE_FUNCTIONS: dict[str, native.Signature] = {
+    **fused.INFER_FUNCTIONS,
+    "mg_engine_sizeof_EngineSettings": (ctypes.c_size_t, []),
+    "mg_selfplay_create": (_vp, [_vp, _SETTINGS_P, _I, _f64, _I64, _I, _I, _I, _CP, _I]),
+    "mg_selfplay_run": (_I, [_vp, ctypes.POINTER(_I), _I]),
+    "mg_selfplay_game_info": (_I, [_vp, _I, ctypes.POINTER(ctypes.c_int64), _F64P]),
+    "mg_selfplay_game_moves": (_I, [_vp, _I, _I32P]),
+    "mg_selfplay_game_rows": (_I, [_vp, _I, _I32P, _I32P, _F32P, _F32P, ctypes.POINTER(ctypes.c_int8)]),
+    "mg_selfplay_skip": (_I, [_vp, _I]),
+    "mg_selfplay_game_release": (None, [_vp, _I]),
+    "mg_selfplay_stats": (None, [_vp, _F64P]),
+    "mg_selfplay_destroy": (None, [_vp]),
+    "mg_searcher_create": (_vp, [_vp, _SETTINGS_P, _I, _f64, _I64, _CP, _I]),
+    "mg_searcher_search": (_I, [_vp, _I32P, _I, _I, _I, _I32P, _F32P, _F64P, ctypes.POINTER(_I)]),
+    "mg_searcher_destroy": (None, [_vp]),
+}
+
+
+def _size_pool(handle: ctypes.CDLL) -> None:
+    handle.mg_set_num_threads(fused.default_num_threads())
+
+
+LIBRARY = native.Library(
+    "minigo_core.search",
+    "_engine",
+    ENGINE_FUNCTIONS,
+    structs=(EngineSettings,),
+    sizeof_prefix="mg_engine",
+    env="MINIGO_ENGINE_LIB",
+    on_load=_size_pool,
+)
+
+
+def lib() -> ctypes.CDLL:
+    """The loaded `_engine` library (loaded on first use)."""
+    return native.load(LIBRARY)
 
 
 def _ptr(a: np.ndarray, ctype: type) -> Any:
@@ -150,17 +134,15 @@ def settings_for(
     selfplay: SelfplaySettings | None = None,
     softpick_moves: int | None = None,
     random_symmetry: bool = True,
-) -> SearchSettings:
+) -> EngineSettings:
     """The engine's settings from the run config's `selfplay` section (or `selfplay`), read as MCTSPlayer
     reads them: softpick moves and the Dirichlet alpha from the run config's rules for the board size."""
     s = selfplay or run_cfg.selfplay
-    search = getattr(s, "search", "puct")
-    if search not in SEARCHES:
-        raise ValueError(f"selfplay.search {search!r} is not one of {', '.join(SEARCHES)}")
-    if feature_set not in FEATURE_SET_IDS:
-        raise ValueError(f"unknown feature set {feature_set!r}: use one of {', '.join(FEATURE_SET_IDS)}")
-    return SearchSettings(
-        search=SEARCHES[search],
+    if s.search not in SEARCHES:
+        raise ValueError(f"selfplay.search {s.search!r} is not one of {', '.join(SEARCHES)}")
+    feature_set_number = feature_set_id(feature_set)
+    return EngineSettings(
+        search=SEARCHES[s.search],
         readouts=int(s.readouts),
         fast_readouts=int(s.fast_readouts),
         parallel_readouts=int(s.parallel_readouts),
@@ -173,11 +155,11 @@ def settings_for(
         init_unvisited_loss=int(s.init_unvisited == "loss"),
         resign_threshold=float(s.resign_threshold),
         resign_disabled_fraction=float(s.resign_disabled_fraction),
-        gumbel_considered=int(getattr(s, "gumbel_considered", 16)),
+        gumbel_considered=int(s.gumbel_considered),
         random_symmetry=int(bool(random_symmetry)),
-        gumbel_c_visit=float(getattr(s, "gumbel_c_visit", 50.0)),
-        gumbel_c_scale=float(getattr(s, "gumbel_c_scale", 1.0)),
-        feature_set=FEATURE_SET_IDS[feature_set],
+        gumbel_c_visit=float(s.gumbel_c_visit),
+        gumbel_c_scale=float(s.gumbel_c_scale),
+        feature_set=feature_set_number,
         max_game_length=0,
     )
 
@@ -226,7 +208,7 @@ class SelfplayGames:
     def __init__(
         self,
         net: fused.FusedModel,
-        settings: SearchSettings,
+        settings: EngineSettings,
         *,
         board_size: int,
         komi: float,
@@ -334,7 +316,7 @@ class Searcher:
     """One search of one position at a time, keeping its tree between calls (as mcts.MCTSPlayer does)."""
 
     def __init__(
-        self, net: fused.FusedModel, settings: SearchSettings, *, board_size: int, komi: float, seed: int = 0
+        self, net: fused.FusedModel, settings: EngineSettings, *, board_size: int, komi: float, seed: int = 0
     ) -> None:
         self._lib = lib()
         self._net = net
@@ -375,26 +357,3 @@ class Searcher:
                 raise ValueError(f"move {i + 1} ({int(arr[i])}) of the position is illegal")
             raise ValueError("the position is a finished game: nothing to search")
         return SearchOutcome(visits.astype(np.int64), policy, float(value.value), int(move.value))
-
-
-def gumbel_improved_policy(
-    prior: np.ndarray,
-    visits: np.ndarray,
-    q_mover: np.ndarray,
-    legal: np.ndarray,
-    raw_value: float,
-    c_visit: float = 50.0,
-    c_scale: float = 1.0,
-) -> np.ndarray:
-    """The engine's Gumbel improved policy softmax(logits + sigma(completed Q)) (see search.h), for tests."""
-    a = len(prior)
-    prior = np.ascontiguousarray(prior, np.float64)
-    visits = np.ascontiguousarray(visits, np.int32)
-    q = np.ascontiguousarray(q_mover, np.float64)
-    legal_u8 = np.ascontiguousarray(legal, np.uint8)
-    out = np.zeros(a, np.float64)
-    lib().mg_gumbel_improved_policy(
-        a, _ptr(prior, ctypes.c_double), _ptr(visits, ctypes.c_int32), _ptr(q, ctypes.c_double),
-        _ptr(legal_u8, ctypes.c_uint8), raw_value, c_visit, c_scale, _ptr(out, ctypes.c_double),
-    )  # fmt: skip
-    return out

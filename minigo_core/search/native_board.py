@@ -1,9 +1,12 @@
-"""The compiled Go rules of the self-play engine (`csrc/board.h`) behind a small `go.Position`-like class.
+"""The engine's test library `minigo_core/search/_engine_test*.so` (`csrc/engine_test_capi.h`) from Python.
 
-`NativeBoard` wraps one C++ `Board` through the `mg_board_*` functions of the engine library (ctypes): the
-same rules, feature planes and symmetries as `minigo_core.game` (tests/test_engine_rules.py compares them move
-by move). Unlike `go.Position` it is mutable: `play` changes it in place; `copy` gives an independent one.
-Points are flat indices `row * N + col`; the pass is `N * N`.
+`NativeBoard` wraps one C++ `Board` (`csrc/board.h`) through the library's `mg_board_*` functions (ctypes):
+the same rules, feature planes and symmetries as `minigo_core.game` (tests/test_engine_rules.py compares them
+move by move). Unlike `go.Position` it is mutable: `play` changes it in place; `copy` gives an independent
+one. Points are flat indices `row * N + col`; the pass is `N * N`. `gumbel_improved_policy` is the search's.
+
+Only tests and the rules benchmark load this library; the jobs use the production library through
+`minigo_core.search.engine`, which exports none of these functions.
 """
 
 from __future__ import annotations
@@ -12,28 +15,29 @@ import ctypes
 
 import numpy as np
 
+from minigo_core.base import native
 from minigo_core.game import coords, go
 from minigo_core.search import engine
 
-FEATURE_SET_IDS = {"agz": 0, "mlperf07": 1}
-
 _P = ctypes.c_void_p
 _I = ctypes.c_int
-_SIGNATURES: dict[str, tuple[type | None, list]] = {
-    "mg_board_create": (_P, [_I, ctypes.c_double]),
+_F64 = ctypes.c_double
+# The C functions of csrc/engine_test_capi.h, in its order: (restype, argtypes). Keep the two in step.
+TEST_FUNCTIONS: dict[str, native.Signature] = {
+    "mg_board_create": (_P, [_I, _F64]),
     "mg_board_destroy": (None, [_P]),
     "mg_board_copy": (_P, [_P]),
     "mg_board_legal": (_I, [_P, _I]),
     "mg_board_play": (_I, [_P, _I]),
     "mg_board_legal_mask": (None, [_P, _P]),
     "mg_board_search_moves": (None, [_P, _P]),
-    "mg_board_score": (ctypes.c_double, [_P]),
+    "mg_board_score": (_F64, [_P]),
     "mg_board_game_over": (_I, [_P]),
     "mg_board_to_play": (_I, [_P]),
     "mg_board_ko": (_I, [_P]),
     "mg_board_n": (_I, [_P]),
     "mg_board_size": (_I, [_P]),
-    "mg_board_komi": (ctypes.c_double, [_P]),
+    "mg_board_komi": (_F64, [_P]),
     "mg_board_last_move": (_I, [_P]),
     "mg_board_history_len": (_I, [_P]),
     "mg_board_check": (_I, [_P]),
@@ -46,42 +50,28 @@ _SIGNATURES: dict[str, tuple[type | None, list]] = {
     "mg_board_features": (_I, [_P, _I, _I, _P]),
     "mg_board_symmetry_source": (_I, [_I, _I, _P]),
     "mg_board_random_playouts": (ctypes.c_int64, [_I, _I, ctypes.c_uint64, _P]),
+    "mg_gumbel_improved_policy": (None, [_I, _P, _P, _P, _P, _F64, _F64, _F64, _P]),
 }
-_LIB: ctypes.CDLL | None = None
+LIBRARY = native.Library("minigo_core.search", "_engine_test", TEST_FUNCTIONS)
 
 
-def _lib() -> ctypes.CDLL:
-    global _LIB
-    if _LIB is None:
-        lib = engine.lib()
-        for name, (restype, argtypes) in _SIGNATURES.items():
-            fn = getattr(lib, name)
-            fn.restype = restype
-            fn.argtypes = argtypes
-        _LIB = lib
-    return _LIB
+def lib() -> ctypes.CDLL:
+    """The loaded test library (loaded on first use)."""
+    return native.load(LIBRARY)
 
 
 def _ptr(a: np.ndarray) -> int:
     return a.ctypes.data
 
 
-def _feature_set_id(feature_set: str) -> int:
-    try:
-        return FEATURE_SET_IDS[feature_set]
-    except KeyError:
-        raise ValueError(
-            f"unknown feature set {feature_set!r}: use one of {sorted(FEATURE_SET_IDS)}"
-        ) from None
-
-
 class NativeBoard:
     """A Go position in the compiled engine: `play` (a flat point, in place); queries as `go.Position`'s."""
 
-    __slots__ = ("_h", "board_size", "n2")
+    __slots__ = ("_h", "_lib", "board_size", "n2")
 
     def __init__(self, board_size: int = 9, komi: float = 7.5) -> None:
-        handle = _lib().mg_board_create(int(board_size), float(komi))
+        self._lib = lib()
+        handle = self._lib.mg_board_create(int(board_size), float(komi))
         if not handle:
             raise ValueError(f"board_size {board_size} is not supported: use 2..{coords.MAX_BOARD_SIZE}")
         self._h = handle
@@ -90,13 +80,14 @@ class NativeBoard:
 
     def __del__(self) -> None:
         handle = getattr(self, "_h", None)
-        if handle and _LIB is not None:
-            _LIB.mg_board_destroy(handle)
+        if handle:
+            self._lib.mg_board_destroy(handle)
             self._h = None
 
     def copy(self) -> NativeBoard:
         other = NativeBoard.__new__(NativeBoard)
-        other._h = _lib().mg_board_copy(self._h)
+        other._lib = self._lib
+        other._h = self._lib.mg_board_copy(self._h)
         other.board_size, other.n2 = self.board_size, self.n2
         return other
 
@@ -104,11 +95,11 @@ class NativeBoard:
 
     def is_legal(self, flat: int) -> bool:
         """Legal for the side to move (the pass `N * N` always; off the board never)."""
-        return bool(_lib().mg_board_legal(self._h, int(flat)))
+        return bool(self._lib.mg_board_legal(self._h, int(flat)))
 
     def try_play(self, flat: int) -> bool:
         """Plays `flat` if it is legal (True); else changes nothing (False)."""
-        return _lib().mg_board_play(self._h, int(flat)) == 0
+        return self._lib.mg_board_play(self._h, int(flat)) == 0
 
     def play(self, flat: int) -> NativeBoard:
         """Plays `flat` in place (returns self); raises `go.IllegalMove` if it is illegal."""
@@ -130,37 +121,37 @@ class NativeBoard:
     def legal_mask(self) -> np.ndarray:
         """`Position.all_legal_moves()`: bool N*N+1, pass last."""
         out = self._buffer(np.uint8, self.n2 + 1)
-        _lib().mg_board_legal_mask(self._h, _ptr(out))
+        self._lib.mg_board_legal_mask(self._h, _ptr(out))
         return out.view(bool)
 
     def search_moves(self) -> np.ndarray:
         """`mcts.search_moves(position)`: bool N*N+1, pass last."""
         out = self._buffer(np.uint8, self.n2 + 1)
-        _lib().mg_board_search_moves(self._h, _ptr(out))
+        self._lib.mg_board_search_moves(self._h, _ptr(out))
         return out.view(bool)
 
     def board(self) -> np.ndarray:
         """int8 `(N, N)`: 1 black, -1 white, 0 empty."""
         out = self._buffer(np.int8)
-        _lib().mg_board_board(self._h, _ptr(out))
+        self._lib.mg_board_board(self._h, _ptr(out))
         return out.reshape(self.board_size, self.board_size)
 
     def board_back(self, i: int) -> np.ndarray:
         """The board `i` moves ago (0: now; past the 7 kept, the oldest kept), int8 `(N, N)`."""
         out = self._buffer(np.int8)
-        _lib().mg_board_board_back(self._h, int(i), _ptr(out))
+        self._lib.mg_board_board_back(self._h, int(i), _ptr(out))
         return out.reshape(self.board_size, self.board_size)
 
     def liberty_counts(self) -> np.ndarray:
         """int16 `(N, N)`: liberties of the group on each point, 0 where empty."""
         out = self._buffer(np.int16)
-        _lib().mg_board_liberties(self._h, _ptr(out))
+        self._lib.mg_board_liberties(self._h, _ptr(out))
         return out.reshape(self.board_size, self.board_size)
 
     def eyeish(self, color: int) -> np.ndarray:
         """bool `(N, N)`: empty points whose every on-board neighbour is of `color`."""
         out = self._buffer(np.uint8)
-        _lib().mg_board_eyeish(self._h, int(color), _ptr(out))
+        self._lib.mg_board_eyeish(self._h, int(color), _ptr(out))
         return out.view(bool).reshape(self.board_size, self.board_size)
 
     def atari_liberties(self, color: int) -> np.ndarray:
@@ -176,41 +167,41 @@ class NativeBoard:
 
     def features(self, feature_set: str, sym: int = 0) -> np.ndarray:
         """uint8 `(P, N, N)`: `symmetries.apply_planes(sym, features.extract(position, feature_set))`."""
-        fs = _feature_set_id(feature_set)
-        out = self._buffer(np.uint8, _lib().mg_board_num_planes(fs) * self.n2)
-        if _lib().mg_board_features(self._h, fs, int(sym), _ptr(out)) < 0:
+        fs = engine.feature_set_id(feature_set)
+        out = self._buffer(np.uint8, self._lib.mg_board_num_planes(fs) * self.n2)
+        if self._lib.mg_board_features(self._h, fs, int(sym), _ptr(out)) < 0:
             raise ValueError(f"symmetry must be 0..7, got {sym}")
         return out.reshape(-1, self.board_size, self.board_size)
 
     def score(self) -> float:
         """Tromp-Taylor: Black's area minus White's, minus komi."""
-        return float(_lib().mg_board_score(self._h))
+        return float(self._lib.mg_board_score(self._h))
 
     def is_game_over(self) -> bool:
-        return bool(_lib().mg_board_game_over(self._h))
+        return bool(self._lib.mg_board_game_over(self._h))
 
     def check_invariants(self) -> None:
         """Recompute the groups from the stones and compare with the incremental tracker (raises)."""
-        code = _lib().mg_board_check(self._h)
+        code = self._lib.mg_board_check(self._h)
         if code:
             raise AssertionError(f"native board invariants broken (code {code})")
 
     @property
     def to_play(self) -> int:
-        return int(_lib().mg_board_to_play(self._h))
+        return int(self._lib.mg_board_to_play(self._h))
 
     @property
     def n(self) -> int:
-        return int(_lib().mg_board_n(self._h))
+        return int(self._lib.mg_board_n(self._h))
 
     @property
     def komi(self) -> float:
-        return float(_lib().mg_board_komi(self._h))
+        return float(self._lib.mg_board_komi(self._h))
 
     @property
     def ko_flat(self) -> int:
         """The ko point as a flat index, -1 when there is none."""
-        return int(_lib().mg_board_ko(self._h))
+        return int(self._lib.mg_board_ko(self._h))
 
     @property
     def ko(self) -> go.Move:
@@ -221,16 +212,16 @@ class NativeBoard:
     @property
     def last_move(self) -> int:
         """The move just played (flat, `N * N` a pass), -1 at the start."""
-        return int(_lib().mg_board_last_move(self._h))
+        return int(self._lib.mg_board_last_move(self._h))
 
     @property
     def history_len(self) -> int:
-        return int(_lib().mg_board_history_len(self._h))
+        return int(self._lib.mg_board_history_len(self._h))
 
     @property
     def caps(self) -> tuple[int, int]:
         out = np.zeros(2, dtype=np.int32)
-        _lib().mg_board_caps(self._h, _ptr(out))
+        self._lib.mg_board_caps(self._h, _ptr(out))
         return int(out[0]), int(out[1])
 
     def __repr__(self) -> str:
@@ -240,7 +231,7 @@ class NativeBoard:
 def symmetry_source(sym: int, board_size: int) -> np.ndarray:
     """int16 N*N+1: the compiled `symmetries._source_index(sym, board_size)`."""
     out = np.empty(board_size * board_size + 1, dtype=np.int16)
-    if _lib().mg_board_symmetry_source(int(sym), int(board_size), _ptr(out)) < 0:
+    if lib().mg_board_symmetry_source(int(sym), int(board_size), _ptr(out)) < 0:
         raise ValueError(f"no symmetry table for sym {sym}, board size {board_size}")
     return out
 
@@ -248,9 +239,31 @@ def symmetry_source(sym: int, board_size: int) -> np.ndarray:
 def random_playouts(board_size: int, games: int, seed: int = 0) -> tuple[int, float, float]:
     """Random games played entirely in C++ (rules benchmark): (moves, playout seconds, replay seconds)."""
     seconds = np.zeros(2, dtype=np.float64)
-    moves = _lib().mg_board_random_playouts(
+    moves = lib().mg_board_random_playouts(
         int(board_size), int(games), int(seed) & (2**64 - 1), _ptr(seconds)
     )
     if moves < 0:
         raise ValueError(f"bad board size {board_size} or games {games}")
     return int(moves), float(seconds[0]), float(seconds[1])
+
+
+def gumbel_improved_policy(
+    prior: np.ndarray,
+    visits: np.ndarray,
+    q_mover: np.ndarray,
+    legal: np.ndarray,
+    raw_value: float,
+    c_visit: float = 50.0,
+    c_scale: float = 1.0,
+) -> np.ndarray:
+    """The engine's Gumbel improved policy softmax(logits + sigma(completed Q)) (see search.h), for tests."""
+    a = len(prior)
+    prior = np.ascontiguousarray(prior, np.float64)
+    visits = np.ascontiguousarray(visits, np.int32)
+    q = np.ascontiguousarray(q_mover, np.float64)
+    legal_u8 = np.ascontiguousarray(legal, np.uint8)
+    out = np.zeros(a, np.float64)
+    lib().mg_gumbel_improved_policy(
+        a, _ptr(prior), _ptr(visits), _ptr(q), _ptr(legal_u8), raw_value, c_visit, c_scale, _ptr(out)
+    )
+    return out

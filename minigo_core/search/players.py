@@ -2,7 +2,7 @@
 
 A player is told the game's board size, komi and seed (`new_game`), asked for a move in a position whose
 `to_play` is its colour (`genmove` -> a move, `None` for pass, or `RESIGN`), and told each move its opponent
-played (`play`). The referee (`minigo_core.jobs.evaluate`) keeps the authoritative `go.Position`; players that
+played (`play`). The referee (`minigo_core.search.match`) keeps the authoritative `go.Position`; players that
 keep their own board (GTP engines) are kept in step through `play`.
 
 Player specs (command line and config `evaluate.opponents`):

@@ -68,13 +68,10 @@ GAME_PATTERN = layout.game_path_pattern(ROOT, "{generation}")
 GAMES_COMPLETE = layout.complete_marker_path(ROOT, "{generation}")
 SELFPLAY_JOB = layout.selfplay_job_path(ROOT, "{generation}", "{job}")
 SELFPLAY_JOBS = minigo.selfplay_jobs(RUN)  # the game indices of each job
-WINDOW = layout.window_dir(ROOT, "{generation}")
 WINDOW_MANIFEST = layout.window_manifest_path(ROOT, "{generation}")
-TRAIN = layout.train_dir(ROOT, "{generation}")
 TRAIN_METRICS = layout.train_metrics_path(ROOT, "{generation}")
 EVAL = layout.eval_path(ROOT, "{generation}", "{opponent}")
 SUMMARY = layout.summary_dir(ROOT)
-LOGS = layout.logs_dir(ROOT)
 # One window shard per training rank.
 SHARDS = [
     layout.shard_path(ROOT, "{generation}", rank) for rank in range(RUN.train.ranks)
@@ -122,21 +119,7 @@ def all_targets():
 
 
 def summary_outputs():
-    return [f"{SUMMARY}/{name}" for name in SUMMARY_FILES]
-
-
-SUMMARY_FILES = (
-    "elo.csv",
-    "elo.json",
-    "time_to_target.json",
-    "elo.png",
-    "winrate.png",
-    "learning_curve.png",
-    "loss.png",
-    "game_lengths.png",
-    "resign_false_positives.png",
-    "status.txt",
-)
+    return [f"{SUMMARY}/{name}" for name in layout.SUMMARY_FILES]
 
 
 # ---------------------------------------------------------------------------------------------- inputs

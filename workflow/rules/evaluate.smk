@@ -9,7 +9,7 @@ rule evaluate:
     output:
         result=EVAL,
     log:
-        f"{LOGS}/evaluate/gen{{generation}}/vs_{{opponent}}.log",
+        layout.eval_log_path(ROOT, "{generation}", "{opponent}"),
     wildcard_constraints:
         generation=EVALUATED,
         opponent=opponent_slugs(),

@@ -7,7 +7,7 @@ rule run_config:
     output:
         EFFECTIVE_CONFIG,
     log:
-        f"{LOGS}/run_config.log",
+        layout.run_config_log_path(ROOT),
     params:
         text=effective_config_text(),
     run:
@@ -20,7 +20,7 @@ rule bootstrap:
     output:
         model=MODEL,
     log:
-        f"{LOGS}/bootstrap/gen{{generation}}.log",
+        layout.generation_log_path(ROOT, "bootstrap", "{generation}"),
     wildcard_constraints:
         generation=BOOTSTRAPPED,
     resources:

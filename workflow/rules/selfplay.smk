@@ -15,7 +15,7 @@ rule selfplay:
     output:
         record=SELFPLAY_JOB,
     log:
-        f"{LOGS}/selfplay/gen{{generation}}/job{{job}}.log",
+        layout.selfplay_log_path(ROOT, "{generation}", "{job}"),
     wildcard_constraints:
         generation=PLANNED,
         job=r"\d{5}",
@@ -42,7 +42,7 @@ rule games_complete:
     output:
         marker=GAMES_COMPLETE,
     log:
-        f"{LOGS}/games_complete/gen{{generation}}.log",
+        layout.generation_log_path(ROOT, "games_complete", "{generation}"),
     wildcard_constraints:
         generation=PLANNED,
     resources:

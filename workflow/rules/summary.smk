@@ -6,24 +6,26 @@ rule ratings:
         config=ancient(EFFECTIVE_CONFIG),
         results=summary_inputs,
     output:
-        csv=f"{SUMMARY}/elo.csv",
-        json=f"{SUMMARY}/elo.json",
-        time_to_target=f"{SUMMARY}/time_to_target.json",
+        csv=f"{SUMMARY}/{layout.RATINGS_CSV}",
+        json=f"{SUMMARY}/{layout.RATINGS_FILE}",
+        time_to_target=f"{SUMMARY}/{layout.TIME_TO_TARGET_FILE}",
         elo=report(
-            f"{SUMMARY}/elo.png", caption="../report/elo.rst", category="Summary"
+            f"{SUMMARY}/{layout.ELO_PLOT}",
+            caption="../report/elo.rst",
+            category="Summary",
         ),
         winrate=report(
-            f"{SUMMARY}/winrate.png",
+            f"{SUMMARY}/{layout.WINRATE_PLOT}",
             caption="../report/winrate.rst",
             category="Summary",
         ),
         learning_curve=report(
-            f"{SUMMARY}/learning_curve.png",
+            f"{SUMMARY}/{layout.LEARNING_CURVE_PLOT}",
             caption="../report/learning_curve.rst",
             category="Summary",
         ),
     log:
-        f"{LOGS}/summary/ratings.log",
+        layout.summary_log_path(ROOT, "ratings"),
     resources:
         runtime=10,
     params:
@@ -36,27 +38,31 @@ rule ratings:
 rule plots:
     input:
         config=ancient(EFFECTIVE_CONFIG),
-        elo=f"{SUMMARY}/elo.json",
+        elo=f"{SUMMARY}/{layout.RATINGS_FILE}",
         results=summary_inputs,
     output:
         loss=report(
-            f"{SUMMARY}/loss.png", caption="../report/loss.rst", category="Summary"
+            f"{SUMMARY}/{layout.LOSS_PLOT}",
+            caption="../report/loss.rst",
+            category="Summary",
         ),
         lengths=report(
-            f"{SUMMARY}/game_lengths.png",
+            f"{SUMMARY}/{layout.GAME_LENGTHS_PLOT}",
             caption="../report/game_lengths.rst",
             category="Summary",
         ),
         resign=report(
-            f"{SUMMARY}/resign_false_positives.png",
+            f"{SUMMARY}/{layout.RESIGN_PLOT}",
             caption="../report/resign.rst",
             category="Summary",
         ),
         status=report(
-            f"{SUMMARY}/status.txt", caption="../report/status.rst", category="Summary"
+            f"{SUMMARY}/{layout.STATUS_FILE}",
+            caption="../report/status.rst",
+            category="Summary",
         ),
     log:
-        f"{LOGS}/summary/plots.log",
+        layout.summary_log_path(ROOT, "plots"),
     resources:
         runtime=10,
     params:

@@ -1,7 +1,7 @@
 # Window (sample the last W generations' games into one shard per rank) and data-parallel training.
 # Training runs with --no-wall-time: the model file is then a function of its inputs (reruns are
 # byte-identical); wall times are in train/genGGGG/metrics.jsonl.
-# Its ranks meet at a TCP store that rank 0 hosts (minigo_core/jobs/train.py). With resource mpi="srun"
+# Its ranks meet at a TCP store that rank 0 hosts (minigo_core/cluster/). With resource mpi="srun"
 # (profiles/slurm) they are the tasks of one `srun ... --kill-on-bad-exit=1` step inside the job; the
 # resource `nodes`, unset here (Slurm places the tasks), spreads them over that many nodes:
 # `--set-resources train:nodes=2` gives sbatch `--nodes=2 --ntasks={ranks}` and srun `-N 2 --ntasks-per-node`.
@@ -15,7 +15,7 @@ rule window:
         manifest=WINDOW_MANIFEST,
         shards=SHARDS,
     log:
-        f"{LOGS}/window/gen{{generation}}.log",
+        layout.generation_log_path(ROOT, "window", "{generation}"),
     wildcard_constraints:
         generation=PLANNED,
     threads: RUN.window.read_threads
@@ -39,7 +39,7 @@ rule train:
         model=MODEL,
         metrics=TRAIN_METRICS,
     log:
-        f"{LOGS}/train/gen{{generation}}.log",
+        layout.generation_log_path(ROOT, "train", "{generation}"),
     wildcard_constraints:
         generation=PLANNED,
     threads: RUN.train.ranks * RUN.train.threads_per_rank

@@ -1,15 +1,16 @@
 // The compiled Go rules, feature planes and symmetries (board.h): the same results as minigo_core/game/go.py,
 // features.py and symmetries.py, point for point and byte for byte (tests/test_engine_rules.py checks it).
 //
-// Groups are kept incrementally. Every stone knows its group's root (group[p]) and the next stone of its group
-// (next_stone[p], a circular list); the root holds the group's exact liberty count and size. A move:
+// Groups are kept incrementally. Every stone knows its group's root (group[p]) and the next stone of its
+// group (next_stone[p], a circular list); the root holds the group's exact liberty count and size. A move:
 // - joins the new stone to its friendly neighbours (the largest group is kept, the others are relabelled and
 //   their lists spliced in), and gets the liberties of the result: with one friendly neighbour group, its
 //   count minus the point played plus the new stone's empty neighbours that group did not touch; with two or
 //   more, a recount over the stones of the merged group (each empty neighbour once, by a bitset);
 // - takes the point played from each distinct opponent neighbour group (it was a liberty of each exactly
 //   once), and removes those left with none;
-// - gives every captured point to each distinct group of the mover next to it (it was occupied, so it is a new
+// - gives every captured point to each distinct group of the mover next to it (it was occupied, so it is a
+// new
 //   liberty of each of them exactly once).
 // No global mutable state: boards can be played in many threads at once.
 #include "board.h"
@@ -317,12 +318,9 @@ void search_moves(const Board& b, uint8_t* out) {
 
 int num_planes(int feature_set) {
   switch (feature_set) {
-    case kFeaturesAgz:
-      return 17;
-    case kFeaturesMlperf07:
-      return 13;
-    default:
-      return -1;
+    case kFeaturesAgz: return 17;
+    case kFeaturesMlperf07: return 13;
+    default: return -1;
   }
 }
 
@@ -381,7 +379,8 @@ struct SymmetryTables {
         // symmetries.apply_planes on arange(n*n).reshape(n, n): flip left-right if sym >= 4, then
         // np.rot90 (counter-clockwise) sym % 4 times: rot90(m)[i][j] = m[j][n - 1 - i]
         for (int r = 0; r < n; ++r)
-          for (int c = 0; c < n; ++c) a[r * n + c] = static_cast<int16_t>(sym >= 4 ? r * n + (n - 1 - c) : r * n + c);
+          for (int c = 0; c < n; ++c)
+            a[r * n + c] = static_cast<int16_t>(sym >= 4 ? r * n + (n - 1 - c) : r * n + c);
         for (int k = 0; k < sym % 4; ++k) {
           for (int i = 0; i < n; ++i)
             for (int j = 0; j < n; ++j) t[i * n + j] = a[j * n + (n - 1 - i)];

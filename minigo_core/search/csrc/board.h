@@ -26,10 +26,10 @@ struct Board {
   int N = 0, n2 = 0;
   double komi = 7.5;
   int to_play = kBlack;
-  int n = 0;           // moves played, passes included
-  int ko = -1;         // the point the side to move may not play because of ko, or -1
-  int last_move = -1;  // the move just played (flat; n2 = pass), -1 at the start
-  int prev_move = -1;  // the move before it, -1 if none
+  int n = 0;             // moves played, passes included
+  int ko = -1;           // the point the side to move may not play because of ko, or -1
+  int last_move = -1;    // the move just played (flat; n2 = pass), -1 at the start
+  int prev_move = -1;    // the move before it, -1 if none
   int caps[2] = {0, 0};  // stones captured by Black, by White
   int8_t color[kMaxPoints];
   // previous boards, most recent first: history[0] is the board before the last move; history_len <= kHistory

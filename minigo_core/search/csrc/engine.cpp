@@ -4,18 +4,13 @@
 // positions, and the fused engine computes each position of a batch the same way whatever else is in the
 // batch, so a game's file is the same whether it was played alone or among K others, with 1 or 2 cores.
 //
-// The C interface (extern "C", loaded by minigo_core/search/engine.py with ctypes):
-//   mg_engine_net_create ... (the fused network, as mg_fused_create in infer_capi.cpp)
-//   mg_selfplay_create(net, settings, N, komi, seed, generation, first_game, count) -> handle
-//   mg_selfplay_skip(handle, game): leave out a game already played by an earlier attempt
-//   mg_selfplay_run(handle, finished_out, max) -> number of games that just ended (0: all done, -1: error)
-//   mg_selfplay_game_info / _moves / _rows / _release: a finished game's record, then its memory back
-//   mg_selfplay_stats(handle, out): timings and counts
-//   mg_searcher_*: one search of one position (tests against mcts.py, players)
+// The C interface is declared in engine_capi.h (loaded by minigo_core/search/engine.py with ctypes).
+#include "engine_capi.h"
+
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <memory>
 #include <new>
@@ -205,10 +200,8 @@ struct Engine {
   void advance(Game& g) {
     for (;;) {
       switch (g.state) {
-        case State::kDone:
-          return;
-        case State::kWaitRoot:
-          return;
+        case State::kDone: return;
+        case State::kWaitRoot: return;
         case State::kStart: {
           if (g.pos.game_over() || g.pos.n >= g.tree.max_game_length) {
             g.state = State::kDone;
@@ -307,7 +300,8 @@ void set_error(char* err, int errlen, const char* msg) {
   if (err != nullptr && errlen > 0) std::snprintf(err, static_cast<size_t>(errlen), "%s", msg);
 }
 
-bool init_engine(Engine& e, const void* net, const SearchSettings* s, int N, double komi, char* err, int errlen) {
+bool init_engine(Engine& e, const void* net, const SearchSettings* s, int N, double komi, char* err,
+                 int errlen) {
   const auto* core = static_cast<const mgdsp::FusedNetCore*>(net);
   if (core == nullptr || s == nullptr) {
     set_error(err, errlen, "no network or no settings");
@@ -343,14 +337,12 @@ using mgengine::Searcher;
 using mgengine::Selfplay;
 using mgengine::State;
 
-#define MG_API __attribute__((visibility("default")))
-
 extern "C" {
 
-MG_API int mg_engine_settings_size() { return static_cast<int>(sizeof(mgengine::SearchSettings)); }
+MG_API size_t mg_engine_sizeof_EngineSettings() { return sizeof(MgEngineSettings); }
 
-MG_API void* mg_selfplay_create(const void* net, const mgengine::SearchSettings* s, int N, double komi,
-                                int64_t seed, int generation, int first_game, int count, char* err, int errlen) {
+MG_API void* mg_selfplay_create(const void* net, const MgEngineSettings* s, int N, double komi, int64_t seed,
+                                int generation, int first_game, int count, char* err, int errlen) {
   if (count < 1 || first_game < 0) {
     mgengine::set_error(err, errlen, "count must be >= 1 and first_game >= 0");
     return nullptr;
@@ -441,7 +433,8 @@ MG_API int mg_selfplay_game_moves(void* handle, int game, int32_t* out) {
   return 0;
 }
 
-// move_index (rows), visits (rows x A), policy (rows x A, Gumbel only; may be null), root_value, to_play (rows)
+// move_index (rows), visits (rows x A), policy (rows x A, Gumbel only; may be null), root_value, to_play
+// (rows)
 MG_API int mg_selfplay_game_rows(void* handle, int game, int32_t* move_index, int32_t* visits, float* policy,
                                  float* root_value, int8_t* to_play) {
   Game* g = game_of(handle, game);
@@ -503,9 +496,9 @@ MG_API void mg_selfplay_stats(void* handle, double* out) {
 
 MG_API void mg_selfplay_destroy(void* handle) { delete static_cast<Selfplay*>(handle); }
 
-// ---- one search of one position ----------------------------------------------------------------------------
-MG_API void* mg_searcher_create(const void* net, const mgengine::SearchSettings* s, int N, double komi,
-                                int64_t seed, char* err, int errlen) {
+// ---- one search of one position ---------------------------------------------------------------------------
+MG_API void* mg_searcher_create(const void* net, const MgEngineSettings* s, int N, double komi, int64_t seed,
+                                char* err, int errlen) {
   try {
     auto sr = std::make_unique<Searcher>();
     if (!mgengine::init_engine(sr->e, net, s, N, komi, err, errlen)) return nullptr;
@@ -560,7 +553,8 @@ MG_API int mg_searcher_search(void* handle, const int32_t* moves, int nmoves, in
     }
     for (;;) {
       if (g.done >= g.budget) break;
-      if (e.collect(g)) e.evaluate();
+      if (e.collect(g))
+        e.evaluate();
       else if (e.s.search == 1 && g.groot.done >= g.groot.budget)
         break;
     }
@@ -579,14 +573,5 @@ MG_API int mg_searcher_search(void* handle, const int32_t* moves, int nmoves, in
 }
 
 MG_API void mg_searcher_destroy(void* handle) { delete static_cast<Searcher*>(handle); }
-
-// Gumbel AlphaZero's improved policy, for tests of its properties.
-MG_API void mg_gumbel_improved_policy(int A, const double* prior, const int32_t* N, const double* q_mover,
-                                      const uint8_t* legal, double raw_value, double c_visit, double c_scale,
-                                      double* out) {
-  mgengine::gumbel_improved_policy(A, prior, N, q_mover, legal, raw_value, c_visit, c_scale, out);
-}
-
-MG_API double mg_numpy_sum(const double* a, int n) { return mgengine::numpy_sum(a, n); }
 
 }  // extern "C"

@@ -24,7 +24,7 @@ uint64_t splitmix64(uint64_t& x) {
 inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 }  // namespace
 
-// ---- random numbers ----------------------------------------------------------------------------------------
+// ---- random numbers ---------------------------------------------------------------------------------------
 void Rng::seed(uint64_t a, uint64_t b, uint64_t c) {
   uint64_t x = 0x6D696E69676Full;  // "minigo"
   x ^= splitmix64(a);
@@ -106,9 +106,10 @@ double numpy_sum(const double* a, int n) {
   return numpy_sum(a, n2) + numpy_sum(a + n2, n - n2);
 }
 
-// ---- Gumbel AlphaZero's improved policy --------------------------------------------------------------------
+// ---- Gumbel AlphaZero's improved policy -------------------------------------------------------------------
 void gumbel_improved_policy(int A, const double* prior, const int32_t* N, const double* q_mover,
-                            const uint8_t* legal, double raw_value, double c_visit, double c_scale, double* out) {
+                            const uint8_t* legal, double raw_value, double c_visit, double c_scale,
+                            double* out) {
   // v_mix = (v + sum_b N(b) * sum_{visited} pi(a) q(a) / sum_{visited} pi(a)) / (1 + sum_b N(b))
   double sum_n = 0, pi_visited = 0, pi_q = 0;
   int max_n = 0;
@@ -146,7 +147,7 @@ void gumbel_improved_policy(int A, const double* prior, const int32_t* N, const 
   for (int a = 0; a < A; ++a) out[a] /= total;
 }
 
-// ---- the tree --------------------------------------------------------------------------------------------------
+// ---- the tree ---------------------------------------------------------------------------------------------
 Tree::Tree(const SearchSettings* s_, int N_) : s(s_), N(N_), n2(N_ * N_), A(N_ * N_ + 1) {
   max_game_length = s->max_game_length > 0 ? s->max_game_length : 2 * n2;
 }
@@ -227,8 +228,8 @@ void Tree::set_root(const Board& board) {
     const int rb = nodes[root].block;
     const int c = rb >= 0 ? cchild[rb + board.last_move] : -1;
     const Board* cb = c >= 0 ? &this->board(c) : nullptr;
-    if (c >= 0 && std::memcmp(cb->color, board.color, sizeof(board.color)) == 0 && cb->to_play == board.to_play &&
-        cb->ko == board.ko) {
+    if (c >= 0 && std::memcmp(cb->color, board.color, sizeof(board.color)) == 0 &&
+        cb->to_play == board.to_play && cb->ko == board.ko) {
       // copy the subtree of c into a fresh tree (breadth first), the rest is dropped
       Tree fresh(s, N);
       fresh.root_N = static_cast<int32_t>(node_N(c));
@@ -298,7 +299,8 @@ void Tree::set_root(const Board& board) {
 
 double Tree::node_N(int x) const {
   const Node& nd = nodes[x];
-  return nd.parent < 0 ? static_cast<double>(root_N) : static_cast<double>(cN[nodes[nd.parent].block + nd.move]);
+  return nd.parent < 0 ? static_cast<double>(root_N)
+                       : static_cast<double>(cN[nodes[nd.parent].block + nd.move]);
 }
 double Tree::node_virt(int x) const {
   const Node& nd = nodes[x];
@@ -308,9 +310,7 @@ double Tree::node_W(int x) const {
   const Node& nd = nodes[x];
   return nd.parent < 0 ? root_W : cW[nodes[nd.parent].block + nd.move];
 }
-double Tree::root_q_mover() const {
-  return root_N ? root_W / root_N * nodes[root].to_play : 0.0;
-}
+double Tree::root_q_mover() const { return root_N ? root_W / root_N * nodes[root].to_play : 0.0; }
 
 void Tree::expand(int x, const float* policy, float value_mover) {
   Node& nd = nodes[x];
@@ -584,7 +584,8 @@ void GumbelRoot::start(const Tree& t, Rng* rng, int budget_) {
   done = 0;
   const int m = std::max(1, std::min({budget, t.s->gumbel_considered, static_cast<int>(legal.size())}));
   // Gumbel-top-m: the m moves with the largest g + logits (ties: the lower move)
-  std::stable_sort(legal.begin(), legal.end(), [&](int x, int y) { return g[x] + logits[x] > g[y] + logits[y]; });
+  std::stable_sort(legal.begin(), legal.end(),
+                   [&](int x, int y) { return g[x] + logits[x] > g[y] + logits[y]; });
   remaining.assign(legal.begin(), legal.begin() + std::min<size_t>(m, legal.size()));
   phases = 1;
   while ((1 << phases) < m) ++phases;

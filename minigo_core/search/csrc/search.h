@@ -6,10 +6,11 @@
 // virtual losses, W, P, legality, child index), made the first time the search walks through the node; a
 // node's own N and W are in its parent's block (the root's in the tree). W is from Black's view, as in
 // MiniGo. MiniGo's two score terms, Q and P / (1 + N), are computed from the block when scoring (the same
-// float64 operations as mcts.py's caches, so the same values). Boards (about 6 KB each) are kept for the root,
-// the nodes with a block and the leaves waiting for the network; a leaf's board is dropped once it is
-// evaluated and rebuilt from its parent's (one move) if the search walks through it later. Leaves are not evaluated here: `select_leaf` returns a leaf, the caller
-// evaluates it (in a batch with other trees' leaves) and calls `expand` and `backup`.
+// float64 operations as mcts.py's caches, so the same values). Boards (about 6 KB each) are kept for the
+// root, the nodes with a block and the leaves waiting for the network; a leaf's board is dropped once it is
+// evaluated and rebuilt from its parent's (one move) if the search walks through it later. Leaves are not
+// evaluated here: `select_leaf` returns a leaf, the caller evaluates it (in a batch with other trees' leaves)
+// and calls `expand` and `backup`.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "board.h"
+#include "engine_capi.h"
 
 namespace mgengine {
 
@@ -26,36 +28,17 @@ struct Rng {
   uint64_t s[4];
   void seed(uint64_t a, uint64_t b, uint64_t c);
   uint64_t next();
-  double uniform();              // [0, 1), 53 bits
-  int below(int n);              // 0 .. n-1
+  double uniform();                       // [0, 1), 53 bits
+  int below(int n);                       // 0 .. n-1
   double log_gamma_sample(double alpha);  // log of a Gamma(alpha, 1) draw (stable for alpha << 1)
-  double gumbel();               // standard Gumbel
+  double gumbel();                        // standard Gumbel
 };
 
-// The search settings (a plain struct shared with Python through ctypes: int32 and double fields only).
-struct SearchSettings {
-  int32_t search;  // 0: PUCT, 1: Gumbel
-  int32_t readouts;
-  int32_t fast_readouts;
-  int32_t parallel_readouts;  // PUCT leaves per tree per network batch (virtual loss when > 1)
-  double full_search_fraction;
-  double c_base;
-  double c_init;
-  double dirichlet_weight;
-  double dirichlet_alpha;
-  int32_t softpick_moves;
-  int32_t init_unvisited_loss;  // 0: parent's value (Python MiniGo), 1: a loss (C++ MiniGo)
-  double resign_threshold;
-  double resign_disabled_fraction;
-  int32_t gumbel_considered;
-  int32_t random_symmetry;
-  double gumbel_c_visit;
-  double gumbel_c_scale;
-  int32_t feature_set;
-  int32_t max_game_length;  // 0: 2 * N * N
-};
+// The search settings: the C API's struct (engine_capi.h), which Python fills through ctypes.
+using SearchSettings = MgEngineSettings;
 
-// numpy's pairwise summation of a float64 vector (the order np.sum adds in), so sums match mcts.py bit for bit.
+// numpy's pairwise summation of a float64 vector (the order np.sum adds in), so sums match mcts.py bit for
+// bit.
 double numpy_sum(const double* a, int n);
 
 // Gumbel AlphaZero's improved policy softmax(logits + sigma(completed Q)) over the legal moves (0 elsewhere):
@@ -63,7 +46,8 @@ double numpy_sum(const double* a, int n);
 // the legal moves; sigma(q) = (c_visit + max_b N(b)) * c_scale * q. q_mover: Q(a) from the view of the player
 // to move; raw_value: the network's value of the node, same view. With no visits it equals the prior.
 void gumbel_improved_policy(int A, const double* prior, const int32_t* N, const double* q_mover,
-                            const uint8_t* legal, double raw_value, double c_visit, double c_scale, double* out);
+                            const uint8_t* legal, double raw_value, double c_visit, double c_scale,
+                            double* out);
 
 struct Node {
   int32_t board = -1;   // slot of the node's Board in Tree::boards; -1 when dropped (rebuilt from the parent)
@@ -75,8 +59,8 @@ struct Node {
   int8_t terminal = 0;  // found to be terminal: terminal_value holds the result
   int8_t to_play = kBlack;
   double terminal_value = 0;  // Black's view, +-1
-  double q_init = 0;    // Q of unvisited children, mover's view
-  double value = 0;     // the network's value, mover's view
+  double q_init = 0;          // Q of unvisited children, mover's view
+  double value = 0;           // the network's value, mover's view
 };
 
 class Tree {
@@ -110,7 +94,7 @@ class Tree {
   double node_virt(int x) const;
   double node_W(int x) const;
   double root_q_mover() const;  // root W / N from the view of the player to move
-  const Board& board(int x);  // the node's board (rebuilt from its parent's if it was dropped)
+  const Board& board(int x);    // the node's board (rebuilt from its parent's if it was dropped)
   const Board& kept_board(int x) const { return boards[nodes[x].board]; }  // nodes known to keep theirs
   void drop_board(int x);  // an evaluated leaf: keep only what the tree needs
   void expand(int x, const float* policy, float value_mover);
@@ -139,14 +123,14 @@ class Tree {
 
 // The root of a Gumbel search: the considered moves and the sequential-halving schedule over the budget.
 struct GumbelRoot {
-  std::vector<double> g;          // Gumbel noise per move (0 without noise)
-  std::vector<double> logits;     // log prior (-inf for moves not searched)
-  std::vector<int> remaining;     // considered moves still in the halving
-  std::vector<int> schedule;      // root moves of the current phase's simulations, in order
+  std::vector<double> g;       // Gumbel noise per move (0 without noise)
+  std::vector<double> logits;  // log prior (-inf for moves not searched)
+  std::vector<int> remaining;  // considered moves still in the halving
+  std::vector<int> schedule;   // root moves of the current phase's simulations, in order
   size_t next = 0;
   int phases = 1, budget = 0, done = 0;
   void start(const Tree& t, Rng* rng, int budget);
-  int next_action(const Tree& t);  // -1 when the budget is spent
+  int next_action(const Tree& t);   // -1 when the budget is spent
   int chosen(const Tree& t) const;  // the move the search picks
  private:
   void plan_phase(const Tree& t);

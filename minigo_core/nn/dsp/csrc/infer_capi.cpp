@@ -1,13 +1,9 @@
-// A plain C interface to the fused inference engine, built into its own shared library
-// (minigo_core/dsp/_infer*.so) with no torch or Python dependency and loaded with ctypes by
-// minigo_core/fused.py. Self-play and evaluation jobs use it, so they never import torch: a job's start-up is
-// then numpy + pyarrow, not libtorch (about 2 s of a 9x9 game's ~3 s on the reference machine).
-//
-// The weights come in torch layout, BN already folded in (done in numpy by fused.py):
-//   conv i (i = 0 .. 2 + 2*blocks): weight (K, C, R, R) and bias (K), in network order: conv3_initial,
-//   conv1/conv2 of each block, conv1_policy (K=2, R=1), conv1_value (K=1, R=1);
-//   policy_wt (2*N*N, N*N+1) in NHWC-flatten order, policy_b (N*N+1); value_w1t (N*N, fc), value_b1 (fc),
-//   value_w2 (fc), value_b2.
+// The fused inference engine behind the plain C interface of infer_capi.h, built into its own shared library
+// (minigo_core/nn/dsp/_infer*.so) with no torch or Python dependency and loaded with ctypes by
+// minigo_core/nn/fused.py. Self-play and evaluation jobs use it, so they never import torch: a job's start-up
+// is then numpy + pyarrow, not libtorch (about 2 s of a 9x9 game's ~3 s on the reference machine).
+#include "infer_capi.h"
+
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -24,17 +20,12 @@ std::vector<float> copy_of(const float* p, size_t n) { return std::vector<float>
 
 }  // namespace
 
-// The library is compiled with -fvisibility=hidden: only these functions are exported, so its copy of the
-// kernels never interposes on (or is interposed by) the torch extension's copy in the same process.
-#define MG_API __attribute__((visibility("default")))
-
 extern "C" {
 
-// Returns an engine handle, or null with a message in err.
 MG_API void* mg_fused_create(int N, int planes, int filters, int blocks, int fc, const float* const* conv_w,
-                      const float* const* conv_b, const float* policy_wt, const float* policy_b,
-                      const float* value_w1t, const float* value_b1, const float* value_w2, float value_b2,
-                      char* err, int errlen) {
+                             const float* const* conv_b, const float* policy_wt, const float* policy_b,
+                             const float* value_w1t, const float* value_b1, const float* value_w2,
+                             float value_b2, char* err, int errlen) {
   if (N < 1 || planes < 1 || filters < 1 || blocks < 0 || fc < 1) {
     set_error(err, errlen, "bad network shape (board size, planes, filters, blocks, fc width)");
     return nullptr;
@@ -77,9 +68,8 @@ MG_API void* mg_fused_create(int N, int planes, int filters, int blocks, int fc,
   return nullptr;
 }
 
-// x: (B, planes, N, N) NCHW contiguous, uint8 (is_u8) or float32. Writes policy (B, N*N+1) (probabilities if
-// softmax, else logits) and value (B,). Returns 0, or -1 on failure.
-MG_API int mg_fused_run(const void* handle, const void* x, int is_u8, int B, int softmax, float* policy, float* value) {
+MG_API int mg_fused_run(const void* handle, const void* x, int is_u8, int B, int softmax, float* policy,
+                        float* value) {
   if (handle == nullptr || x == nullptr || B < 0) return -1;
   try {
     static_cast<const mgdsp::FusedNetCore*>(handle)->run(x, is_u8 != 0, B, softmax != 0, policy, value);
@@ -93,7 +83,6 @@ MG_API void mg_fused_destroy(void* handle) { delete static_cast<mgdsp::FusedNetC
 
 MG_API void mg_set_num_threads(int n) { mgdsp::set_num_threads(n); }
 MG_API int mg_get_num_threads() { return mgdsp::num_threads(); }
-// 0: direct convs, 1: Winograd with the tile chosen by the board size (default), 2 / 3: F(2x2) / F(3x3) forced
 MG_API void mg_set_winograd(int mode) { mgdsp::set_winograd(mode); }
 MG_API int mg_winograd_enabled() { return mgdsp::winograd_mode(); }
 MG_API int mg_set_isa(int isa) { return mgdsp::set_isa(isa) ? 1 : 0; }

@@ -1,5 +1,6 @@
 // DSP-emulation kernels (no torch headers here, so this unit compiles quickly): the pool of "DSP cores", the
-// conv / BN+ReLU kernels in an AVX-512, an AVX2+FMA and a portable build chosen at run time, and the fused network.
+// conv / BN+ReLU kernels in an AVX-512, an AVX2+FMA and a portable build chosen at run time, and the fused
+// network.
 #include "kernels.h"
 
 #include <algorithm>
@@ -26,8 +27,9 @@
 
 namespace mgdsp {
 
-// ================================================================================================================
-// Kernel bodies: an AVX-512 build and an AVX2+FMA build (x86-64 only) and a portable build, one chosen at run time.
+// ===========================================================================================================
+// Kernel bodies: an AVX-512 build and an AVX2+FMA build (x86-64 only) and a portable build, one chosen at run
+// time.
 #ifdef MG_HAVE_X86
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx2,fma")
@@ -61,9 +63,9 @@ namespace portable16 {
 #undef MG_PORTABLE16
 }  // namespace portable16
 
-// ================================================================================================================
-// Instruction-set dispatch: the widest the CPU has, chosen once (MINIGO_DSP_ISA=avx512|avx2|portable overrides it),
-// set_isa to force one (tests run every path the machine has).
+// ===========================================================================================================
+// Instruction-set dispatch: the widest the CPU has, chosen once (MINIGO_DSP_ISA=avx512|avx2|portable
+// overrides it), set_isa to force one (tests run every path the machine has).
 bool cpu_has_avx2() { return isa_supported(kIsaAvx2); }
 
 bool isa_supported(int isa) {
@@ -98,8 +100,10 @@ static int best_isa() {
   if (const char* env = std::getenv("MINIGO_DSP_ISA"); env != nullptr && *env != 0) {
     const int isa = isa_from_name(env);
     if (isa >= 0 && isa_supported(isa)) return isa;
-    std::fprintf(stderr, "minigo dsp: MINIGO_DSP_ISA=%s is not one of avx512, avx2, portable that this CPU runs; "
-                 "using the widest it has\n", env);
+    std::fprintf(stderr,
+                 "minigo dsp: MINIGO_DSP_ISA=%s is not one of avx512, avx2, portable that this CPU runs; "
+                 "using the widest it has\n",
+                 env);
   }
   for (int isa = kIsaAvx512; isa > kIsaPortable; --isa)
     if (isa_supported(isa)) return isa;
@@ -124,17 +128,17 @@ bool set_isa(int isa) {
 }
 
 #ifdef MG_HAVE_X86
-#define MG_DISPATCH(fn, ...)                                                                           \
-  (get_isa() == kIsaAvx512  ? avx512::fn(__VA_ARGS__)                                                  \
-   : get_isa() == kIsaAvx2  ? avx2::fn(__VA_ARGS__)                                                    \
-   : get_isa() == kIsaPortable16 ? portable16::fn(__VA_ARGS__)                                         \
+#define MG_DISPATCH(fn, ...)                                   \
+  (get_isa() == kIsaAvx512       ? avx512::fn(__VA_ARGS__)     \
+   : get_isa() == kIsaAvx2       ? avx2::fn(__VA_ARGS__)       \
+   : get_isa() == kIsaPortable16 ? portable16::fn(__VA_ARGS__) \
                                  : portable::fn(__VA_ARGS__))
 #else
 #define MG_DISPATCH(fn, ...) \
   (get_isa() == kIsaPortable16 ? portable16::fn(__VA_ARGS__) : portable::fn(__VA_ARGS__))
 #endif
 
-// ================================================================================================================
+// ===========================================================================================================
 // The pool of worker threads standing for DSP cores. Core 0 is the calling thread; cores 1..n-1 wait on a
 // condition variable for the next job. One job at a time (a mutex serialises callers from several threads).
 namespace {
@@ -238,12 +242,13 @@ int num_threads() {
 
 void parallel(const std::function<void(int)>& fn) { pool().run(fn); }
 
-// ================================================================================================================
+// ===========================================================================================================
 // Weight packing
 // index of (tap t, input channel c, output channel k) in the blocked layout of a conv with Cin inputs
 static inline size_t packed_index(int t, int c, int k, int taps, int Cin, int Kpad) {
   const int k0 = k / kKBlock * kKBlock, width = kblock_width(k0, Kpad);
-  return static_cast<size_t>(kblock_offset(k0, taps, Cin)) + (static_cast<size_t>(t) * Cin + c) * width + (k - k0);
+  return static_cast<size_t>(kblock_offset(k0, taps, Cin)) + (static_cast<size_t>(t) * Cin + c) * width +
+         (k - k0);
 }
 
 template <typename T>
@@ -272,11 +277,8 @@ std::vector<T> pack_weights(const T* w, int K, int C, int R, bool flip, const T*
 std::vector<float> winograd_weights(const float* w, int K, int C, int m) {
   // G of F(2x2,3x3) (points 0, 1, -1, inf) and of F(3x3,3x3) (points 0, 1, -1, 2, inf), in double
   static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-  static const double G3[5][3] = {{0.5, 0, 0},
-                                  {-0.5, -0.5, -0.5},
-                                  {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                  {1.0 / 6, 1.0 / 3, 2.0 / 3},
-                                  {0, 0, 1}};
+  static const double G3[5][3] = {
+      {0.5, 0, 0}, {-0.5, -0.5, -0.5}, {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 6, 1.0 / 3, 2.0 / 3}, {0, 0, 1}};
   const int A = m + 2, A2 = A * A;
   auto G = [&](int i, int j) { return m == 3 ? G3[i][j] : G2[i][j]; };
   const int Kpad = round_up8(K);
@@ -311,7 +313,7 @@ int winograd_tile(int board) {
   return 25 * t3 * t3 <= 16 * t2 * t2 ? 3 : 2;
 }
 
-// ================================================================================================================
+// ===========================================================================================================
 // Convolution
 template <typename T>
 void conv_forward_range(const T* x, int H, int W, int C, const T* wp, int K, int R, const T* bias,
@@ -337,8 +339,8 @@ void conv_forward(const T* x, int B, int H, int W, int C, const T* wp, int K, in
 }
 
 template <typename T>
-static void wgrad_images(const T* A, int Ca, int Rr, const T* Bm, int Bs, int Vc, int64_t b0, int64_t b1, int H,
-                         int W, int R, T* G) {
+static void wgrad_images(const T* A, int Ca, int Rr, const T* Bm, int Bs, int Vc, int64_t b0, int64_t b1,
+                         int H, int W, int R, T* G) {
   MG_DISPATCH(wgrad_images_isa<T>, A, Ca, Rr, Bm, Bs, Vc, b0, b1, H, W, R, G);
 }
 
@@ -387,12 +389,12 @@ void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K
             swapped ? G[static_cast<size_t>(k) * Vc + c] : G[(static_cast<size_t>(t) * Rr + c) * Vc + k];
 }
 
-// ================================================================================================================
+// ===========================================================================================================
 // BN + ReLU
 template <typename T>
 void bn_relu_forward(const T* x, const T* residual, int64_t M, int C, const T* gamma, const T* beta,
-                     T* running_mean, T* running_var, bool training, double momentum, double eps, T* y, T* mean,
-                     T* invstd) {
+                     T* running_mean, T* running_var, bool training, double momentum, double eps, T* y,
+                     T* mean, T* invstd) {
   const int cores = num_threads();
   if (training) {
     std::vector<std::vector<double>> part(cores);
@@ -466,7 +468,7 @@ void bn_relu_backward(const T* dy, const T* y, const T* x, int64_t M, int C, con
   });
 }
 
-// ================================================================================================================
+// ===========================================================================================================
 // Seconds of CPU time used by the calling thread (so that time-sharing a busy machine with other processes
 // does not count), or of wall time where that clock is missing.
 static double thread_seconds() {
@@ -499,8 +501,9 @@ double measure_peak_gflops(double seconds) {
   return best;
 }
 
-// ================================================================================================================
-void FusedNetCore::run(const void* input, bool is_u8, int B, bool softmax, float* policy, float* value) const {
+// ===========================================================================================================
+void FusedNetCore::run(const void* input, bool is_u8, int B, bool softmax, float* policy,
+                       float* value) const {
   const int cores = num_threads();
   if (B == 1 || cores == 1) {  // no wake-up of other cores for a single position
     MG_DISPATCH(fused_run_images, *this, input, is_u8, 0, B, softmax, policy, value);
@@ -513,16 +516,16 @@ void FusedNetCore::run(const void* input, bool is_u8, int B, bool softmax, float
 }
 
 // explicit instantiations
-#define MG_INSTANTIATE(T)                                                                                      \
-  template std::vector<T> pack_weights<T>(const T*, int, int, int, bool, const T*);                            \
-  template void conv_forward_range<T>(const T*, int, int, int, const T*, int, int, const T*, const T*, bool,   \
-                                      T*, int64_t, int64_t);                                                   \
-  template void conv_forward<T>(const T*, int, int, int, int, const T*, int, int, T*);                         \
-  template void conv_weight_grad<T>(const T*, const T*, int, int, int, int, int, int, T*);                     \
-  template void bn_relu_forward<T>(const T*, const T*, int64_t, int, const T*, const T*, T*, T*, bool, double, \
-                                   double, T*, T*, T*);                                                        \
-  template void bn_relu_backward<T>(const T*, const T*, const T*, int64_t, int, const T*, const T*, const T*,   \
-                                    bool, T*, T*, T*, T*);
+#define MG_INSTANTIATE(T)                                                                                    \
+  template std::vector<T> pack_weights<T>(const T*, int, int, int, bool, const T*);                          \
+  template void conv_forward_range<T>(const T*, int, int, int, const T*, int, int, const T*, const T*, bool, \
+                                      T*, int64_t, int64_t);                                                 \
+  template void conv_forward<T>(const T*, int, int, int, int, const T*, int, int, T*);                       \
+  template void conv_weight_grad<T>(const T*, const T*, int, int, int, int, int, int, T*);                   \
+  template void bn_relu_forward<T>(const T*, const T*, int64_t, int, const T*, const T*, T*, T*, bool,       \
+                                   double, double, T*, T*, T*);                                              \
+  template void bn_relu_backward<T>(const T*, const T*, const T*, int64_t, int, const T*, const T*,          \
+                                    const T*, bool, T*, T*, T*, T*);
 MG_INSTANTIATE(float)
 MG_INSTANTIATE(double)
 

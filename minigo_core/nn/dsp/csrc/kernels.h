@@ -15,22 +15,22 @@
 
 namespace mgdsp {
 
-// ---- the pool of worker threads standing for DSP cores -------------------------------------------------------
+// ---- the pool of worker threads standing for DSP cores ----------------------------------------------------
 void set_num_threads(int n);
 int num_threads();
 // Runs fn(core) for core = 0 .. num_threads()-1, the calling thread being core 0; returns when all are done.
 void parallel(const std::function<void(int)>& fn);
 
-// ---- instruction set of the kernels: every path has the same loop structure and, for float, the same results
-// (each multiply-add one FMA, in the same order); defaults to the widest the CPU has (env MINIGO_DSP_ISA overrides).
-// portable16: the portable code at the AVX-512 build's width (16 lanes, 24 accumulators), never chosen by default:
-// it runs the AVX-512 path's tiling on CPUs without AVX-512 (tests).
+// ---- instruction set of the kernels: every path has the same loop structure and, for float, the same
+// results (each multiply-add one FMA, in the same order); defaults to the widest the CPU has (env
+// MINIGO_DSP_ISA overrides). portable16: the portable code at the AVX-512 build's width (16 lanes, 24
+// accumulators), never chosen by default: it runs the AVX-512 path's tiling on CPUs without AVX-512 (tests).
 constexpr int kIsaPortable = 0, kIsaAvx2 = 1, kIsaAvx512 = 2, kIsaPortable16 = 3;
 bool isa_supported(int isa);
 bool cpu_has_avx2();
-const char* isa_name(int isa);  // "portable", "avx2", "avx512", "portable16"
+const char* isa_name(int isa);        // "portable", "avx2", "avx512", "portable16"
 int isa_from_name(const char* name);  // -1 if unknown
-bool set_isa(int isa);  // false (and no change) if this CPU cannot run it
+bool set_isa(int isa);                // false (and no change) if this CPU cannot run it
 int get_isa();
 
 inline int round_up8(int k) { return (k + 7) / 8 * 8; }
@@ -40,8 +40,8 @@ inline int kblock_width(int k0, int Kpad) { return Kpad - k0 < kKBlock ? Kpad - 
 inline int64_t kblock_offset(int k0, int taps, int C) { return static_cast<int64_t>(k0) * taps * C; }
 
 // Packs torch-layout weights (K, C, R, R) into the blocked layout above (multiplied by scale[k] if given);
-// flip=true packs the input-gradient kernel: the spatially flipped, transposed weights (a conv from K channels
-// to C channels).
+// flip=true packs the input-gradient kernel: the spatially flipped, transposed weights (a conv from K
+// channels to C channels).
 template <typename T>
 std::vector<T> pack_weights(const T* w, int K, int C, int R, bool flip, const T* scale = nullptr);
 
@@ -76,12 +76,12 @@ void bn_relu_backward(const T* dy, const T* y, const T* x, int64_t M, int C, con
 // FP32 peak of one core: GFLOP/s of an FMA loop on the vectors of the ISA in use, run for ~seconds.
 double measure_peak_gflops(double seconds);
 
-// ---- fused whole-network inference (BN folded into the convolutions) ------------------------------------------
+// ---- fused whole-network inference (BN folded into the convolutions) --------------------------------------
 struct FusedConv {
   int C, K, R;
   std::vector<float> w;     // packed (blocked layout), BN scale folded in
   std::vector<float> bias;  // Kpad: BN shift
-  std::vector<float> wino;   // conv3x3 with C >= kWinogradMinC: F(2x2,3x3)'s 16 packed weight sets, else empty
+  std::vector<float> wino;  // conv3x3 with C >= kWinogradMinC: F(2x2,3x3)'s 16 packed weight sets, else empty
   std::vector<float> wino3;  // and F(3x3,3x3)'s 25
 };
 
@@ -89,9 +89,10 @@ struct FusedConv {
 // double): (m+2)^2 packed (C -> K) sets.
 std::vector<float> winograd_weights(const float* w, int K, int C, int m);
 constexpr int kWinogradMinC = 16;
-// The fused inference path's 3x3 convs with C >= kWinogradMinC: mode 1 (default) = Winograd with the output tile
-// of fewer multiplications for the board (F(3x3,3x3) on 5x5 .. 19x19), 2 / 3 = F(2x2,3x3) / F(3x3,3x3) forced,
-// 0 = the direct kernel. The choice depends on the board size only, never on the CPU (same floats everywhere).
+// The fused inference path's 3x3 convs with C >= kWinogradMinC: mode 1 (default) = Winograd with the output
+// tile of fewer multiplications for the board (F(3x3,3x3) on 5x5 .. 19x19), 2 / 3 = F(2x2,3x3) / F(3x3,3x3)
+// forced, 0 = the direct kernel. The choice depends on the board size only, never on the CPU (same floats
+// everywhere).
 void set_winograd(int mode);
 int winograd_mode();
 int winograd_tile(int board);  // 0, 2 or 3 under the current mode
@@ -101,7 +102,7 @@ constexpr int64_t kFusedChunkFloats = 24 * 1024;
 
 struct FusedNetCore {
   int N = 0, planes = 0, filters = 0, blocks = 0, fc = 0;
-  std::vector<FusedConv> convs;  // conv3_initial, 2 per block, conv1_policy, conv1_value
+  std::vector<FusedConv> convs;            // conv3_initial, 2 per block, conv1_policy, conv1_value
   std::vector<float> policy_wt, policy_b;  // (2*N*N in NHWC order, N*N+1), (N*N+1)
   std::vector<float> value_w1t, value_b1;  // (N*N, fc), (fc)
   std::vector<float> value_w2;             // (fc)

@@ -1,19 +1,21 @@
 // Kernel bodies, included three times by kernels.cpp, each time inside its own namespace and instruction set:
-//   `avx512`   under `#pragma GCC target("avx512f,avx2,fma")` with MG_AVX512 defined (16 lanes, 32 registers),
-//   `avx2`     under `#pragma GCC target("avx2,fma")` with MG_AVX2 defined (8 lanes, 16 registers),
-//   `portable` with neither: GCC vectors of 8 floats the compiler maps onto whatever the target has (NEON on
-//              Arm, SSE on a plain x86-64), every multiply-add an explicit fused multiply-add;
-//   `portable16` the same with MG_PORTABLE16: 16 lanes and 24 accumulators, the AVX-512 build's tile shapes on
-//              any CPU, so that its tiling (8-wide last blocks under 16 lanes) is tested where AVX-512 is not.
+//   `avx512`     under `#pragma GCC target("avx512f,avx2,fma")` with MG_AVX512 defined (16 lanes,
+//                32 registers),
+//   `avx2`       under `#pragma GCC target("avx2,fma")` with MG_AVX2 defined (8 lanes, 16 registers),
+//   `portable`   with neither: GCC vectors of 8 floats the compiler maps onto whatever the target has (NEON
+//                on Arm, SSE on a plain x86-64), every multiply-add an explicit fused multiply-add;
+//   `portable16` the same with MG_PORTABLE16: 16 lanes and 24 accumulators, the AVX-512 build's tile shapes
+//                on any CPU, so that its tiling (8-wide last blocks under 16 lanes) is tested where AVX-512
+//                is not.
 // The kernels are written once, against the small vector vocabulary below (VF, kLanes, vload, vfma, ...), so
 // the three builds have the same loop structure: NHWC, K output channels across the lanes of a few registers,
 // one input value broadcast and multiplied with them (broadcast-FMA), P pixels per register tile.
 // Because the lanes are output channels, every output's sum runs over (tap, input channel) in the same order
 // whatever the vector width, and every step is one FMA (rounded once): the float results of the three builds
-// are identical (tests/test_dsp_isa.py). No include guard on purpose. Expects <algorithm>, <cmath>, <cstdint>,
-// <cstring>, <vector> (and <immintrin.h> on x86) to be included by the includer.
+// are identical (tests/test_dsp_isa.py). No include guard on purpose. Expects <algorithm>, <cmath>,
+// <cstdint>, <cstring>, <vector> (and <immintrin.h> on x86) to be included by the includer.
 
-// ---- the vector vocabulary of this build ---------------------------------------------------------------------
+// ---- the vector vocabulary of this build ------------------------------------------------------------------
 #pragma GCC diagnostic ignored "-Wpsabi"  // static, always-inlined vector helpers: no ABI is crossed
 #if defined(MG_AVX512)
 constexpr int kLanes = 16;  // floats per register
@@ -46,7 +48,8 @@ static inline VF vfma(VF a, VF b, VF c) { return _mm256_fmadd_ps(a, b, c); }
 static inline VF vadd(VF a, VF b) { return _mm256_add_ps(a, b); }
 static inline VF vrelu(VF a) { return _mm256_max_ps(a, _mm256_setzero_ps()); }
 #else
-#ifdef MG_PORTABLE16  // the AVX-512 build's shapes (16 lanes, 24 accumulators) in portable code: tests its tiling
+// portable16: the AVX-512 build's shapes (16 lanes, 24 accumulators) in portable code: tests its tiling
+#ifdef MG_PORTABLE16
 constexpr int kLanes = 16;
 constexpr int kAcc = 24;
 #else
@@ -70,9 +73,9 @@ static inline void vstoren(float* p, VF a, int n) {
   for (int i = 0; i < n && i < kLanes; ++i) p[i] = a[i];
 }
 static inline VF vbcast(const float* p) { return VF{} + *p; }
-// one rounding per lane, as the FMA instructions of the other builds: inlined where the target has a vector FMA
-// (Arm's NEON/SVE, an x86 build with -mfma), where the compiler turns the lanes into one instruction; else (a
-// plain x86-64 build) libm's fmaf per lane, exact but slow, out of line so the tiles stay small.
+// one rounding per lane, as the FMA instructions of the other builds: inlined where the target has a vector
+// FMA (Arm's NEON/SVE, an x86 build with -mfma), where the compiler turns the lanes into one instruction;
+// else (a plain x86-64 build) libm's fmaf per lane, exact but slow, out of line so the tiles stay small.
 #if defined(__FMA__) || defined(__aarch64__) || defined(__ARM_FEATURE_FMA)
 static inline VF vfma(VF a, VF b, VF c) {
   VF r;
@@ -92,11 +95,12 @@ static inline VF vrelu(VF a) { return a > VF{} ? a : VF{}; }
 #endif
 #define MG_INLINE inline __attribute__((always_inline))
 
-// ---- convolution forward ---------------------------------------------------------------------------------------
+// ---- convolution forward ----------------------------------------------------------------------------------
 // The scalar reference loop, used for double (gradcheck) only.
 template <typename T>
-static void conv_forward_range_scalar(const T* x, int H, int W, int C, const T* wp, int K, int R, const T* bias,
-                                      const T* residual, bool relu, T* out, int64_t q0, int64_t q1) {
+static void conv_forward_range_scalar(const T* x, int H, int W, int C, const T* wp, int K, int R,
+                                      const T* bias, const T* residual, bool relu, T* out, int64_t q0,
+                                      int64_t q1) {
   const int Kpad = round_up8(K), pad = R / 2, HW = H * W;
   std::vector<T> acc(Kpad);
   for (int64_t q = q0; q < q1; ++q) {
@@ -130,11 +134,11 @@ static void conv_forward_range_scalar(const T* x, int H, int W, int C, const T* 
   }
 }
 
-// One input channel c of a register tile: NV weight vectors loaded (w[v] then advanced by ws[v]; PART: the last
-// has wl floats), x[p][c] broadcast, P x NV FMAs. Shared by the direct conv and the Winograd products.
+// One input channel c of a register tile: NV weight vectors loaded (w[v] then advanced by ws[v]; PART: the
+// last has wl floats), x[p][c] broadcast, P x NV FMAs. Shared by the direct conv and the Winograd products.
 template <int P, int NV, bool PART>
-static MG_INLINE void bfma_step(VF (&acc)[P][NV], const float* const* x, int c, const float** w, const int* ws,
-                                int wl) {
+static MG_INLINE void bfma_step(VF (&acc)[P][NV], const float* const* x, int c, const float** w,
+                                const int* ws, int wl) {
   VF wv[NV];
 #pragma GCC unroll 32
   for (int v = 0; v < NV; ++v) {
@@ -150,7 +154,8 @@ static MG_INLINE void bfma_step(VF (&acc)[P][NV], const float* const* x, int c, 
 }
 
 // Where the weights of output-channel vectors v0 .. v0+nv-1 start in the packed blocks (w0), their row stride
-// (ws: the block's width) and the floats of the last one (returned: kLanes, or 8 for an 8-wide block under 16).
+// (ws: the block's width) and the floats of the last one (returned: kLanes, or 8 for an 8-wide block under
+// 16).
 static inline int weight_group(const float* wp, int taps, int C, int Kpad, int v0, int nv, const float** w0,
                                int* ws) {
   int wl = kLanes;
@@ -164,19 +169,21 @@ static inline int weight_group(const float* wp, int taps, int C, int Kpad, int v
 }
 
 // One register tile: P pixels x NV vectors of output channels, accumulated over taps x C. rows[t * P + p] is
-// pixel p's input row for tap t (a shared zero row stands for the padding); w[v] walks vector v's weights, one
-// (tap, c) row of wstride[v] floats at a time (the packed blocks are 16 channels wide, the last one may be 8).
-// PART: the last vector has only wlanes floats of weights (an 8-wide block under 16 lanes). The tile computes P
-// pixels but stores only the first pvalid (the last tile of a range); kvalid output channels are stored.
+// pixel p's input row for tap t (a shared zero row stands for the padding); w[v] walks vector v's weights,
+// one (tap, c) row of wstride[v] floats at a time (the packed blocks are 16 channels wide, the last one may
+// be 8). PART: the last vector has only wlanes floats of weights (an 8-wide block under 16 lanes). The tile
+// computes P pixels but stores only the first pvalid (the last tile of a range); kvalid output channels are
+// stored.
 template <int P, int NV, bool PART>
 static MG_INLINE void fwd_tile(const float* const* rows, int ntaps, int C, const float* const* w0,
-                               const int* wstride, int wlanes, const float* bias, const float* residual, bool relu,
-                               float* out, int K, int kvalid, int pvalid) {
+                               const int* wstride, int wlanes, const float* bias, const float* residual,
+                               bool relu, float* out, int K, int kvalid, int pvalid) {
   VF acc[P][NV];
 #pragma GCC unroll 32
   for (int v = 0; v < NV; ++v) {
-    const VF b0 = !bias ? vzero() : (PART && v == NV - 1) ? vloadn(bias + kLanes * v, wlanes)
-                                                          : vload(bias + kLanes * v);
+    const VF b0 = !bias                   ? vzero()
+                  : (PART && v == NV - 1) ? vloadn(bias + kLanes * v, wlanes)
+                                          : vload(bias + kLanes * v);
 #pragma GCC unroll 32
     for (int p = 0; p < P; ++p) acc[p][v] = b0;
   }
@@ -220,8 +227,8 @@ static MG_INLINE void fwd_tile(const float* const* rows, int ntaps, int C, const
 constexpr int kNVMax = 2;
 template <int P>
 static void fwd_tile_nv(int nv, bool part, const float* const* rows, int ntaps, int C, const float* const* w0,
-                        const int* ws, int wl, const float* bias, const float* res, bool relu, float* out, int K,
-                        int kvalid, int pvalid) {
+                        const int* ws, int wl, const float* bias, const float* res, bool relu, float* out,
+                        int K, int kvalid, int pvalid) {
   if constexpr (kLanes == 16) {  // a partial (8-wide) weight block only exists under 16 lanes
     if (part) {
       if constexpr (2 * P <= kAcc) {
@@ -243,13 +250,13 @@ static void fwd_tile_nv(int nv, bool part, const float* const* rows, int ntaps, 
   fwd_tile<P, 1, false>(rows, ntaps, C, w0, ws, wl, bias, res, relu, out, K, kvalid, pvalid);
 }
 
-// out[q, k] = relu?(bias[k] + sum_{t, c} x[q shifted by tap t, c] * wp[t, c, k] + residual[q, k]), q in [q0, q1).
-// Tiles of P pixels are grouped in strips of ST; for each strip the groups of output-channel vectors are the
-// outer loop, so one group's weights stay in L1 while all the strip's tiles use them.
+// out[q, k] = relu?(bias[k] + sum_{t, c} x[q shifted by tap t, c] * wp[t, c, k] + residual[q, k]), q in [q0,
+// q1). Tiles of P pixels are grouped in strips of ST; for each strip the groups of output-channel vectors are
+// the outer loop, so one group's weights stay in L1 while all the strip's tiles use them.
 template <int P>
 static void conv_forward_range_tiled(const float* x, int H, int W, int C, const float* wp, int K, int R,
-                                     const float* bias, const float* residual, bool relu, float* out, int64_t q0,
-                                     int64_t q1) {
+                                     const float* bias, const float* residual, bool relu, float* out,
+                                     int64_t q0, int64_t q1) {
   constexpr int ST = std::max(2, 48 / P);
   const int Kpad = round_up8(K), nvec = (Kpad + kLanes - 1) / kLanes, pad = R / 2, HW = H * W, ntaps = R * R;
   thread_local std::vector<float> zero_row;
@@ -302,8 +309,8 @@ static void conv_forward_range_tiled(const float* x, int H, int W, int C, const 
       for (int i = 0; i < ntile; ++i) {
         const int64_t q = strip_q[i];
         const float* rr = residual ? residual + q * K + k0 : nullptr;
-        fwd_tile_nv<P>(nv, part, strip_rows[i], ntaps, C, w0, ws, wl, bb, rr, relu, out + q * K + k0, K, K - k0,
-                       strip_p[i]);
+        fwd_tile_nv<P>(nv, part, strip_rows[i], ntaps, C, w0, ws, wl, bb, rr, relu, out + q * K + k0, K,
+                       K - k0, strip_p[i]);
       }
     }
   }
@@ -323,18 +330,19 @@ static void conv_forward_range_isa(const T* x, int H, int W, int C, const T* wp,
   }
 }
 
-// ---- convolution weight gradient -----------------------------------------------------------------------------
-// G[t, r, v] += sum over images b in [b0, b1) and pixels (h, w) of A[b, h + dy_t, w + dx_t, r] * Bm[b, h, w, v]
-// with (dy_t, dx_t) the tap's offset; pixels whose shifted A row is off the board contribute nothing.
-// A has row stride Ca (rows r in [0, Rr)), Bm row stride Bs >= Vc, Vc a multiple of 8; G is (taps, Rr, Vc).
+// ---- convolution weight gradient --------------------------------------------------------------------------
+// G[t, r, v] += sum over images b in [b0, b1) and pixels (h, w) of A[b, h + dy_t, w + dx_t, r] * Bm[b, h, w,
+// v] with (dy_t, dx_t) the tap's offset; pixels whose shifted A row is off the board contribute nothing. A
+// has row stride Ca (rows r in [0, Rr)), Bm row stride Bs >= Vc, Vc a multiple of 8; G is (taps, Rr, Vc).
 template <typename T>
-static void wgrad_images_scalar(const T* A, int Ca, int Rr, const T* Bm, int Bs, int Vc, int64_t b0, int64_t b1,
-                                int H, int W, int R, T* G) {
+static void wgrad_images_scalar(const T* A, int Ca, int Rr, const T* Bm, int Bs, int Vc, int64_t b0,
+                                int64_t b1, int H, int W, int R, T* G) {
   const int pad = R / 2;
   for (int64_t b = b0; b < b1; ++b) {
     for (int t = 0; t < R * R; ++t) {
       const int dy = t / R - pad, dx = t % R - pad;
-      const int h0 = std::max(0, -dy), h1 = std::min(H, H - dy), w0 = std::max(0, -dx), w1 = std::min(W, W - dx);
+      const int h0 = std::max(0, -dy), h1 = std::min(H, H - dy), w0 = std::max(0, -dx),
+                w1 = std::min(W, W - dx);
       T* Gt = G + static_cast<int64_t>(t) * Rr * Vc;
       for (int r = 0; r < Rr; ++r) {
         T* g = Gt + static_cast<int64_t>(r) * Vc;
@@ -350,10 +358,11 @@ static void wgrad_images_scalar(const T* A, int Ca, int Rr, const T* Bm, int Bs,
   }
 }
 
-// RT rows of A x V vectors of Vc, accumulated in registers over the tap's pixels; the last vector has vl lanes.
+// RT rows of A x V vectors of Vc, accumulated in registers over the tap's pixels; the last vector has vl
+// lanes.
 template <int RT, int V, bool PART>
-static MG_INLINE void wgrad_tile(const float* A, int Ca, const float* Bm, int Bs, int64_t b, int H, int W, int dy,
-                                 int dx, int h0, int h1, int w0, int w1, float* G, int Vc, int vl) {
+static MG_INLINE void wgrad_tile(const float* A, int Ca, const float* Bm, int Bs, int64_t b, int H, int W,
+                                 int dy, int dx, int h0, int h1, int w0, int w1, float* G, int Vc, int vl) {
   VF acc[RT][V];
 #pragma GCC unroll 32
   for (int r = 0; r < RT; ++r)
@@ -368,7 +377,8 @@ static MG_INLINE void wgrad_tile(const float* A, int Ca, const float* Bm, int Bs
     for (int w = w0; w < w1; ++w, a += Ca, bv += Bs) {
       VF bb[V];
 #pragma GCC unroll 32
-      for (int v = 0; v < V; ++v) bb[v] = (PART && v == V - 1) ? vloadn(bv + kLanes * v, vl) : vload(bv + kLanes * v);
+      for (int v = 0; v < V; ++v)
+        bb[v] = (PART && v == V - 1) ? vloadn(bv + kLanes * v, vl) : vload(bv + kLanes * v);
 #pragma GCC unroll 32
       for (int r = 0; r < RT; ++r) {
         const VF av = vbcast(a + r);
@@ -391,8 +401,9 @@ static MG_INLINE void wgrad_tile(const float* A, int Ca, const float* Bm, int Bs
 
 // Dispatches a run-time row count rt in [1, RT] and vector count v in {1, 2} to the compiled tile.
 template <int RT>
-static void wgrad_tile_rt(int rt, int V, bool part, const float* A, int Ca, const float* Bm, int Bs, int64_t b,
-                          int H, int W, int dy, int dx, int h0, int h1, int w0, int w1, float* G, int Vc, int vl) {
+static void wgrad_tile_rt(int rt, int V, bool part, const float* A, int Ca, const float* Bm, int Bs,
+                          int64_t b, int H, int W, int dy, int dx, int h0, int h1, int w0, int w1, float* G,
+                          int Vc, int vl) {
   if constexpr (RT > 1) {
     if (rt < RT) {
       wgrad_tile_rt<RT - 1>(rt, V, part, A, Ca, Bm, Bs, b, H, W, dy, dx, h0, h1, w0, w1, G, Vc, vl);
@@ -421,7 +432,8 @@ static void wgrad_images_vec(const float* A, int Ca, int Rr, const float* Bm, in
   for (int64_t b = b0; b < b1; ++b) {
     for (int t = 0; t < R * R; ++t) {
       const int dy = t / R - pad, dx = t % R - pad;
-      const int h0 = std::max(0, -dy), h1 = std::min(H, H - dy), w0 = std::max(0, -dx), w1 = std::min(W, W - dx);
+      const int h0 = std::max(0, -dy), h1 = std::min(H, H - dy), w0 = std::max(0, -dx),
+                w1 = std::min(W, W - dx);
       for (int r0 = 0, RT; r0 < Rr; r0 += RT) {
         // tiles of RTM rows; a remainder of RTM+1..2RTM-1 rows is split in two near-equal tiles rather than
         // leaving a thin last tile with too few accumulators to hide the FMA latency
@@ -430,8 +442,8 @@ static void wgrad_images_vec(const float* A, int Ca, int Rr, const float* Bm, in
         for (int v0 = 0; v0 < nvec; v0 += 2) {
           const int V = std::min(2, nvec - v0), vl = std::min(kLanes, Vc - kLanes * (v0 + V - 1));
           float* g = G + (static_cast<int64_t>(t) * Rr + r0) * Vc + kLanes * v0;
-          wgrad_tile_rt<RTM>(RT, V, vl < kLanes, A + r0, Ca, Bm + kLanes * v0, Bs, b, H, W, dy, dx, h0, h1, w0, w1,
-                             g, Vc, vl);
+          wgrad_tile_rt<RTM>(RT, V, vl < kLanes, A + r0, Ca, Bm + kLanes * v0, Bs, b, H, W, dy, dx, h0, h1,
+                             w0, w1, g, Vc, vl);
         }
       }
     }
@@ -447,7 +459,7 @@ static void wgrad_images_isa(const T* A, int Ca, int Rr, const T* Bm, int Bs, in
     wgrad_images_scalar(A, Ca, Rr, Bm, Bs, Vc, b0, b1, H, W, R, G);
 }
 
-// ---- BN + ReLU row-range loops (vectorised over the channels of NHWC rows) --------------------------------------
+// ---- BN + ReLU row-range loops (vectorised over the channels of NHWC rows) --------------------------------
 // Sums are accumulated in T over blocks of rows (vectorises fully), then added into double totals.
 constexpr int64_t kBnBlock = 64;
 
@@ -498,8 +510,8 @@ static void bn_apply_range(const T* x, const T* res, int64_t m0, int64_t m1, int
 
 // sums of g = dy * (y > 0) and of g * (x - mean) per channel
 template <typename T>
-static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int C, const T* mean,
-                               double* sg, double* sgx) {
+static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int C,
+                               const T* mean, double* sg, double* sgx) {
   std::vector<T> s(C), sx(C);
   for (int64_t mb = m0; mb < m1; mb += kBnBlock) {
     std::fill(s.begin(), s.end(), T(0));
@@ -526,8 +538,8 @@ static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, 
 
 // dx = a * g + b * (x - mean) + c0 per channel; dres = g
 template <typename T>
-static void bn_bwd_apply_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int C, const T* mean,
-                               const T* ca, const T* cb, const T* cc, T* dx, T* dres) {
+static void bn_bwd_apply_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int C,
+                               const T* mean, const T* ca, const T* cb, const T* cc, T* dx, T* dres) {
   for (int64_t m = m0; m < m1; ++m) {
     const T* __restrict__ d = dy + m * C;
     const T* __restrict__ yr = y + m * C;
@@ -544,7 +556,7 @@ static void bn_bwd_apply_range(const T* dy, const T* y, const T* x, int64_t m0, 
   }
 }
 
-// ---- dense layers and the fused network --------------------------------------------------------------------------
+// ---- dense layers and the fused network -------------------------------------------------------------------
 // out[o] = b[o] + sum_i in[i] * wt[i, o], one FMA per term in the order of i (zero inputs, common after ReLU,
 // are skipped: fma(0, w, s) == s for finite w, so skipping changes no bit)
 static void dense_forward(const float* in, int I, const float* wt, const float* b, int O, float* out) {
@@ -558,8 +570,8 @@ static void dense_forward(const float* in, int I, const float* wt, const float* 
 }
 
 // e^x in double, the same bits on every CPU (libm may pick an FMA or a non-FMA variant of exp when it loads):
-// x = n ln2 + r with |r| <= ln2/2 (Cody-Waite, two FMAs), e^r by its Taylor polynomial of degree 13 (Horner, an
-// FMA per step; truncation < 1e-17 relative), times 2^n.
+// x = n ln2 + r with |r| <= ln2/2 (Cody-Waite, two FMAs), e^r by its Taylor polynomial of degree 13 (Horner,
+// an FMA per step; truncation < 1e-17 relative), times 2^n.
 static inline double det_exp(double x) {
   if (!(x > -745.0)) return x != x ? x : 0.0;
   if (x > 709.0) return HUGE_VAL;
@@ -567,9 +579,18 @@ static inline double det_exp(double x) {
   double r = __builtin_fma(-n, 6.93147180369123816490e-01, x);
   r = __builtin_fma(-n, 1.90821492927058770002e-10, r);
   double p = 1.0 / 6227020800.0;  // 1/13!
-  constexpr double inv_fact[13] = {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
-                                   1.0 / 40320.0,     1.0 / 5040.0,     1.0 / 720.0,     1.0 / 120.0,
-                                   1.0 / 24.0,        1.0 / 6.0,        0.5,             1.0,
+  constexpr double inv_fact[13] = {1.0 / 479001600.0,
+                                   1.0 / 39916800.0,
+                                   1.0 / 3628800.0,
+                                   1.0 / 362880.0,
+                                   1.0 / 40320.0,
+                                   1.0 / 5040.0,
+                                   1.0 / 720.0,
+                                   1.0 / 120.0,
+                                   1.0 / 24.0,
+                                   1.0 / 6.0,
+                                   0.5,
+                                   1.0,
                                    1.0};  // 1/12! .. 1/0!
   for (double f : inv_fact) p = __builtin_fma(p, r, f);
   return std::ldexp(p, static_cast<int>(n));
@@ -581,15 +602,15 @@ static inline double det_tanh(double v) {
   return v < 0 ? -t : t;
 }
 
-// ---- Winograd F(m x m, 3x3) for the fused inference path ---------------------------------------------------------
+// ---- Winograd F(m x m, 3x3) for the fused inference path --------------------------------------------------
 // Per tile of m x m outputs, the (m+2) x (m+2) input patch is transformed (V = B^T d B), then for each of the
-// (m+2)^2 transform points a (tiles x C) by (C x K) product runs on the same broadcast-FMA kernel as the direct
-// conv (as a 1x1 conv), then the output transform (Y = A^T M A) adds bias and residual and applies the ReLU.
-// F(2x2, 3x3): 16 multiplications per 4 outputs (direct: 36); F(3x3, 3x3) (points 0, 1, -1, 2, inf): 25 per 9
-// outputs (direct: 81), and a 9x9 board is exactly 3 x 3 tiles. The transforms are channel by channel (lanes
-// are channels) written out below (adds, subtracts, 2x as x + x, 3x a multiply; no FMA: -ffp-contract=off), in
-// the same order in every build and for the channels that do not fill a vector.
-// kLanes floats as a GCC vector (the transforms only add, subtract and scale: the same bits in every build)
+// (m+2)^2 transform points a (tiles x C) by (C x K) product runs on the same broadcast-FMA kernel as the
+// direct conv (as a 1x1 conv), then the output transform (Y = A^T M A) adds bias and residual and applies the
+// ReLU. F(2x2, 3x3): 16 multiplications per 4 outputs (direct: 36); F(3x3, 3x3) (points 0, 1, -1, 2, inf): 25
+// per 9 outputs (direct: 81), and a 9x9 board is exactly 3 x 3 tiles. The transforms are channel by channel
+// (lanes are channels) written out below (adds, subtracts, 2x as x + x, 3x a multiply; no FMA:
+// -ffp-contract=off), in the same order in every build and for the channels that do not fill a vector. kLanes
+// floats as a GCC vector (the transforms only add, subtract and scale: the same bits in every build)
 typedef float VT __attribute__((vector_size(4 * kLanes)));
 static inline VT ldv(const float* p) {
   VT v;
@@ -643,12 +664,12 @@ struct Wino<3> {  // points 0, 1, -1, 2, inf (2x: x + x, exact)
   }
 };
 
-// The Winograd products: Mx (rows x ldm) = Vx (rows x C) times one packed (C -> K) weight set, rows a multiple of
-// P (the rows past the chunk's tiles are computed and never read), ldm a multiple of kLanes: full-vector stores,
-// no bias, residual or masks; the same broadcast-FMA order as the direct kernel.
+// The Winograd products: Mx (rows x ldm) = Vx (rows x C) times one packed (C -> K) weight set, rows a
+// multiple of P (the rows past the chunk's tiles are computed and never read), ldm a multiple of kLanes:
+// full-vector stores, no bias, residual or masks; the same broadcast-FMA order as the direct kernel.
 template <int P, int NV, bool PART>
-static MG_INLINE void gemm_tile(const float* a, int C, const float* const* w0, const int* ws, int wl, float* m,
-                                int ldm) {
+static MG_INLINE void gemm_tile(const float* a, int C, const float* const* w0, const int* ws, int wl,
+                                float* m, int ldm) {
   VF acc[P][NV];
 #pragma GCC unroll 32
   for (int p = 0; p < P; ++p)
@@ -745,7 +766,8 @@ static void winograd_conv(const float* x, int64_t nb, int H, int W, int C, const
     }
     const int64_t rows = (nt + kGemmP - 1) / kGemmP * kGemmP;
     for (int xi = 0; xi < A2; ++xi)  // the products, (tiles x C) x (C x K) each
-      wino_gemm(Vb.data() + xi * kTiles * C, rows, C, wino + xi * wstride, K, Mb.data() + xi * kTiles * ldm, ldm);
+      wino_gemm(Vb.data() + xi * kTiles * C, rows, C, wino + xi * wstride, K, Mb.data() + xi * kTiles * ldm,
+                ldm);
     for (int64_t i = 0; i < nt; ++i) {  // output transform, bias, residual, ReLU
       const int64_t tile = t0 + i, b = tile / TPI;
       const int ty = static_cast<int>(tile % TPI) / TW, tx = static_cast<int>(tile % TPI) % TW;
@@ -832,7 +854,8 @@ static void fused_run_chunk(const FusedNetCore& net, const void* input, bool is_
     else if (tile == 2 && !L.wino.empty())
       winograd_conv<2>(x, nb, N, N, L.C, L.wino.data(), L.K, L.bias.data(), res, true, out);
     else
-      conv_forward_range_isa<float>(x, N, N, L.C, L.w.data(), L.K, L.R, L.bias.data(), res, true, out, 0, npix);
+      conv_forward_range_isa<float>(x, N, N, L.C, L.w.data(), L.K, L.R, L.bias.data(), res, true, out, 0,
+                                    npix);
   };
   float *h = buf0.data(), *r = buf1.data(), *h2 = buf2.data();
   conv(net.convs[0], in_buf.data(), nullptr, h);
@@ -843,14 +866,16 @@ static void fused_run_chunk(const FusedNetCore& net, const void* input, bool is_
   }
   const FusedConv& pol = net.convs[1 + 2 * net.blocks];
   const FusedConv& val = net.convs[2 + 2 * net.blocks];
-  float* pfeat = head.data();              // 2*HW
-  float* logits = pfeat + 2 * HW;          // HW + 1
-  float* vfeat = logits + (HW + 1);        // HW
-  float* hidden = vfeat + HW + 1;          // fc
+  float* pfeat = head.data();        // 2*HW
+  float* logits = pfeat + 2 * HW;    // HW + 1
+  float* vfeat = logits + (HW + 1);  // HW
+  float* hidden = vfeat + HW + 1;    // fc
   for (int64_t b = 0; b < nb; ++b) {
     const float* hb = h + b * HW * F;
-    conv_forward_range_isa<float>(hb, N, N, F, pol.w.data(), 2, 1, pol.bias.data(), nullptr, true, pfeat, 0, HW);
-    conv_forward_range_isa<float>(hb, N, N, F, val.w.data(), 1, 1, val.bias.data(), nullptr, true, vfeat, 0, HW);
+    conv_forward_range_isa<float>(hb, N, N, F, pol.w.data(), 2, 1, pol.bias.data(), nullptr, true, pfeat, 0,
+                                  HW);
+    conv_forward_range_isa<float>(hb, N, N, F, val.w.data(), 1, 1, val.bias.data(), nullptr, true, vfeat, 0,
+                                  HW);
     float* out_p = policy + (b0 + b) * (HW + 1);
     dense_forward(pfeat, 2 * HW, net.policy_wt.data(), net.policy_b.data(), HW + 1, logits);
     if (softmax) {
@@ -883,8 +908,9 @@ static void fused_run_images(const FusedNetCore& net, const void* input, bool is
     fused_run_chunk(net, input, is_u8, c0, std::min(b1, c0 + chunk), softmax, policy, value);
 }
 
-// ---- FP32 peak: independent FMA chains on this build's widest vectors, enough to cover FMA latency x ports -------
-// Returns a value that depends on the result (so the loop is not removed); *flops: floating-point operations.
+// ---- FP32 peak: independent FMA chains on this build's widest vectors, enough to cover FMA latency x ports
+// --- Returns a value that depends on the result (so the loop is not removed); *flops: floating-point
+// operations.
 static double fma_loop(int64_t iters, double* flops) {
   constexpr int kChains = 12;
   const float mv = 0.999999f, cv = 1e-7f;

@@ -34,12 +34,14 @@ Tensor conv_forward(const Tensor& x, const Tensor& w) {
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "conv_forward", [&] {
     pybind11::gil_scoped_release nogil;
     auto wp = mgdsp::pack_weights<scalar_t>(wc.data_ptr<scalar_t>(), K, C, R, false);
-    mgdsp::conv_forward<scalar_t>(x.data_ptr<scalar_t>(), B, H, W, C, wp.data(), K, R, y.data_ptr<scalar_t>());
+    mgdsp::conv_forward<scalar_t>(x.data_ptr<scalar_t>(), B, H, W, C, wp.data(), K, R,
+                                  y.data_ptr<scalar_t>());
   });
   return y;
 }
 
-// (dx or undefined, dw or undefined): dx = conv(dy, flipped transposed w); dw = per-core partials, tree-summed
+// (dx or undefined, dw or undefined): dx = conv(dy, flipped transposed w); dw = per-core partials,
+// tree-summed
 std::vector<Tensor> conv_backward(const Tensor& dy, const Tensor& x, const Tensor& w, bool need_input,
                                   bool need_weight) {
   check_act(dy, "dy");
@@ -56,7 +58,8 @@ std::vector<Tensor> conv_backward(const Tensor& dy, const Tensor& x, const Tenso
     pybind11::gil_scoped_release nogil;
     if (need_input) {
       auto wf = mgdsp::pack_weights<scalar_t>(wc.data_ptr<scalar_t>(), K, C, R, true);
-      mgdsp::conv_forward<scalar_t>(dy.data_ptr<scalar_t>(), B, H, W, K, wf.data(), C, R, dx.data_ptr<scalar_t>());
+      mgdsp::conv_forward<scalar_t>(dy.data_ptr<scalar_t>(), B, H, W, K, wf.data(), C, R,
+                                    dx.data_ptr<scalar_t>());
     }
     if (need_weight)
       mgdsp::conv_weight_grad<scalar_t>(x.data_ptr<scalar_t>(), dy.data_ptr<scalar_t>(), B, H, W, C, K, R,
@@ -67,12 +70,14 @@ std::vector<Tensor> conv_backward(const Tensor& dy, const Tensor& x, const Tenso
 
 // (y, mean, invstd); updates running stats in place when training
 std::vector<Tensor> bn_relu_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                    Tensor running_mean, Tensor running_var, const c10::optional<Tensor>& residual,
-                                    bool training, double momentum, double eps) {
+                                    Tensor running_mean, Tensor running_var,
+                                    const c10::optional<Tensor>& residual, bool training, double momentum,
+                                    double eps) {
   check_act(x, "x");
   const int64_t C = x.size(-1), M = x.numel() / std::max<int64_t>(C, 1);
   for (const Tensor* t : std::initializer_list<const Tensor*>{&gamma, &beta, &running_mean, &running_var}) {
-    TORCH_CHECK(t->is_contiguous() && t->numel() == C, "BN parameters must be contiguous vectors of length ", C);
+    TORCH_CHECK(t->is_contiguous() && t->numel() == C, "BN parameters must be contiguous vectors of length ",
+                C);
     check_same(x, *t, "BN parameter");
   }
   if (residual) {
@@ -80,35 +85,38 @@ std::vector<Tensor> bn_relu_forward(const Tensor& x, const Tensor& gamma, const 
     check_same(x, *residual, "residual");
     TORCH_CHECK(residual->sizes() == x.sizes(), "residual must have the shape of x");
   }
-  Tensor y = torch::empty_like(x), mean = torch::empty({C}, x.options()), invstd = torch::empty({C}, x.options());
+  Tensor y = torch::empty_like(x), mean = torch::empty({C}, x.options()),
+         invstd = torch::empty({C}, x.options());
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "bn_relu_forward", [&] {
     pybind11::gil_scoped_release nogil;
-    mgdsp::bn_relu_forward<scalar_t>(x.data_ptr<scalar_t>(), residual ? residual->data_ptr<scalar_t>() : nullptr,
-                                     M, C, gamma.data_ptr<scalar_t>(), beta.data_ptr<scalar_t>(),
-                                     running_mean.data_ptr<scalar_t>(), running_var.data_ptr<scalar_t>(), training,
-                                     momentum, eps, y.data_ptr<scalar_t>(), mean.data_ptr<scalar_t>(),
-                                     invstd.data_ptr<scalar_t>());
+    mgdsp::bn_relu_forward<scalar_t>(
+        x.data_ptr<scalar_t>(), residual ? residual->data_ptr<scalar_t>() : nullptr, M, C,
+        gamma.data_ptr<scalar_t>(), beta.data_ptr<scalar_t>(), running_mean.data_ptr<scalar_t>(),
+        running_var.data_ptr<scalar_t>(), training, momentum, eps, y.data_ptr<scalar_t>(),
+        mean.data_ptr<scalar_t>(), invstd.data_ptr<scalar_t>());
   });
   return {y, mean, invstd};
 }
 
 // (dx, dgamma, dbeta, dresidual or undefined)
 std::vector<Tensor> bn_relu_backward(const Tensor& dy, const Tensor& y, const Tensor& x, const Tensor& gamma,
-                                     const Tensor& mean, const Tensor& invstd, bool training, bool need_residual) {
+                                     const Tensor& mean, const Tensor& invstd, bool training,
+                                     bool need_residual) {
   check_act(x, "x");
   const Tensor dyc = dy.contiguous();
   check_same(x, dyc, "dy");
   const int64_t C = x.size(-1), M = x.numel() / std::max<int64_t>(C, 1);
-  Tensor dx = torch::empty_like(x), dgamma = torch::empty({C}, x.options()), dbeta = torch::empty({C}, x.options());
+  Tensor dx = torch::empty_like(x), dgamma = torch::empty({C}, x.options()),
+         dbeta = torch::empty({C}, x.options());
   Tensor dres;
   if (need_residual) dres = torch::empty_like(x);
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "bn_relu_backward", [&] {
     pybind11::gil_scoped_release nogil;
-    mgdsp::bn_relu_backward<scalar_t>(dyc.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), M,
-                                      C, gamma.data_ptr<scalar_t>(), mean.data_ptr<scalar_t>(),
-                                      invstd.data_ptr<scalar_t>(), training, dx.data_ptr<scalar_t>(),
-                                      dgamma.data_ptr<scalar_t>(), dbeta.data_ptr<scalar_t>(),
-                                      need_residual ? dres.data_ptr<scalar_t>() : nullptr);
+    mgdsp::bn_relu_backward<scalar_t>(
+        dyc.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), M, C,
+        gamma.data_ptr<scalar_t>(), mean.data_ptr<scalar_t>(), invstd.data_ptr<scalar_t>(), training,
+        dx.data_ptr<scalar_t>(), dgamma.data_ptr<scalar_t>(), dbeta.data_ptr<scalar_t>(),
+        need_residual ? dres.data_ptr<scalar_t>() : nullptr);
   });
   return {dx, dgamma, dbeta, dres};
 }
@@ -125,9 +133,11 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("set_num_threads", &mgdsp::set_num_threads, "number of DSP cores (worker threads)");
   m.def("get_num_threads", &mgdsp::num_threads);
   m.def("cpu_has_avx2", &mgdsp::cpu_has_avx2);
-  m.def("isa_supported", &mgdsp::isa_supported, "whether this CPU runs kernels of ISA 0 (portable), 1 (avx2), 2 (avx512)");
+  m.def("isa_supported", &mgdsp::isa_supported,
+        "whether this CPU runs kernels of ISA 0 (portable), 1 (avx2), 2 (avx512)");
   m.def("isa_name", [](int isa) { return std::string(mgdsp::isa_name(isa)); });
-  m.def("set_isa", &mgdsp::set_isa, "2: AVX-512, 1: AVX2+FMA, 0: portable kernels; false if the CPU has not that ISA");
+  m.def("set_isa", &mgdsp::set_isa,
+        "2: AVX-512, 1: AVX2+FMA, 0: portable kernels; false if the CPU has not that ISA");
   m.def("get_isa", &mgdsp::get_isa);
   m.def("measure_peak_gflops", &mgdsp::measure_peak_gflops, "FP32 GFLOP/s of one core's FMA loop",
         pybind11::arg("seconds") = 0.5, pybind11::call_guard<pybind11::gil_scoped_release>());

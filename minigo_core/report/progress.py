@@ -6,7 +6,7 @@
 - jobs: done/total of the current Snakemake invocation (its "N of M steps (P%) done" lines);
 - elapsed: since `minigo run` started; left: the average wall time of the generations finished under this
   command times the generations still to do ("estimating" until one has finished);
-- the newest generation's Elo against GNU Go: a Bradley-Terry fit (`minigo_core.jobs.ratings`) of every
+- the newest generation's Elo against GNU Go: a Bradley-Terry fit (`minigo_core.report.ratings`) of every
   evaluation file of the run, anchored at the GNU Go level, with its 95% interval; without a GNU Go match,
   the newest win rate against another opponent.
 
@@ -30,16 +30,11 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from minigo_core.base.elo import wilson_interval
 from minigo_core.data import layout, storage
-from minigo_core.jobs.ratings import (
-    MatchSummary,
-    fit_bradley_terry,
-    generation_of,
-    read_match,
-    sorted_players,
-    wilson_interval,
-)
-from minigo_core.pipeline.status import format_duration  # noqa: F401  (re-exported: the line's durations)
+from minigo_core.data.matchfile import MatchSummary, read_match
+from minigo_core.report.ratings import fit_bradley_terry, generation_of, sorted_players
+from minigo_core.report.status import format_duration
 
 PROGRESS = re.compile(r"^(\d+) of (\d+) steps \((\d+%)\) done")
 JOB_TOTAL = re.compile(r"^total\s+(\d+)\s*$")  # the last row of Snakemake's "Job stats:" table
@@ -136,7 +131,7 @@ def _entry_time(info: dict) -> float | None:
 def eval_file_times(root: str) -> dict[str, float | None]:
     """Every finished results file `{root}/eval/genGGGG/vs_*.json` with its modification time, from one
     listing per generation folder (no `stat` per file)."""
-    eval_root = storage.join(root, "eval")
+    eval_root = layout.evals_dir(root)
     fs, path = storage.fs_and_path(eval_root)
     try:
         folders = fs.ls(path, detail=True)

@@ -1,8 +1,9 @@
 """The state of a run from its files alone: what each generation has produced, and what to run next.
 
-`minigo status ROOT` prints one line per generation (games done/total, window size, training loss, model,
-evaluation win rate and Elo, wall times), then what the next Snakemake invocation would plan
-(`minigo_core.pipeline.plan`).
+`collect` reads one `GenerationStatus` per generation (games done/total, window size, training loss, model,
+evaluation win rate and Elo, wall times); `format_table` is the table `minigo status` prints and
+`minigo plots` writes to `status.txt`; `describe_next` says which generations are not done yet
+(`data.schedule.frontier`).
 
 Everything here reads small per-generation files with a few `stat`/`read` calls per generation; nothing
 lists a directory of game files unless a generation has no `genGGGG.complete.json` marker yet.
@@ -10,23 +11,19 @@ lists a directory of game files unless a generation has no `genGGGG.complete.jso
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
 import re
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from minigo_core.base.command import Command
 from minigo_core.base.config import ConfigError, RunConfig, load_config
 from minigo_core.data import layout
-from minigo_core.data.schedule import evaluation_file, opponent_specs, selfplay_generations
-from minigo_core.jobs.ratings import read_match
-from minigo_core.pipeline.games_complete import read_marker
-from minigo_core.pipeline.plan import plan
+from minigo_core.data.games_complete import read_marker
+from minigo_core.data.matchfile import read_match
+from minigo_core.data.schedule import evaluation_file, frontier, opponent_specs, selfplay_generations
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -277,20 +274,16 @@ def load_run_config(root: str) -> RunConfig:
     return RunConfig(**{**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__}, "root": str(root)})
 
 
-def show(args: argparse.Namespace) -> None:
-    cfg = load_run_config(args.root)
-    rows = collect(cfg)
-    if args.json:
-        for row in rows:
-            print(json.dumps(row.__dict__, sort_keys=True))
-        return
-    print(format_table(cfg, rows))
-    p = plan(cfg)
-    print(f"next: {p.describe()}" + ("" if p.finished else f" (as of {time.strftime('%H:%M:%S')})"))
-
-
-def cli_main(argv: list[str]) -> int:
-    cmd = Command("status", "One line per generation of a run, from its files alone.")
-    cmd.parser.add_argument("root", help="the run directory (config key 'root')")
-    cmd.parser.add_argument("--json", action="store_true", help="print the rows as JSON lines instead")
-    return cmd.run(argv, show)
+def describe_next(cfg: RunConfig) -> tuple[str, bool]:
+    """What is left to do, and whether the run is finished: `generation F of G` (the first generation not
+    done yet), `late evaluations of generations A,B` (older ones missing only evaluation files), or
+    `all G generations are done`."""
+    first, late = frontier(cfg)
+    if first > cfg.generations and not late:
+        return f"all {cfg.generations} generations are done", True
+    parts = []
+    if first <= cfg.generations:
+        parts.append(f"generation {first} of {cfg.generations}")
+    if late:
+        parts.append("late evaluations of generations " + ",".join(map(str, late)))
+    return "; ".join(parts), False

@@ -1,28 +1,22 @@
-"""Verify one generation's self-play game files and write its `games/genGGGG.complete.json` marker.
+"""A generation's games complete: every game file checked against its job's record, and the marker
+(`games/genGGGG.complete.json`) that says so.
 
-    minigo games-complete --config ROOT/config.yaml --generation G [--out MARKER]
-
-Reads every game file `games/genGGGG/gameIIIII.arrow` (I = 0 .. selfplay.games-1) in full, checks each
-against the SHA-256 its job's record (`games/genGGGG/jobJJJJJ.json`) gives, and writes the marker that the
-window of the next W generations depends on (instead of depending on thousands of game files): game and
-position counts, results, game lengths and the resignation false-positive record of the games played with
-resignation disabled. Unreadable or changed files are listed; if more than `window.max_bad_fraction` of the
-games are bad the step fails and says which job records to delete: Snakemake then reruns those jobs, which
-keep their good game files and replay exactly the bad ones.
+Every game file `games/genGGGG/gameIIIII.arrow` (I = 0 .. selfplay.games-1) is read in full and checked
+against the SHA-256 its job's record (`games/genGGGG/jobJJJJJ.json`, `minigo_core.data.jobrecord`) gives. The
+marker, which the window of the next W generations depends on (instead of depending on thousands of game
+files), keeps game and position counts, results, game lengths and the resignation false-positive record of
+the games played with resignation disabled.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
-from minigo_core.base.command import Command
-from minigo_core.base.config import RunConfig, load_config
-from minigo_core.data import gamefile, layout, storage
+from minigo_core.base.config import RunConfig
+from minigo_core.data import gamefile, jobrecord, layout, storage
 from minigo_core.data.schedule import selfplay_job_count
-from minigo_core.jobs import selfplay
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +75,7 @@ def recorded_digests(cfg: RunConfig, generation: int) -> tuple[dict[int, str], l
     for job in range(selfplay_job_count(cfg)):
         url = layout.selfplay_job_path(cfg.root, generation, job)
         try:
-            record = selfplay.read_record(url)
+            record = jobrecord.read_record(url)
             digests.update({int(f["game"]): str(f["sha256"]) for f in record["files"]})
         except (ValueError, KeyError, TypeError) as exc:
             problems.append(f"{url}: {exc}")
@@ -109,7 +103,7 @@ def read_games(cfg: RunConfig, generation: int, threads: int) -> tuple[list[dict
     return [r for r in results if isinstance(r, dict)], [r for r in results if isinstance(r, str)]
 
 
-def _job_record_of(cfg: RunConfig, generation: int, game_url: str) -> str:
+def job_record_of(cfg: RunConfig, generation: int, game_url: str) -> str:
     """The record of the job that plays the game of `game_url` (`.../game00042.arrow`)."""
     game = int(game_url.rsplit("game", 1)[-1].split(".", 1)[0])
     return layout.selfplay_job_path(cfg.root, generation, game // cfg.selfplay.games_per_job)
@@ -125,42 +119,5 @@ def read_marker(root: str, generation: int) -> dict | None:
     return marker if isinstance(marker, dict) else None
 
 
-def games_complete(args: argparse.Namespace) -> int:
-    cfg = load_config(args.config)
-    expected = cfg.selfplay.games
-    games, bad = read_games(cfg, args.generation, args.threads)
-    for message in bad:
-        log.warning("unreadable game file %s", message)
-    if len(bad) > cfg.window.max_bad_fraction * expected:
-        records = sorted({_job_record_of(cfg, args.generation, m.split(": ", 1)[0]) for m in bad})
-        log.error(
-            "%d of %d game files of generation %d are bad (more than window.max_bad_fraction = %s). "
-            "Delete the records of their jobs and rerun the workflow: each job keeps its good games and "
-            "replays exactly the bad ones: rm %s%s",
-            len(bad),
-            expected,
-            args.generation,
-            cfg.window.max_bad_fraction,
-            " ".join(records[:20]),
-            " ..." if len(records) > 20 else "",
-        )
-        return 1
-    marker = summarise(args.generation, games, bad, expected)
-    out = args.out or layout.complete_marker_path(cfg.root, args.generation)
-    storage.write_text(out, json.dumps(marker, indent=1) + "\n")
-    rate = marker["resign_false_positive_rate"]
-    print(
-        f"generation {args.generation}: {marker['games']}/{expected} games, {marker['positions']} positions, "
-        f"mean length {marker['mean_game_length']}, resign false positives "
-        f"{'n/a' if rate is None else f'{rate:.3f}'}"
-    )
-    return 0
-
-
-def cli_main(argv: list[str]) -> int:
-    cmd = Command("games-complete", __doc__.split("\n\n")[0])
-    cmd.add_config(help="the run's effective config ({root}/config.yaml)")
-    cmd.parser.add_argument("--generation", type=int, required=True)
-    cmd.parser.add_argument("--out", help="the marker to write (default: {root}/games/genGGGG.complete.json)")
-    cmd.parser.add_argument("--threads", type=int, default=4, help="parallel readers (I/O bound)")
-    return cmd.run(argv, games_complete)
+def write_marker(url: str, marker: dict) -> None:
+    storage.write_text(url, json.dumps(marker, indent=1) + "\n")

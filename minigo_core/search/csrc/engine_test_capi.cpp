@@ -1,6 +1,7 @@
-// A plain C interface to the compiled rules (board.h), for tests and benchmarks through ctypes
-// (minigo_core/search/native_board.py). Every entry point checks its arguments: an illegal move or an unknown
-// feature set or symmetry answers -1 and changes nothing, never crashes.
+// The engine's test library (engine_test_capi.h): the compiled rules and the Gumbel improved policy behind
+// plain C functions, for tests and the rules benchmark (minigo_core/search/native_board.py, ctypes).
+#include "engine_test_capi.h"
+
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -8,8 +9,7 @@
 #include <vector>
 
 #include "board.h"
-
-#define MG_BOARD_API extern "C" __attribute__((visibility("default")))
+#include "search.h"
 
 namespace mgengine {
 namespace {
@@ -25,7 +25,8 @@ uint64_t splitmix64(uint64_t& state) {
 }
 
 int below(uint64_t& state, int n) {  // uniform in [0, n)
-  return static_cast<int>((static_cast<unsigned __int128>(splitmix64(state)) * static_cast<unsigned>(n)) >> 64);
+  return static_cast<int>((static_cast<unsigned __int128>(splitmix64(state)) * static_cast<unsigned>(n)) >>
+                          64);
 }
 
 // Recomputes groups from the colours and compares them with the incremental tracker: 0 if consistent, else a
@@ -72,8 +73,8 @@ int check_invariants(const Board& b) {
     int root = b.group[start];
     if (root < 0 || root >= n2) return 3;  // no root
     for (int s : stones)
-      if (b.group[s] != root) return 4;  // stones of one group with different roots
-    if (b.group[root] != root) return 5;   // the root is not its own root
+      if (b.group[s] != root) return 4;   // stones of one group with different roots
+    if (b.group[root] != root) return 5;  // the root is not its own root
     if (b.size[root] != static_cast<int>(stones.size())) return 6;
     if (b.libs[root] != libs) return 7;
     if (libs == 0) return 8;
@@ -94,78 +95,78 @@ int check_invariants(const Board& b) {
 }  // namespace
 }  // namespace mgengine
 
-using mgengine::Board;
 using mgengine::as_board;
+using mgengine::Board;
 
-MG_BOARD_API void* mg_board_create(int N, double komi) {
+MG_TEST_API void* mg_board_create(int N, double komi) {
   if (N < 2 || N > mgengine::kMaxN) return nullptr;
   Board* b = new (std::nothrow) Board;
   if (b) b->reset(N, komi);
   return b;
 }
 
-MG_BOARD_API void mg_board_destroy(void* h) { delete as_board(h); }
+MG_TEST_API void mg_board_destroy(void* h) { delete as_board(h); }
 
-MG_BOARD_API void* mg_board_copy(const void* h) {
+MG_TEST_API void* mg_board_copy(const void* h) {
   Board* b = new (std::nothrow) Board;
   if (b) std::memcpy(static_cast<void*>(b), h, sizeof(Board));  // a Board is a flat value
   return b;
 }
 
-MG_BOARD_API int mg_board_legal(const void* h, int p) { return as_board(h)->legal(p) ? 1 : 0; }
+MG_TEST_API int mg_board_legal(const void* h, int p) { return as_board(h)->legal(p) ? 1 : 0; }
 
-MG_BOARD_API int mg_board_play(void* h, int p) {
+MG_TEST_API int mg_board_play(void* h, int p) {
   Board* b = as_board(h);
   if (!b->legal(p)) return -1;
   b->play(p);
   return 0;
 }
 
-MG_BOARD_API void mg_board_legal_mask(const void* h, uint8_t* out) { as_board(h)->legal_mask(out); }
+MG_TEST_API void mg_board_legal_mask(const void* h, uint8_t* out) { as_board(h)->legal_mask(out); }
 
-MG_BOARD_API void mg_board_search_moves(const void* h, uint8_t* out) {
+MG_TEST_API void mg_board_search_moves(const void* h, uint8_t* out) {
   mgengine::search_moves(*as_board(h), out);
 }
 
-MG_BOARD_API double mg_board_score(const void* h) { return as_board(h)->score(); }
-MG_BOARD_API int mg_board_game_over(const void* h) { return as_board(h)->game_over() ? 1 : 0; }
-MG_BOARD_API int mg_board_to_play(const void* h) { return as_board(h)->to_play; }
-MG_BOARD_API int mg_board_ko(const void* h) { return as_board(h)->ko; }
-MG_BOARD_API int mg_board_n(const void* h) { return as_board(h)->n; }
-MG_BOARD_API int mg_board_size(const void* h) { return as_board(h)->N; }
-MG_BOARD_API double mg_board_komi(const void* h) { return as_board(h)->komi; }
-MG_BOARD_API int mg_board_last_move(const void* h) { return as_board(h)->last_move; }
-MG_BOARD_API int mg_board_history_len(const void* h) { return as_board(h)->history_len; }
-MG_BOARD_API int mg_board_check(const void* h) { return mgengine::check_invariants(*as_board(h)); }
+MG_TEST_API double mg_board_score(const void* h) { return as_board(h)->score(); }
+MG_TEST_API int mg_board_game_over(const void* h) { return as_board(h)->game_over() ? 1 : 0; }
+MG_TEST_API int mg_board_to_play(const void* h) { return as_board(h)->to_play; }
+MG_TEST_API int mg_board_ko(const void* h) { return as_board(h)->ko; }
+MG_TEST_API int mg_board_n(const void* h) { return as_board(h)->n; }
+MG_TEST_API int mg_board_size(const void* h) { return as_board(h)->N; }
+MG_TEST_API double mg_board_komi(const void* h) { return as_board(h)->komi; }
+MG_TEST_API int mg_board_last_move(const void* h) { return as_board(h)->last_move; }
+MG_TEST_API int mg_board_history_len(const void* h) { return as_board(h)->history_len; }
+MG_TEST_API int mg_board_check(const void* h) { return mgengine::check_invariants(*as_board(h)); }
 
-MG_BOARD_API void mg_board_caps(const void* h, int32_t* out) {
+MG_TEST_API void mg_board_caps(const void* h, int32_t* out) {
   out[0] = as_board(h)->caps[0];
   out[1] = as_board(h)->caps[1];
 }
 
-MG_BOARD_API void mg_board_board(const void* h, int8_t* out) {
+MG_TEST_API void mg_board_board(const void* h, int8_t* out) {
   std::memcpy(out, as_board(h)->color, static_cast<size_t>(as_board(h)->n2));
 }
 
 // the board i moves ago (board_back): 0 now; past the history kept, the oldest board kept
-MG_BOARD_API void mg_board_board_back(const void* h, int i, int8_t* out) {
+MG_TEST_API void mg_board_board_back(const void* h, int i, int8_t* out) {
   std::memcpy(out, as_board(h)->board_back(i), static_cast<size_t>(as_board(h)->n2));
 }
 
-MG_BOARD_API void mg_board_liberties(const void* h, int16_t* out) {
+MG_TEST_API void mg_board_liberties(const void* h, int16_t* out) {
   const Board* b = as_board(h);
   for (int p = 0; p < b->n2; ++p) out[p] = static_cast<int16_t>(b->liberties_at(p));
 }
 
-MG_BOARD_API void mg_board_eyeish(const void* h, int color, uint8_t* out) {
+MG_TEST_API void mg_board_eyeish(const void* h, int color, uint8_t* out) {
   const Board* b = as_board(h);
   for (int p = 0; p < b->n2; ++p) out[p] = b->eyeish(p, color) ? 1 : 0;
 }
 
-MG_BOARD_API int mg_board_num_planes(int feature_set) { return mgengine::num_planes(feature_set); }
+MG_TEST_API int mg_board_num_planes(int feature_set) { return mgengine::num_planes(feature_set); }
 
 // writes num_planes(feature_set) * N * N bytes; -1 (nothing written) for an unknown set or symmetry
-MG_BOARD_API int mg_board_features(const void* h, int feature_set, int sym, uint8_t* out) {
+MG_TEST_API int mg_board_features(const void* h, int feature_set, int sym, uint8_t* out) {
   int planes = mgengine::num_planes(feature_set);
   if (planes < 0 || sym < 0 || sym >= mgengine::kNumSymmetries) return -1;
   mgengine::write_features(*as_board(h), feature_set, sym, out);
@@ -173,7 +174,7 @@ MG_BOARD_API int mg_board_features(const void* h, int feature_set, int sym, uint
 }
 
 // writes N * N + 1 entries; -1 for an unknown symmetry or size
-MG_BOARD_API int mg_board_symmetry_source(int sym, int N, int16_t* out) {
+MG_TEST_API int mg_board_symmetry_source(int sym, int N, int16_t* out) {
   const int16_t* src = mgengine::symmetry_source(sym, N);
   if (src == nullptr) return -1;
   std::memcpy(out, src, sizeof(int16_t) * static_cast<size_t>(N * N + 1));
@@ -184,7 +185,7 @@ MG_BOARD_API int mg_board_symmetry_source(int sym, int N, int16_t* out) {
 // eye of the mover, else a pass; until two passes or 2 * N * N moves, as minigo_core/bench/rules.py plays
 // them). Returns the moves played (-1 for a bad size). out_seconds (may be null) gets [0] the time of the
 // playouts (move choice + play) and [1] the time of replaying the same moves with play() alone.
-MG_BOARD_API int64_t mg_board_random_playouts(int N, int games, uint64_t seed, double* out_seconds) {
+MG_TEST_API int64_t mg_board_random_playouts(int N, int games, uint64_t seed, double* out_seconds) {
   if (N < 2 || N > mgengine::kMaxN || games < 0) return -1;
   using clock = std::chrono::steady_clock;
   const int n2 = N * N;
@@ -225,4 +226,10 @@ MG_BOARD_API int64_t mg_board_random_playouts(int N, int games, uint64_t seed, d
     out_seconds[1] = replay_s;
   }
   return static_cast<int64_t>(moves.size());
+}
+
+MG_TEST_API void mg_gumbel_improved_policy(int A, const double* prior, const int32_t* N,
+                                           const double* q_mover, const uint8_t* legal, double raw_value,
+                                           double c_visit, double c_scale, double* out) {
+  mgengine::gumbel_improved_policy(A, prior, N, q_mover, legal, raw_value, c_visit, c_scale, out);
 }

@@ -1,0 +1,139 @@
+"""Are two runs the same run? The one answer, used by `tools/compare_runs.py` and the chaos run.
+
+Every file under a run's root is an artifact, except the files that are not (`SKIPPED`: logs, and summaries
+that hold nothing but wall-clock facts) and temporary files (`storage.is_temporary`: a write in progress, or
+one a killed process left behind). An artifact that records wall-clock time next to deterministic content
+(`WALL_CLOCK`) is compared as data -- JSON, JSON lines or CSV -- with those fields removed at any depth;
+every other artifact byte for byte: game files, shards, model files, the effective config, the
+games-complete markers, the plots. Both runs must have the same root path: the root is part of the config and
+so of every game file's seed record.
+"""
+
+from __future__ import annotations
+
+import csv
+import fnmatch
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from minigo_core.data import layout, storage
+
+
+def _pattern(path: str) -> str:
+    """A `layout` path built on the root "" with `*` wildcards, as a pattern relative to the run root."""
+    return path.lstrip("/")
+
+
+def _summary(name: str) -> str:
+    return _pattern(layout.summary_path("", name))
+
+
+# Files of a run that are not artifacts, or hold nothing but wall-clock facts: never compared.
+SKIPPED = (
+    _pattern(layout.logs_dir("", "*")),
+    _summary(layout.STATUS_FILE),  # `minigo status`: elapsed times, "as of" clock time
+    _summary(layout.TIME_TO_TARGET_FILE),  # wall time to the target by definition
+    _summary(layout.WINRATE_PLOT),  # win rate against wall-clock hours
+    _summary(layout.LEARNING_CURVE_PLOT),  # Elo and win rates against wall-clock minutes
+    _summary(layout.REPORT_FILE),  # Snakemake's report: job runtimes, and the two plots above
+)
+# Artifacts that record wall-clock time next to deterministic content: compared with these keys (JSON, at
+# any depth) or columns (CSV) removed.
+WALL_CLOCK = {
+    # a self-play job's record: this attempt's host, clocks, kept games
+    _pattern(layout.selfplay_job_path("", "*", "*")): {"attempt"},
+    _pattern(layout.window_manifest_path("", "*")): {"timings", "peak_rss_mb"},
+    _pattern(layout.train_metrics_path("", "*")): {
+        "load_s",
+        "examples_per_s",
+        "step_ms",
+        "data_wait_ms",
+        "wall_s",
+        "data_wait_s_per_rank",
+        "first_batch_wait_s_per_rank",
+        "data_wait_fraction",
+        "resumed_from_step",
+        "start_step",
+    },  # fmt: skip
+    _pattern(layout.eval_path("", "*", "*")): {
+        "started_unix",
+        "finished_unix",
+        "started_at",
+        "finished_at",
+        "wall_seconds",
+        "seconds",
+        "wall_time_s",
+    },  # fmt: skip
+    _summary(layout.RATINGS_FILE): {"model_time_s", "evaluated_time_s"},
+    _summary(layout.RATINGS_CSV): {"model_time_s", "evaluated_time_s"},
+}
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One way two runs differ: an artifact only in the first run (`missing`), only in the second
+    (`extra`), with other bytes (`bytes`), or with other data once its wall-clock fields are left out
+    (`data`)."""
+
+    rel: str  # the artifact's path relative to the run root
+    kind: str  # missing, extra, bytes, data
+
+
+def artifacts(root: Path) -> dict[str, Path]:
+    """Every artifact of the run at `root` (relative path -> path), sorted: no skipped or temporary file."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            rel = path.relative_to(root).as_posix()
+            if not storage.is_temporary(rel) and not any(fnmatch.fnmatch(rel, p) for p in SKIPPED):
+                out[rel] = path
+    return out
+
+
+def wall_clock_fields(rel: str) -> frozenset[str] | None:
+    """The fields left out when comparing the artifact `rel`; None: it is compared byte for byte."""
+    keys = next((k for pattern, k in WALL_CLOCK.items() if fnmatch.fnmatch(rel, pattern)), None)
+    return None if keys is None else frozenset(keys)
+
+
+def strip(value: Any, keys: frozenset[str] | set[str]) -> Any:
+    """`value` without the fields `keys`, at any depth."""
+    if isinstance(value, dict):
+        return {k: strip(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [strip(v, keys) for v in value]
+    return value
+
+
+def load_structured(path: Path) -> Any:
+    """A JSON, JSON-lines or CSV artifact as plain data (JSON lines: a list; CSV: a list of row dicts)."""
+    if path.suffix == ".jsonl":
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if path.suffix == ".csv":
+        with open(path, newline="") as handle:
+            return list(csv.DictReader(handle))
+    return json.loads(path.read_text())
+
+
+def same_artifact(rel: str, a: Path, b: Path) -> bool:
+    """Whether two versions of the artifact `rel` are the same: byte for byte, or as data without their
+    wall-clock fields."""
+    keys = wall_clock_fields(rel)
+    if keys is None:
+        return a.read_bytes() == b.read_bytes()
+    return strip(load_structured(a), keys) == strip(load_structured(b), keys)
+
+
+def differences(a: Path, b: Path) -> list[Difference]:
+    """Every way the run at `b` differs from the run at `a` (empty: the same run): the artifacts of `a` in
+    order (missing from `b`, or different), then those only in `b`."""
+    ra, rb = artifacts(a), artifacts(b)
+    out = []
+    for rel, path in ra.items():
+        if rel not in rb:
+            out.append(Difference(rel, "missing"))
+        elif not same_artifact(rel, path, rb[rel]):
+            out.append(Difference(rel, "bytes" if wall_clock_fields(rel) is None else "data"))
+    return out + [Difference(rel, "extra") for rel in rb if rel not in ra]

@@ -1,0 +1,43 @@
+// The C API of the fused inference library `minigo_core/nn/dsp/_infer*.so`: every function it exports
+// (extern "C", loaded with ctypes; `minigo_core/nn/fused.py`'s table INFER_FUNCTIONS mirrors this header line
+// for line). The self-play engine library `_engine` links the same definitions (infer_capi.cpp) and exports
+// them too (search/csrc/engine_capi.h includes this header). No struct crosses this interface.
+//
+// The weights come in torch layout, BN already folded in (done in numpy by fused.py):
+//   conv i (i = 0 .. 2 + 2*blocks): weight (K, C, R, R) and bias (K), in network order: conv3_initial,
+//   conv1/conv2 of each block, conv1_policy (K=2, R=1), conv1_value (K=1, R=1);
+//   policy_wt (2*N*N, N*N+1) in NHWC-flatten order, policy_b (N*N+1); value_w1t (N*N, fc), value_b1 (fc),
+//   value_w2 (fc), value_b2.
+#pragma once
+
+// The libraries are compiled with -fvisibility=hidden: only the functions marked MG_API are exported, so a
+// library's copy of the kernels never interposes on (or is interposed by) another's in the same process.
+#define MG_API __attribute__((visibility("default")))
+
+extern "C" {
+
+// Returns an engine handle, or null with a message in err.
+MG_API void* mg_fused_create(int N, int planes, int filters, int blocks, int fc, const float* const* conv_w,
+                             const float* const* conv_b, const float* policy_wt, const float* policy_b,
+                             const float* value_w1t, const float* value_b1, const float* value_w2,
+                             float value_b2, char* err, int errlen);
+// x: (B, planes, N, N) NCHW contiguous, uint8 (is_u8) or float32. Writes policy (B, N*N+1) (probabilities if
+// softmax, else logits) and value (B,). Returns 0, or -1 on failure.
+MG_API int mg_fused_run(const void* handle, const void* x, int is_u8, int B, int softmax, float* policy,
+                        float* value);
+MG_API void mg_fused_destroy(void* handle);
+
+// The pool of worker threads standing for DSP cores (this library's own pool).
+MG_API void mg_set_num_threads(int n);
+MG_API int mg_get_num_threads(void);
+// 0: direct convs, 1: Winograd with the tile chosen by the board size (default), 2 / 3: F(2x2) / F(3x3)
+// forced
+MG_API void mg_set_winograd(int mode);
+MG_API int mg_winograd_enabled(void);
+// The kernels' instruction set: 0 portable, 1 avx2, 2 avx512, 3 portable16 (kernels.h).
+MG_API int mg_set_isa(int isa);  // 1, or 0 (and no change) if this CPU cannot run it
+MG_API int mg_get_isa(void);
+MG_API int mg_isa_supported(int isa);
+MG_API int mg_cpu_has_avx2(void);
+
+}  // extern "C"

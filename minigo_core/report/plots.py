@@ -1,0 +1,257 @@
+"""Every plot of a run's report, as PNG bytes, and the small readers they draw from: the only module that
+imports matplotlib (once, here, with the Agg backend: no display is needed).
+
+- `minigo ratings` draws `elo.png` (Elo per generation), `winrate.png` (win rate against the target over
+  wall time) and `learning_curve.png` (Elo and win rates against GNU Go over wall time);
+- `minigo plots` draws `loss.png` (training losses against the global step, every generation),
+  `game_lengths.png` (self-play game length per generation: mean and spread) and
+  `resign_false_positives.png` (per generation, with the count of resignation-disabled games it rests on).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+from minigo_core.base.elo import wilson_interval  # noqa: E402
+from minigo_core.data import layout  # noqa: E402
+from minigo_core.data.games_complete import read_marker  # noqa: E402
+from minigo_core.data.matchfile import MatchSummary  # noqa: E402
+from minigo_core.data.schedule import selfplay_generations  # noqa: E402
+from minigo_core.report.ratings import gnugo_anchor, player_kind  # noqa: E402
+
+# ------------------------------------------------------------------------------- ratings (`minigo ratings`)
+
+
+def plot_elo(rows: Sequence[dict], title: str = "Elo per generation") -> bytes:
+    """PNG: Elo of each generation with 95% intervals; GNU Go levels and other players as horizontal lines."""
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    gens = [r for r in rows if r["generation"] is not None and r["elo"] is not None]
+    if gens:
+        x = [r["generation"] for r in gens]
+        y = [r["elo"] for r in gens]
+        err = [[r["elo"] - r["elo_low95"] for r in gens], [r["elo_high95"] - r["elo"] for r in gens]]
+        ax.errorbar(x, y, yerr=err, fmt="o-", capsize=3, label="model (95% interval)")
+    others = [r for r in rows if r["generation"] is None and r["elo"] is not None]
+    for i, r in enumerate(others):
+        colour = f"C{(i + 1) % 10}"
+        ax.axhline(r["elo"], linestyle="--", color=colour, linewidth=1)
+        ax.axhspan(r["elo_low95"], r["elo_high95"], color=colour, alpha=0.1)
+        ax.annotate(
+            r["player"],
+            xy=(0.01, r["elo"]),
+            xycoords=("axes fraction", "data"),
+            color=colour,
+            fontsize=8,
+            va="bottom",
+        )
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("generation")
+    ax.set_ylabel("Elo (generation 0 = 0)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if gens:
+        ax.legend(loc="lower right", fontsize=8)
+    return png_bytes(fig)
+
+
+def plot_winrate(ttt: dict, title: str | None = None) -> bytes:
+    """PNG: win rate against the target over wall time since the run's start, with the 50% line."""
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    pts = [p for p in ttt["per_generation"] if p["model_time_s"] is not None]
+    if pts:
+        x = [p["model_time_s"] / 3600.0 for p in pts]
+        y = [p["win_rate"] for p in pts]
+        err = [[p["win_rate"] - p["ci95"][0] for p in pts], [p["ci95"][1] - p["win_rate"] for p in pts]]
+        ax.errorbar(x, y, yerr=err, fmt="o-", capsize=3, label="win rate (95% Wilson interval)")
+        for xi, yi, p in zip(x, y, pts, strict=True):
+            ax.annotate(str(p["generation"]), (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    ax.axhline(0.5, color="grey", linestyle="--", linewidth=1)
+    if ttt["reached"] and ttt["hours"] is not None:
+        ax.axvline(
+            ttt["hours"],
+            color="C3",
+            linewidth=1,
+            label=f"time to target {ttt['hours']:.2f} h (gen {ttt['generation']})",
+        )
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("wall time since the run started (hours, model creation)")
+    ax.set_ylabel(f"win rate against {ttt['target']}")
+    ax.set_title(title or f"Win rate against the target ({ttt['target']})")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    return png_bytes(fig)
+
+
+def plot_learning_curve(
+    rows: Sequence[dict], matches: Sequence[MatchSummary], title: str | None = None
+) -> bytes:
+    """PNG, two panels over wall time (minutes since generation 0's model): the Elo of every rated model
+    relative to the lowest GNU Go level played (other GNU Go levels and the random player as lines), and the
+    win rate of each generation against each GNU Go level with its 95% Wilson interval."""
+    anchor = gnugo_anchor(rows)
+    zero = anchor["elo"] if anchor else 0.0
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 7), sharex=True, height_ratios=(3, 2))
+    gens = [
+        r
+        for r in rows
+        if r["kind"] == "generation" and r["elo"] is not None and r["model_time_s"] is not None
+    ]
+    if gens:
+        x = [r["model_time_s"] / 60 for r in gens]
+        err = [
+            [max(0.0, r["elo"] - r["elo_low95"]) for r in gens],
+            [max(0.0, r["elo_high95"] - r["elo"]) for r in gens],
+        ]
+        top.errorbar(x, [r["elo"] - zero for r in gens], yerr=err, fmt="o-", ms=3, capsize=2, lw=1,
+                     label="model (95% interval)")  # fmt: skip
+    for i, r in enumerate(r for r in rows if r["kind"] in ("gnugo", "random") and r["elo"] is not None):
+        top.axhline(r["elo"] - zero, ls="--", lw=1, color=f"C{i + 1}")
+        top.annotate(r["player"], xy=(0.01, r["elo"] - zero), xycoords=("axes fraction", "data"),
+                     color=f"C{i + 1}", fontsize=8, va="bottom")  # fmt: skip
+    top.set_ylabel(f"Elo ({anchor['player']} = 0)" if anchor else "Elo (generation 0 = 0)")
+    top.set_title(title or "Learning curve: strength over wall time")
+    top.grid(alpha=0.3)
+    start = min((r["model_time_s"] for r in gens), default=None)
+    times = {r["player"]: r["model_time_s"] for r in gens}
+    for i, level in enumerate(sorted({m.opponent for m in matches if player_kind(m.opponent) == "gnugo"})):
+        pts = sorted((times[m.player] / 60, m) for m in matches if m.opponent == level and m.player in times)
+        if pts:
+            rates = [m.win_rate for _, m in pts]
+            ci = [wilson_interval(sum(m.scores), m.games) for _, m in pts]
+            bottom.errorbar([t for t, _ in pts], rates, fmt="o-", ms=3, capsize=2, lw=1, color=f"C{i + 1}",
+                            yerr=[[max(0.0, r - c[0]) for r, c in zip(rates, ci, strict=True)],
+                                  [max(0.0, c[1] - r) for r, c in zip(rates, ci, strict=True)]],
+                            label=f"vs {level} (95% interval)")  # fmt: skip
+            bottom.legend(loc="upper left", fontsize=8)
+    bottom.axhline(0.5, color="grey", ls="--", lw=1)
+    bottom.set_ylim(-0.02, 1.02)
+    bottom.set_ylabel("win rate against GNU Go")
+    bottom.set_xlabel("wall time since generation 0's model (minutes)" if start is not None else "wall time")
+    bottom.grid(alpha=0.3)
+    return png_bytes(fig)
+
+
+def png_bytes(fig) -> bytes:
+    """A matplotlib figure as PNG bytes (closed afterwards): every plot of a run is written this way."""
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+# -------------------------------------------------------------------- training and self-play (`minigo plots`)
+
+
+def _empty(ax, message: str) -> None:
+    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, color="grey")
+
+
+def read_steps(path: str) -> list[dict]:
+    """The `step` records of a training metrics.jsonl file."""
+    records = []
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and record.get("event", "step") == "step" and "loss" in record:
+                    records.append(record)
+    except OSError:
+        pass
+    return records
+
+
+def plot_loss(cfg) -> bytes:
+    fig, ax = plt.subplots(figsize=(7, 4))
+    drawn = False
+    steps: list = []
+    series: dict[str, list] = {
+        "loss": [],
+        "policy_loss": [],
+        "value_loss": [],
+        "ownership_loss": [],
+        "score_loss": [],
+    }
+    boundaries = []
+    for g in range(1, cfg.generations + 1):
+        records = read_steps(layout.train_metrics_path(cfg.root, g))
+        if records:
+            boundaries.append((records[0].get("global_step", records[0].get("step", 0)), g))
+        for r in records:
+            steps.append(r.get("global_step", r.get("step", len(steps))))
+            for key in series:
+                series[key].append(r.get(key))
+    for key, label in (
+        ("loss", "total"),
+        ("policy_loss", "policy (cross-entropy)"),
+        ("value_loss", "value (MSE)"),
+        ("ownership_loss", "ownership (cross-entropy per point)"),
+        ("score_loss", "score margin / N² (MSE)"),
+    ):
+        points = [(s, v) for s, v in zip(steps, series[key], strict=True) if isinstance(v, (int, float))]
+        if points:
+            ax.plot([p[0] for p in points], [p[1] for p in points], label=label, lw=1)
+            drawn = True
+    for step, _ in boundaries[1:]:
+        ax.axvline(step, color="grey", lw=0.5, alpha=0.4)
+    ax.set_xlabel("global training step (grey lines: a new generation starts)")
+    ax.set_ylabel("loss")
+    ax.set_title("Training losses")
+    if drawn:
+        ax.legend()
+    else:
+        _empty(ax, "no training steps recorded yet")
+    return png_bytes(fig)
+
+
+def plot_game_lengths(cfg, markers: dict[int, dict]) -> bytes:
+    fig, ax = plt.subplots(figsize=(7, 4))
+    gens = sorted(g for g, m in markers.items() if m.get("game_lengths"))
+    if gens:
+        data = [markers[g]["game_lengths"] for g in gens]
+        ax.boxplot(data, positions=gens, widths=0.6, showfliers=False)
+        ax.plot(gens, [sum(d) / len(d) for d in data], "o-", color="tab:blue", label="mean", ms=3)
+        ax.axhline(2 * cfg.board_size**2, color="grey", ls="--", lw=0.8, label="move cap 2N²")
+        ax.legend()
+    else:
+        _empty(ax, "no finished self-play generations yet")
+    ax.set_xlabel("generation (model that played)")
+    ax.set_ylabel("moves per game")
+    ax.set_title(f"Self-play game lengths ({cfg.board_size}x{cfg.board_size})")
+    return png_bytes(fig)
+
+
+def plot_resign(cfg, markers: dict[int, dict]) -> bytes:
+    fig, ax = plt.subplots(figsize=(7, 4))
+    gens = sorted(g for g, m in markers.items() if m.get("resign_false_positive_rate") is not None)
+    if gens:
+        rates = [markers[g]["resign_false_positive_rate"] for g in gens]
+        ax.plot(gens, rates, "o-", ms=3, label="false-positive rate")
+        for g, r in zip(gens, rates, strict=True):
+            ax.annotate(str(markers[g]["resign_disabled_would_resign"]), (g, r), fontsize=7, alpha=0.7)
+        ax.axhline(0.05, color="grey", ls="--", lw=0.8, label="5% (MiniGo's aim)")
+        ax.set_ylim(-0.02, 1.02)
+        ax.legend()
+    else:
+        _empty(ax, "no resignation-disabled game fell below the threshold yet")
+    ax.set_xlabel("generation")
+    ax.set_ylabel("fraction that would have resigned wrongly")
+    ax.set_title(f"Resignation false positives (threshold {cfg.selfplay.resign_threshold}; numbers: games)")
+    return png_bytes(fig)
+
+
+def read_markers(cfg) -> dict[int, dict]:
+    """generation -> its games-complete marker, for the generations that have one."""
+    markers = {g: read_marker(cfg.root, g) for g in selfplay_generations(cfg)}
+    return {g: m for g, m in markers.items() if m is not None}

@@ -1,0 +1,77 @@
+// The C API of the self-play engine library `minigo_core/search/_engine*.so`: every function and struct it
+// exports (extern "C", loaded with ctypes; `minigo_core/search/engine.py`'s table ENGINE_FUNCTIONS and its
+// `EngineSettings` mirror this header). The library also holds the fused inference engine and exports its
+// functions (infer_capi.h, included here): `mg_fused_create` builds the network the engine evaluates.
+//
+//   mg_selfplay_create(net, settings, N, komi, seed, generation, first_game, count) -> handle
+//   mg_selfplay_skip(handle, game): leave out a game already played by an earlier attempt
+//   mg_selfplay_run(handle, finished_out, max) -> number of games that just ended (0: all done, -1: error)
+//   mg_selfplay_game_info / _moves / _rows / _release: a finished game's record, then its memory back
+//   mg_selfplay_stats(handle, out): timings and counts
+//   mg_searcher_*: one search of one position (tests against mcts.py, players)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "infer_capi.h"
+
+extern "C" {
+
+// The search settings (a plain struct shared with Python through ctypes: int32 and double fields only;
+// `mgengine::SearchSettings` inside the engine).
+struct MgEngineSettings {
+  int32_t search;  // 0: PUCT, 1: Gumbel
+  int32_t readouts;
+  int32_t fast_readouts;
+  int32_t parallel_readouts;  // PUCT leaves per tree per network batch (virtual loss when > 1)
+  double full_search_fraction;
+  double c_base;
+  double c_init;
+  double dirichlet_weight;
+  double dirichlet_alpha;
+  int32_t softpick_moves;
+  int32_t init_unvisited_loss;  // 0: parent's value (Python MiniGo), 1: a loss (C++ MiniGo)
+  double resign_threshold;
+  double resign_disabled_fraction;
+  int32_t gumbel_considered;
+  int32_t random_symmetry;
+  double gumbel_c_visit;
+  double gumbel_c_scale;
+  int32_t feature_set;      // 0: agz, 1: mlperf07
+  int32_t max_game_length;  // 0: 2 * N * N
+};
+
+// sizeof(MgEngineSettings), checked against the ctypes mirror when the library loads.
+MG_API size_t mg_engine_sizeof_EngineSettings(void);
+
+// ---- many games at once ----
+// Returns a handle, or null with a message in err; `net` is a mg_fused_create handle of this library.
+MG_API void* mg_selfplay_create(const void* net, const MgEngineSettings* s, int N, double komi, int64_t seed,
+                                int generation, int first_game, int count, char* err, int errlen);
+// Plays until at least one game ends; writes the ended games' indices to finished_out (at most max).
+MG_API int mg_selfplay_run(void* handle, int* finished_out, int max);
+// info: moves, rows, resigned_by, would_resign_move, would_resign_color, resign_enabled, readouts;
+// score: the Tromp-Taylor score of the final position (meaningful when nobody resigned).
+MG_API int mg_selfplay_game_info(void* handle, int game, int64_t* info, double* score);
+MG_API int mg_selfplay_game_moves(void* handle, int game, int32_t* out);
+// move_index (rows), visits (rows x A), policy (rows x A, Gumbel only; may be null), root_value, to_play
+// (rows)
+MG_API int mg_selfplay_game_rows(void* handle, int game, int32_t* move_index, int32_t* visits, float* policy,
+                                 float* root_value, int8_t* to_play);
+// Leaves game `game` out before the first mg_selfplay_run; 0, or -1 for a game not in this job.
+MG_API int mg_selfplay_skip(void* handle, int game);
+MG_API void mg_selfplay_game_release(void* handle, int game);
+// out: total_s, network_s, features_s, batches, leaves, readouts, max_batch, nodes, blocks
+MG_API void mg_selfplay_stats(void* handle, double* out);
+MG_API void mg_selfplay_destroy(void* handle);
+
+// ---- one search of one position ----
+MG_API void* mg_searcher_create(const void* net, const MgEngineSettings* s, int N, double komi, int64_t seed,
+                                char* err, int errlen);
+// 0; -1-i if moves[i] is illegal (-1-nmoves: a finished game); <= -1000000 on failure.
+MG_API int mg_searcher_search(void* handle, const int32_t* moves, int nmoves, int full_search, int noise,
+                              int32_t* visits, float* policy, double* root_value, int* move);
+MG_API void mg_searcher_destroy(void* handle);
+
+}  // extern "C"

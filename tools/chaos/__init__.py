@@ -1,0 +1,61 @@
+"""Chaos run: kill -9 processes of a running workflow, kind by kind, rerun until done, compare with an
+undisturbed run.
+
+    python -m tools.chaos --workdir /tmp/chaos [--config config/tiny.yaml] [--kills 10] [--seed 1]
+        [--kinds selfplay,train-rank,...] [--profile local|slurm]
+
+1. Runs the config undisturbed in WORKDIR/A: the reference. A watcher notes how long each kind of process
+   lives there, in wall and in CPU seconds (`work_clock`: the process's and its children's CPU; for the
+   launcher of the training ranks, its whole job's), the clock of the kill moments of run B: a loaded
+   machine stretches wall time, hardly CPU time.
+2. Plans the kills (seeded, `kill_plan`): kinds drawn without repeats while possible from the kinds this
+   config's run starts (`plannable_kinds`), in the order the pipeline starts them, Snakemake itself at a
+   random place; or exactly the kinds of `--kinds`. The kinds:
+     bootstrap, games_complete, window, evaluate   the `minigo` command of that rule's job
+     selfplay          a self-play job of K > 1 games (`minigo selfplay --count K`); `selfplay-single`: K = 1
+     train             the launcher of the training ranks (`minigo train --ranks N`; under Slurm its `srun`)
+     train-rank        one training rank (under Slurm: a rank on node1)
+     train-rank-node2  (Slurm, `--profile slurm`) a rank whose environment says SLURMD_NODENAME=node2
+     snakemake         Snakemake itself, while a job of it runs (its jobs run on, as on a cluster)
+   (ratings and plots only through `--kinds`.)
+3. Runs it again in WORKDIR/B and kills. Each planned kill waits for a process of its kind -- as long as the
+   run lasts, over as many Snakemake attempts as it takes -- and hits it at a random moment of its life
+   (seeded draws): a CPU reading drawn in 5-75 % of the shortest life of that kind in run A (halved after
+   each miss of the kind: a process that ended first; the next one is aimed at); a multi-game self-play
+   job, once m of its K game files are written (m drawn in 0..K-1; m = 0: a CPU reading), so that its retry
+   must keep them. Every running process of a pending kind is aimed at, each at its own moment; the first
+   moment to come is a kill, and the other processes of the job it hit (a launcher's ranks, a rank's
+   launcher) are no longer aimed at. A Snakemake kill waits for the kills planned before it, and for a
+   moment when a job runs and no process of a pending kind does. A kill is given up ("not reached", with
+   the reason) only when an attempt ends without a process of its kind and a dry run plans no job that
+   would start one (or the run finished). A killed job fails its attempt (local profile: retries 0), which
+   Snakemake ends after its other jobs; a killed Snakemake leaves its jobs running: they (under Slurm: the
+   run's jobs, until squeue no longer lists them as pending or running) are waited for and the lock is
+   released with `--unlock`; then Snakemake starts again with `--rerun-incomplete` -- until no kill is
+   pending and an attempt succeeds.
+4. Checks run B: a final dry run has nothing left to do; no temporary (`.tmp-*`) file is left (one that a
+   killed process wrote names it: its name holds the writer's pid); every artifact is valid (game files,
+   shards against their manifest checksums, models, JSON); run B is the same run as run A by
+   `minigo_core.data.compare`: every artifact byte-identical, except the files that record wall-clock time
+   (its WALL_CLOCK, compared with those fields removed). While run B runs, a watcher validates each artifact
+   as soon as it appears under its final name: a half-written file under a final name is reported. For a
+   killed self-play job: which of its game files existed at the kill, and whether its retry kept them (its
+   record, its log's "kept N game files of an earlier attempt"); one it did not keep is a problem.
+
+`--profile slurm` runs A and B through `profiles/slurm` on a running Slurm test cluster of two nodes
+(`python tests/slurm_cluster.py start DIR`), with the test cluster's settings of tests/test_slurm.py, the
+training ranks spread over node1 and node2 (`--set-resources train:nodes=2`: `srun -n 2 -N 2 ...
+--kill-on-bad-exit=1`), and retries (`--retries`, default 2) so that Snakemake resubmits a killed job.
+Processes that slurmd starts are found in /proc like local ones (by their working directory); leftover
+Slurm jobs of a run are cancelled at the end.
+
+Both runs use the same relative root (`run`) inside their own working directory, so paths recorded inside
+artifacts are the same. Prints a JSON report (per kind: planned, killed, not reached with the reason, and
+each kill's pid, command, seconds into the process and attempt), then a table of the kinds; exit status 0
+when every check held and every planned kill happened, 1 otherwise (each problem is described: which file,
+which fields or bytes, which kill), 2 when the reference run itself failed.
+
+The package, by role: `processes` (finding and classifying the run's processes, their clocks), `runs`
+(Snakemake calls, the reference run, Slurm jobs), `kills` (the plan and run B's attempts and kills),
+`checks` (validity, comparison, the report's table), `__main__` (the command line).
+"""
