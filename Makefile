@@ -1,7 +1,9 @@
 # Two commands do all set-up on a fresh machine:
 #   make run   - create .venv, install everything, run the default local config end to end
 #   make test  - the same set-up, then lint, format checks, the architecture contracts and the whole test suite
-# While editing: `make test-fast` (lint, contracts and the fast tests: no end-to-end runs, no Slurm).
+# While editing: `make test-fast` (lint, contracts and tests/unit: no end-to-end runs, no Slurm).
+# The tests by kind: tests/unit (one module or a few), tests/e2e (`make test-e2e`: the workflow, Snakemake,
+# the chaos driver, multi-rank training), tests/cluster (`make test-cluster`: the 2-node test Slurm).
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -11,7 +13,7 @@ EXT_SOURCES := $(wildcard minigo_core/nn/dsp/csrc/*.cpp minigo_core/nn/dsp/csrc/
 PROFILE ?= profiles/local
 CONFIG ?= config.yaml
 
-.PHONY: run test test-fast setup system-deps lint contracts clean engine
+.PHONY: run test test-fast test-e2e test-cluster setup system-deps lint contracts clean engine
 
 setup: system-deps $(STAMP)
 
@@ -34,7 +36,13 @@ test: setup lint contracts
 	$(VENV)/bin/python -m pytest -q -ra tests
 
 test-fast: setup lint contracts
-	$(VENV)/bin/python -m pytest -q -ra -x -m "not slow and not slurm" tests
+	$(VENV)/bin/python -m pytest -q -ra -x tests/unit
+
+test-e2e: setup
+	$(VENV)/bin/python -m pytest -q -ra tests/e2e
+
+test-cluster: setup
+	$(VENV)/bin/python -m pytest -q -ra tests/cluster
 
 lint: setup
 	$(VENV)/bin/ruff check minigo_core tests workflow/scripts tools setup.py
@@ -44,7 +52,7 @@ lint: setup
 
 # The layers of minigo_core point one way; only nn/ imports torch; only pipeline/ knows Snakemake; no cycles.
 contracts: setup
-	$(VENV)/bin/python -m pytest -q -p no:cacheprovider tests/test_architecture.py
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider tests/unit/test_architecture.py
 
 # Rebuild only the compiled self-play engine in place (while editing minigo_core/search/csrc).
 engine: setup

@@ -1,16 +1,19 @@
 """minigo_core: the library behind the MiniGo Snakemake pipeline.
 
-Layers, bottom to top; a module imports only its own layer and those below (tests/test_architecture.py):
+Layers, bottom to top; a module imports only its own layer and those below (tests/unit/test_architecture.py):
 
-    base      config, player specs, the CLI harness
-    game      rules of Go, features, symmetries, SGF
-    data      storage, the run layout, game files, shards, the sample window
-    nn        the network, model files, the DSP-emulation kernels, fused inference, training steps (torch)
-    search    the reference MCTS, players, the GTP client
-    jobs      one module per `minigo COMMAND`: bootstrap, selfplay, train, evaluate, ratings, gtp, inspect
-    pipeline  the only part that knows Snakemake: plan, status, `minigo run`, games-complete, plots
+    base      config and its defaults, player specs, the CLI harness, Elo arithmetic, the native loader
+    cluster   Slurm's rank variables and host lists, the rendezvous, the local rank launcher
+    game      rules of Go, the result string, features, symmetries, SGF
+    data      storage, the run layout, game files, job records, shards, the window, match files, the schedule
+    nn        the network, model files, the DSP-emulation kernels, fused inference, training (torch)
+    search    the compiled engine, the reference MCTS, self-play games and jobs, players, matches, GTP
+    report    ratings, plots, the status table, the live progress line, inspection
+    jobs      one thin module per `minigo COMMAND`
+    pipeline  the only part that knows Snakemake: the workflow's helpers, the bounded plan, `minigo run`
     cli       the `minigo` dispatcher; bench: benchmarks
 
+Tools that no workflow rule runs (the chaos driver, the run comparison) live outside, in `tools/`.
 docs/ARCHITECTURE.md draws the layers and the data flow.
 """
 

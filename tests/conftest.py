@@ -1,4 +1,6 @@
-"""Shared fixtures and factories."""
+"""Shared fixtures of every test folder (unit/, e2e/, cluster/); each factory is a fixture that returns the
+factory function, so no test module imports another module of tests/. The Slurm test cluster's fixture is
+in cluster/conftest.py."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import pytest
 import yaml
 
 from minigo_core.base.config import RunConfig, load_config
+from minigo_core.bench.dag import build_run
 from minigo_core.data import layout, storage
 from minigo_core.data.gamefile import GameRecord
 from minigo_core.game import go
@@ -29,24 +32,7 @@ def gnugo_path() -> str:
         pytest.skip(f"{e}")
 
 
-@pytest.fixture(scope="session")
-def cluster():
-    """A real Slurm of 2 nodes (tests/slurm_cluster.py), shared by every Slurm test module of the session and
-    stopped at its end. Skipped, with the reason, where Slurm/munge are missing or we are not root; CI=true
-    fails instead."""
-    from slurm_cluster import SlurmCluster, SlurmUnavailable
-
-    try:
-        c = SlurmCluster.start(nodes=2)
-    except SlurmUnavailable as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"no test Slurm cluster: {exc} (CI must run the Slurm tests)")
-        pytest.skip(f"no test Slurm cluster: {exc}")
-    yield c
-    c.stop()
-
-
-def make_record(board_size: int = 9, num_moves: int = 40, seed: int = 0, every: int = 3) -> GameRecord:
+def _make_record(board_size: int = 9, num_moves: int = 40, seed: int = 0, every: int = 3) -> GameRecord:
     """A legal random game with every `every`-th position recorded, visits on legal moves only."""
     rng = np.random.default_rng(seed)
     position = go.Position(board_size, 7.5)
@@ -84,6 +70,13 @@ def make_record(board_size: int = 9, num_moves: int = 40, seed: int = 0, every: 
         full_search=np.ones(len(rows), dtype=bool),
         root_value=rng.uniform(-1, 1, len(rows)).astype(np.float32),
     )
+
+
+@pytest.fixture(scope="session")
+def make_record():
+    """`make_record(board_size=9, num_moves=40, seed=0, every=3) -> GameRecord`: a legal random game with
+    every `every`-th position recorded, visits on legal moves only."""
+    return _make_record
 
 
 def _write_match(root: str, generation: int, opponent: str, winners: list[str], finished: float) -> str:
@@ -166,3 +159,16 @@ def write_config():
     `config_data`'s mapping as the YAML file `directory/name`, with the run root `directory/run` unless
     the layers or overrides set `root`."""
     return _write_config
+
+
+@pytest.fixture()
+def finished_run(tmp_path, write_config):
+    """`finished_run(done, generations=6, games=3) -> (cfg, config file)`: a tiny run whose generations
+    0..done-1 are finished (placeholder files, see `minigo_core.bench.dag.build_run`)."""
+
+    def make(done: int, generations: int = 6, games: int = 3):
+        config = write_config(tmp_path, generations=generations, selfplay={"games": games})
+        run_config = build_run(str(tmp_path / "run"), config, done, games, generations)
+        return load_config(str(run_config)), run_config
+
+    return make

@@ -4,7 +4,7 @@
 (`cfg.model`, `cfg.selfplay`, ...). The same dataclasses travel inside model files and game files, so any
 artifact can be inspected on its own.
 
-The dataclasses' defaults are `config.yaml`'s values, key for key (tests/test_config.py checks it): a key
+The dataclasses' defaults are `config.yaml`'s values, key for key (tests/unit/test_config.py checks it): a key
 left out of a config means what the default run says. Every range check lives in `validate()`; the workflow's
 schema (workflow/schemas/config.schema.yaml) checks only keys, types and enums.
 """

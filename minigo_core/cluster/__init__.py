@@ -1,2 +1,5 @@
-"""Where the ranks of a training job run: Slurm host lists, the rendezvous address and port, the local
-launcher."""
+"""Layer 1, where a training job's ranks run: Slurm's rank variables, host lists and the rendezvous address
+and port (`slurm`), and the local launcher of N rank processes (`launch`).
+
+Imports only `base`: no torch, no files of a run.
+"""

@@ -14,7 +14,8 @@
 
 Every function takes a generation as an int (`7` -> `gen0007`) or, for the workflow's path patterns, as a
 Snakemake wildcard string (`"{generation}"` -> `gen{generation}`), so the library,
-`workflow/rules/common.smk`, `minigo run` and the chaos script spell each file name the same way.
+`workflow/rules/common.smk`, `minigo run` and the run comparison (`data/compare.py`) spell each file name
+the same way.
 """
 
 from __future__ import annotations

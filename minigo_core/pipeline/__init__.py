@@ -1,5 +1,3 @@
-"""Layer 6, the pipeline: the only part of the library that knows the Snakemake workflow.
-
-The bounded plan of a Snakemake invocation, the run's status, `minigo run`, the games-complete marker and
-the report's plots.
+"""Layer 8, the pipeline: the only part of the library that knows the Snakemake workflow: what the Snakefile
+asks of the library (`workflow`), the bounded plan of one invocation (`plan`) and `minigo run` (`runner`).
 """

@@ -1,3 +1,5 @@
-"""Layer 4, search and players: the reference MCTS (`mcts`), players of every kind (`players`), and the GTP
-client that talks to outside engines such as GNU Go (`gtp_client`).
+"""Layer 5, search and play: the compiled self-play engine (`engine`) and the reference MCTS (`mcts`), a
+self-play game and job (`selfplay`, `selfplay_job`), players of every kind (`players`), matches between two
+players (`match`), the GTP client that talks to outside engines such as GNU Go (`gtp_client`) and the GTP
+engine that serves a model (`gtp_engine`).
 """

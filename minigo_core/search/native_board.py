@@ -1,9 +1,10 @@
 """The engine's test library `minigo_core/search/_engine_test*.so` (`csrc/engine_test_capi.h`) from Python.
 
 `NativeBoard` wraps one C++ `Board` (`csrc/board.h`) through the library's `mg_board_*` functions (ctypes):
-the same rules, feature planes and symmetries as `minigo_core.game` (tests/test_engine_rules.py compares them
-move by move). Unlike `go.Position` it is mutable: `play` changes it in place; `copy` gives an independent
-one. Points are flat indices `row * N + col`; the pass is `N * N`. `gumbel_improved_policy` is the search's.
+the same rules, feature planes and symmetries as `minigo_core.game` (tests/unit/test_engine_rules.py
+compares them move by move). Unlike `go.Position` it is mutable: `play` changes it in place; `copy` gives an
+independent one. Points are flat indices `row * N + col`; the pass is `N * N`. `gumbel_improved_policy` is the
+search's.
 
 Only tests and the rules benchmark load this library; the jobs use the production library through
 `minigo_core.search.engine`, which exports none of these functions.

@@ -43,7 +43,8 @@ undisturbed run.
    record, its log's "kept N game files of an earlier attempt"); one it did not keep is a problem.
 
 `--profile slurm` runs A and B through `profiles/slurm` on a running Slurm test cluster of two nodes
-(`python tests/slurm_cluster.py start DIR`), with the test cluster's settings of tests/test_slurm.py, the
+(`python tests/cluster/slurm_cluster.py start DIR`), with the test cluster's settings of
+tests/cluster/test_slurm.py, the
 training ranks spread over node1 and node2 (`--set-resources train:nodes=2`: `srun -n 2 -N 2 ...
 --kill-on-bad-exit=1`), and retries (`--retries`, default 2) so that Snakemake resubmits a killed job.
 Processes that slurmd starts are found in /proc like local ones (by their working directory); leftover

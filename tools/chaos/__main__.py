@@ -67,7 +67,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         choices=("local", "slurm"),
         default="local",
         help="profiles/local, or profiles/slurm on a running Slurm test cluster "
-        "(python tests/slurm_cluster.py start DIR) with the ranks on 2 nodes",
+        "(python tests/cluster/slurm_cluster.py start DIR) with the ranks on 2 nodes",
     )
     p.add_argument("--cores", type=int, default=2, help="Snakemake --cores (local profile)")
     p.add_argument(
@@ -127,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     if runner.slurm and not Path(os.environ.get("SLURM_CONF", "/etc/slurm/slurm.conf")).exists():
         report["problems"] = [
-            "--profile slurm: no Slurm (start the test cluster: python tests/slurm_cluster.py start DIR)"
+            "--profile slurm: no Slurm "
+            "(start the test cluster: python tests/cluster/slurm_cluster.py start DIR)"
         ]
         output(report, args.report)
         return 2

@@ -27,7 +27,8 @@ RULE_OF = {"bootstrap": "bootstrap", "selfplay": "selfplay", "selfplay-single": 
            "train-rank-node2": "train", "evaluate": "evaluate", "ratings": "ratings", "plots": "plots",
            "snakemake": None}  # fmt: skip
 KINDS = tuple(RULE_OF)
-SECOND_NODE = "node2"  # the node of kind train-rank-node2 (tests/slurm_cluster.py names them node1, node2)
+# the node of kind train-rank-node2 (tests/cluster/slurm_cluster.py names them node1, node2)
+SECOND_NODE = "node2"
 
 
 class Proc(NamedTuple):

@@ -84,8 +84,8 @@ def stop_all(workdir: Path, slurm: bool = False) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ snakemake
-# A Slurm run on the test cluster (tests/test_slurm.py): a fast first status check, a local disk, the test
-# partition; the ranks on 2 nodes (on the command line --set-resources replaces the profile's, so mpi is
+# A Slurm run on the test cluster (tests/cluster/test_slurm.py): a fast first status check, a local disk, the
+# test partition; the ranks on 2 nodes (on the command line --set-resources replaces the profile's, so mpi is
 # repeated).
 SLURM_OPTIONS = ("--slurm-init-seconds-before-status-checks", "1", "--latency-wait", "5",
                  "--default-resources", "slurm_partition=debug", "mem_mb_per_cpu=1000", "runtime=30",

@@ -19,7 +19,7 @@ All ops take float32 (fast path) or float64 (for gradcheck). The float32 kernels
 once at load, the widest the CPU has: AVX-512 (16 lanes), AVX2+FMA (8 lanes) and a portable build (GCC
 vectors with explicit FMAs: NEON/SVE on Arm); `set_isa` forces one. Each output channel is a lane, so every
 output's sum runs in the same order with one FMA per term on every build: the fused engine gives the same
-floats on all three (tests/test_dsp_isa.py).
+floats on all three (tests/unit/test_dsp_isa.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 // The compiled Go rules, feature planes and symmetries (board.h): the same results as minigo_core/game/go.py,
-// features.py and symmetries.py, point for point and byte for byte (tests/test_engine_rules.py checks it).
+// features.py and symmetries.py, point for point and byte for byte (tests/unit/test_engine_rules.py checks
+// it).
 //
 // Groups are kept incrementally. Every stone knows its group's root (group[p]) and the next stone of its
 // group (next_stone[p], a circular list); the root holds the group's exact liberty count and size. A move:

@@ -12,7 +12,7 @@
 // one input value broadcast and multiplied with them (broadcast-FMA), P pixels per register tile.
 // Because the lanes are output channels, every output's sum runs over (tap, input channel) in the same order
 // whatever the vector width, and every step is one FMA (rounded once): the float results of the three builds
-// are identical (tests/test_dsp_isa.py). No include guard on purpose. Expects <algorithm>, <cmath>,
+// are identical (tests/unit/test_dsp_isa.py). No include guard on purpose. Expects <algorithm>, <cmath>,
 // <cstdint>, <cstring>, <vector> (and <immintrin.h> on x86) to be included by the includer.
 
 // ---- the vector vocabulary of this build ------------------------------------------------------------------

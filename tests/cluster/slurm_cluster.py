@@ -41,7 +41,8 @@ So a finished job must stay in squeue longer than the longest gap between its en
 query: one sleep (<= 180 s) plus one cycle whose tries time out (<= 5 x 60 s), 480 s in all. MinJobAge=600
 covers that with margin (and is far above the 120 s switch to sacct, so squeue is kept).
 
-Run by hand: `python tests/slurm_cluster.py start DIR [NODES]` and `python tests/slurm_cluster.py stop DIR`.
+Run by hand: `python tests/cluster/slurm_cluster.py start DIR [NODES]` and
+`python tests/cluster/slurm_cluster.py stop DIR`.
 """
 
 from __future__ import annotations
@@ -395,11 +396,12 @@ def stop_recorded(directory: str | Path) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("start", "stop"):
-        print("usage: python tests/slurm_cluster.py start DIR [NODES] | stop DIR", file=sys.stderr)
+        print("usage: python tests/cluster/slurm_cluster.py start DIR [NODES] | stop DIR", file=sys.stderr)
         sys.exit(2)
     if sys.argv[1] == "start":
         c = SlurmCluster.start(sys.argv[2], nodes=int(sys.argv[3]) if len(sys.argv) == 4 else 2)
         pids = {n: p.pid for n, p in c.processes.items()}
-        print(f"export SLURM_CONF={c.conf}  # daemons {pids}; stop: python tests/slurm_cluster.py stop DIR")
+        stop = "python tests/cluster/slurm_cluster.py stop DIR"
+        print(f"export SLURM_CONF={c.conf}  # daemons {pids}; stop: {stop}")
         os._exit(0)  # leave the daemons running
     stop_recorded(sys.argv[2])

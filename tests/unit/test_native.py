@@ -19,7 +19,7 @@ HEADERS = {
     "_engine": ["minigo_core/nn/dsp/csrc/infer_capi.h", "minigo_core/search/csrc/engine_capi.h"],
     "_engine_test": ["minigo_core/search/csrc/engine_test_capi.h"],
 }
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _available(lib: native.Library) -> ctypes.CDLL:

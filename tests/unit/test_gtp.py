@@ -16,7 +16,7 @@ from minigo_core.game import coords, go, sgf
 from minigo_core.search.gtp_engine import GTPEngine, clean_line, format_response
 from minigo_core.search.players import RESIGN, Player, RandomPlayer
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REQUIRED = [
     "protocol_version",
     "name",

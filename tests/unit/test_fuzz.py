@@ -34,7 +34,7 @@ from minigo_core.nn import model
 from minigo_core.search import gtp_engine, selfplay
 from minigo_core.search.players import RandomPlayer
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HANG_SECONDS = 20  # one read of a few KB that takes longer than this is a hang
 FUZZ = settings(
     max_examples=40,

@@ -10,7 +10,6 @@ import numpy as np
 import pyarrow.ipc as ipc
 import pytest
 import torch
-from conftest import make_record
 
 from minigo_core.data import shards
 from minigo_core.game import go
@@ -19,7 +18,7 @@ from minigo_core.nn.modelfile import ModelConfig
 from minigo_core.nn.train_job import augment
 
 
-def test_ownership_is_what_the_score_counts():
+def test_ownership_is_what_the_score_counts(make_record):
     for seed in range(5):
         record = make_record(7, num_moves=60, seed=seed)
         final = record.positions()[-1]
@@ -35,7 +34,7 @@ def test_ownership_is_what_the_score_counts():
     assert p.ownership()[2 * 5 + 3] == 0
 
 
-def test_aux_targets_are_from_the_mover_view_and_absent_for_resignations():
+def test_aux_targets_are_from_the_mover_view_and_absent_for_resignations(make_record):
     record = make_record(9, num_moves=50, seed=1)
     rows = np.arange(record.num_positions)
     positions = record.positions()

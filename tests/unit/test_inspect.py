@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import make_record
 from sgfmill import sgf as sgfmill_sgf
 
 from minigo_core.data.gamefile import GameRecord, write_game
@@ -185,7 +184,7 @@ def test_top_moves_orders_by_visits():
     assert top_moves(visits, 9, 2) == [("F9", 9, 9 / 13), ("A9", 3, 3 / 13)]
 
 
-def test_final_position_shows_the_ownership_target():
+def test_final_position_shows_the_ownership_target(make_record):
     record = make_record(7, num_moves=60, seed=2)
     text = board_at(record, len(record.moves))
     assert "ownership target" in text and f"score {record.positions()[-1].score():+g}" in text

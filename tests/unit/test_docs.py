@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 TOP_DIRS = ("minigo_core/", "workflow/", "docs/", "profiles/", "config/", "tests/", "tools/")
 TOP_FILES = ("Snakefile", "config.yaml", "Makefile", "README.md", "setup.py", "pyproject.toml")

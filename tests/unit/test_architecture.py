@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "minigo_core"
 LAYERS = ["base", "cluster", "game", "data", "nn", "search", "report", "jobs", "pipeline", "top"]
 TOP = {"minigo_core.cli", "minigo_core.bench"}  # the command dispatcher and the benchmarks

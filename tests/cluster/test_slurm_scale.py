@@ -30,7 +30,7 @@ from minigo_core.base.config import load_config
 from minigo_core.data import gamefile, layout
 from minigo_core.pipeline import plan as planning
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 GAMES, PER_JOB = 512, 32
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 

@@ -27,7 +27,7 @@ from minigo_core.data import gamefile, layout, storage
 from minigo_core.nn import model
 from minigo_core.search import selfplay
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 SNAKEMAKE = str(Path(PYTHON).with_name("snakemake"))
 GOOD_GAMES = 6

@@ -6,7 +6,7 @@
   game over, score and the incremental groups (recomputed from scratch in C++) must agree, and on a sample of
   moves the board history and the feature planes of both sets under all 8 symmetries, byte for byte.
 - The compiled symmetry tables equal `symmetries._source_index`.
-- A smaller GNU Go differential (as tests/test_gnugo_differential.py) driven by `NativeBoard` alone.
+- A smaller GNU Go differential (as test_gnugo_differential.py) driven by `NativeBoard` alone.
 
 Without the engine's test library (`minigo_core/search/_engine_test*.so`) the module skips, except under
 CI=true where it fails.
@@ -63,7 +63,7 @@ def _groups_removed(before: np.ndarray, after: np.ndarray, n: int) -> int:
 
 class BiasedPlayer:
     """Random legal moves biased towards ko retakes, captures (multi-group ones first) and now and then a pass
-    (as tests/test_gnugo_differential.py's RandomPlayer), on flat points; `N * N` is the pass."""
+    (as test_gnugo_differential.py's RandomPlayer), on flat points; `N * N` is the pass."""
 
     def __init__(self, rng: random.Random, n: int, pass_rate: float = 0.005) -> None:
         self.rng, self.n, self.pass_rate = rng, n, pass_rate

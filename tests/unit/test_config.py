@@ -11,7 +11,7 @@ import yaml
 from minigo_core.base.config import ConfigError, RunConfig, from_dict, learning_rate_at, load_config
 from minigo_core.data.storage import check_root_writable
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def base() -> dict:

@@ -1,11 +1,11 @@
-"""Training across two Slurm nodes (tests/slurm_cluster.py's node1 and node2 on this machine): a rank dies.
+"""Training across two Slurm nodes (slurm_cluster.py's node1 and node2 on this machine): a rank dies.
 
 A 2-rank `minigo train` runs as the two tasks of one `srun -N 2 --ntasks-per-node 1 --kill-on-bad-exit=1` step
 inside an `sbatch --wait` job of 2 nodes, as the train rule starts it under the Slurm profile with
 `--set-resources train:nodes=2`. The ranks meet at the TCP store that rank 0 hosts on node1 (node names do
 not resolve here: the address comes from `scontrol show node node1`). The rank on node2 is SIGKILLed once
 training is under way: the job must fail in bounded time, leave no model, and a new job (a retry, with a new
-job id and so a new store port) must succeed. Skipped like tests/test_slurm.py where there is no Slurm.
+job id and so a new store port) must succeed. Skipped like test_slurm.py where there is no Slurm.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from minigo_core.bench.window import random_moves, synthetic_game
 from minigo_core.data import gamefile, layout, window
 from minigo_core.nn import model
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 BOARD = 9
 FAIL_LIMIT_S = 120  # a dead rank must fail the job well within this

@@ -8,7 +8,6 @@ import json
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import make_record
 
 from minigo_core.data.gamefile import (
     GameFileError,
@@ -23,7 +22,7 @@ from minigo_core.game import features, go
 
 
 @pytest.mark.parametrize("board_size", [9, 19])
-def test_round_trip(tmp_path, board_size):
+def test_round_trip(tmp_path, board_size, make_record):
     record = make_record(board_size)
     url = str(tmp_path / "games" / "game00001.arrow")
     size = write_game(url, record)
@@ -44,7 +43,7 @@ def test_round_trip(tmp_path, board_size):
     assert [p.name for p in (tmp_path / "games").iterdir()] == ["game00001.arrow"]
 
 
-def test_large_visit_counts_round_trip(tmp_path):
+def test_large_visit_counts_round_trip(tmp_path, make_record):
     record = make_record()
     record.visits[0, 0] = 70000  # beyond uint16
     url = str(tmp_path / "g.arrow")
@@ -60,7 +59,7 @@ def test_move_encoding():
         decode_moves("jj", 9)
 
 
-def test_training_examples_rebuild_features(tmp_path):
+def test_training_examples_rebuild_features(tmp_path, make_record):
     record = make_record(9)
     url = str(tmp_path / "g.arrow")
     write_game(url, record)
@@ -112,7 +111,7 @@ def _bad_files(good: bytes) -> dict[str, bytes]:
     }
 
 
-def test_reader_rejects_bad_files_naming_them(tmp_path):
+def test_reader_rejects_bad_files_naming_them(tmp_path, make_record):
     good = game_bytes(make_record())
     for name, data in _bad_files(good).items():
         path = tmp_path / f"{name}.arrow"
@@ -125,7 +124,7 @@ def test_reader_rejects_bad_files_naming_them(tmp_path):
         read_game(str(tmp_path / "missing.arrow"))
 
 
-def test_reader_error_messages_say_what_is_wrong(tmp_path):
+def test_reader_error_messages_say_what_is_wrong(tmp_path, make_record):
     good = game_bytes(make_record())
     cases = {
         "empty": "empty",
@@ -142,7 +141,7 @@ def test_reader_error_messages_say_what_is_wrong(tmp_path):
             read_game(str(path))
 
 
-def test_write_through_fsspec_memory_filesystem():
+def test_write_through_fsspec_memory_filesystem(make_record):
     record = make_record()
     url = "memory://run/games/gen0000/game00000.arrow"
     write_game(url, record)

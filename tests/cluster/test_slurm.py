@@ -1,4 +1,4 @@
-"""The workflow with `--profile profiles/slurm` against a real two-node Slurm (tests/slurm_cluster.py).
+"""The workflow with `--profile profiles/slurm` against a real two-node Slurm (slurm_cluster.py).
 
 The cluster (the session fixture `cluster` of conftest.py) is started by the first Slurm test of a session
 and stopped at its end, so no other test pays for Slurm's client commands probing a controller. The run:
@@ -23,7 +23,7 @@ from minigo_core.base.config import load_config
 from minigo_core.data import layout
 from minigo_core.pipeline import plan as planning
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 

@@ -1,0 +1,54 @@
+"""The chaos driver's planning, without a run (`tools.chaos`): which kinds of process a config starts, the
+kill plan a seed draws over them, and how a process or a dry run is classified. The run itself (kill
+anything, rerun, same result) is tests/e2e/test_chaos_run.py.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from minigo_core.pipeline import workflow
+from tools.chaos.kills import kill_plan, kinds_of_dry_run, plannable_kinds
+from tools.chaos.processes import KINDS, classify
+from tools.chaos.runs import config_data
+
+REPO = Path(__file__).resolve().parents[2]
+KILLS, SEED = 3, 83  # plans selfplay (a job of 3 games), snakemake, train-rank (as test_chaos_run.py)
+REDUCED = ["generations=1", "selfplay.games=4", "evaluate.opponents=[gen0]"]
+
+
+def tiny(overrides=()):
+    return workflow.run_config(config_data(REPO / "config" / "tiny.yaml", list(overrides)))
+
+
+def test_the_plan_of_the_whole_tiny_config_spreads_8_kills_over_most_kinds():
+    kinds = plannable_kinds(tiny())
+    assert "selfplay" in kinds and "selfplay-single" not in kinds  # 4 games in jobs of 3: one job of K = 3
+    plan = kill_plan(kinds, 8, np.random.default_rng(23))
+    assert len(plan) == 8 and len(set(plan)) >= 5, plan
+    # in the order the pipeline starts them (Snakemake anywhere)
+    jobs = [k for k in plan if k != "snakemake"]
+    assert jobs == sorted(jobs, key=KINDS.index)
+    assert "train-rank-node2" in plannable_kinds(tiny(), slurm=True)
+    reduced = kill_plan(plannable_kinds(tiny(REDUCED)), KILLS, np.random.default_rng(SEED))
+    assert len(set(reduced)) == KILLS and "selfplay" in reduced, reduced
+
+
+def test_kinds_of_processes_and_of_a_dry_run():
+    selfplay = [sys.executable, "-m", "minigo_core.cli", "selfplay", "--game", "0", "--count", "3"]
+    assert classify(selfplay) == "selfplay"
+    assert classify(selfplay[:-1] + ["1"]) == "selfplay-single"
+    assert classify(["srun", "-n", "2", sys.executable, "-m", "minigo_core.cli", "train"]) == "train"
+    assert classify([sys.executable, "-m", "minigo_core.jobs.train", "--rank", "1"]) == "train-rank"
+    assert classify([sys.executable, "/x/snakemake", "--mode", "subprocess"]) == "snakemake-job"
+    assert classify(["bash", "-c", "minigo_core.cli"]) is None
+    dry_run = "rule selfplay:\n    wildcards: generation=0001, job=00001\nlocalrule ratings:\n    jobid: 3\n"
+    kinds, planned = kinds_of_dry_run(dry_run, [3, 1])
+    assert kinds == {"selfplay-single", "ratings", "snakemake"} and planned == "selfplay x1, ratings x1"
+    assert kinds_of_dry_run("Nothing to be done (all requested files are present).", [3, 1]) == (
+        set(),
+        "nothing",
+    )
