@@ -15,11 +15,17 @@ import numpy as np
 import yaml
 
 from minigo_core.data import compare as comparison
-from minigo_core.data import gamefile, shards, storage
+from minigo_core.data import gamefile, layout, shards, storage
 from minigo_core.nn import modelfile
 from tools.chaos.kills import Chaos, Kill
 from tools.chaos.processes import Proc
 from tools.chaos.runs import ROOT, Runner, nothing_left_to_do
+
+# The artifacts the checks open with the library's readers, as patterns relative to the run root (`layout`).
+MODEL_FILES = layout.model_path("", "*").lstrip("/")
+GAME_FILES = layout.game_path("", "*", "*").lstrip("/")
+SHARD_FILES = storage.join(layout.window_dir("", "*"), "shard*" + layout.GAME_SUFFIX).lstrip("/")
+MANIFESTS = layout.window_manifest_path("", "*").lstrip("/")
 
 
 def validate(path: Path, rel: str, manifest_sha: dict[str, str] | None = None) -> str | None:
@@ -27,11 +33,11 @@ def validate(path: Path, rel: str, manifest_sha: dict[str, str] | None = None) -
     from minigo_core.nn import model  # lazy: torch, only for the model files
 
     try:
-        if fnmatch.fnmatch(rel, "models/*.safetensors"):
+        if fnmatch.fnmatch(rel, MODEL_FILES):
             model.load_model(str(path), backend="torch")
-        elif fnmatch.fnmatch(rel, "games/*/*.arrow"):
+        elif fnmatch.fnmatch(rel, GAME_FILES):
             gamefile.read_game(str(path)).training_examples()
-        elif fnmatch.fnmatch(rel, "window/*/shard*.arrow"):
+        elif fnmatch.fnmatch(rel, SHARD_FILES):
             shard = shards.load_shard(str(path), (manifest_sha or {}).get(rel))
             shard.rows(0, shard.num_rows)
         elif rel.endswith(".jsonl"):
@@ -53,7 +59,7 @@ def validate(path: Path, rel: str, manifest_sha: dict[str, str] | None = None) -
 
 def manifest_checksums(root: Path) -> dict[str, str]:
     sums = {}
-    for manifest in root.glob("window/*/manifest.json"):
+    for manifest in root.glob(MANIFESTS):
         data = json.loads(manifest.read_text())
         for shard in data.get("shards", []):
             rel = (manifest.parent / shard["name"]).relative_to(root).as_posix()
@@ -130,7 +136,7 @@ def describe_difference(rel: str, a: Path, b: Path, ignored: frozenset[str] = fr
                 {"config": fb.config.to_dict(), "provenance": fb.provenance},
             )
             return f"{head}; weights differ in {tensors[:5] or 'none'}; other fields: {fields[:6] or 'none'}"
-        if fnmatch.fnmatch(rel, "games/*/*.arrow"):
+        if fnmatch.fnmatch(rel, GAME_FILES):
             ra, rb = gamefile.read_game(str(a)), gamefile.read_game(str(b))
             fields = _json_diff(ra.metadata, rb.metadata)
             same_rows = bool(
