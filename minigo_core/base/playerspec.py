@@ -4,13 +4,14 @@
     previous             the model of the generation before the one evaluated (generation G-1)
     gnugo:LEVEL          GNU Go at LEVEL 0..10, through GTP
     random               a uniformly random legal move (the floor of the rating scale)
+    uct:N                plain Monte-Carlo tree search, N random playouts per move (N >= 1; no network)
     gtp:COMMAND LINE     any GTP engine, e.g. `gtp:/usr/games/gnugo --mode gtp --level 5`
     PATH                 a model file anywhere (command line only)
 
 `PlayerSpec.parse` checks a spec; `slug` is its file-name form (`vs_gnugo-1.json`); `generation_at(g)` is
 the generation whose model it names when generation g is evaluated; `rating_name(g)` is its identity in
-results files and ratings (`gen0007`, `gnugo:1`, `random`). The run config allows the run-relative forms
-(`CONFIG_KINDS`): generations, previous, gnugo and random.
+results files and ratings (`gen0007`, `gnugo:1`, `random`, `uct:64`). The run config allows the
+run-relative forms and the reference players (`CONFIG_KINDS`): generations, previous, gnugo, random and uct.
 """
 
 from __future__ import annotations
@@ -20,9 +21,13 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-HELP = "gen0, previous, genN, gnugo:LEVEL (LEVEL 0..10), random, 'gtp:<command line>', or a model file"
-CONFIG_HELP = "gen0, previous, genN (N an integer), gnugo:LEVEL (LEVEL 0..10), or random"
-CONFIG_KINDS = ("generation", "previous", "gnugo", "random")
+HELP = (
+    "gen0, previous, genN, gnugo:LEVEL (LEVEL 0..10), random, uct:N (N playouts per move), "
+    "'gtp:<command line>', or a model file"
+)
+CONFIG_HELP = "gen0, previous, genN (N an integer), gnugo:LEVEL (LEVEL 0..10), random, or uct:N (N playouts)"
+CONFIG_KINDS = ("generation", "previous", "gnugo", "random", "uct")
+UCT_HELP = "uct:N with N a positive integer of playouts per move (e.g. uct:64)"
 MODEL_SUFFIXES = (".safetensors", ".pt")
 GNUGO_LEVELS = range(0, 11)
 
@@ -39,9 +44,10 @@ def generation_name(generation: int) -> str:
 @dataclass(frozen=True)
 class PlayerSpec:
     text: str
-    kind: str  # generation | previous | gnugo | random | gtp | file
+    kind: str  # generation | previous | gnugo | random | uct | gtp | file
     generation: int | None = None  # genN, or a model file named genNNNN.safetensors
     level: int | None = None  # gnugo:LEVEL
+    playouts: int | None = None  # uct:N
     command: tuple[str, ...] = field(default=())  # gtp:COMMAND LINE
 
     @classmethod
@@ -63,6 +69,11 @@ class PlayerSpec:
                     f"player spec {text!r}: GNU Go level must be an integer 0..10 (e.g. gnugo:1)"
                 )
             return cls(text, "gnugo", level=int(level))
+        if text.startswith("uct:"):
+            playouts = text[4:]
+            if not playouts.isascii() or not playouts.isdigit() or int(playouts) < 1:
+                raise PlayerSpecError(f"player spec {text!r}: use {UCT_HELP}")
+            return cls(f"uct:{int(playouts)}", "uct", playouts=int(playouts))
         if text.startswith("gtp:"):
             command = tuple(shlex.split(text[4:]))
             if not command:
@@ -84,17 +95,17 @@ class PlayerSpec:
 
     @property
     def slug(self) -> str:
-        """A file-name-safe form: `gnugo:1` -> `gnugo-1`; model specs stay as they are."""
-        return self.text.replace(":", "-") if self.kind in ("gnugo",) else self.text
+        """A file-name-safe form: `gnugo:1` -> `gnugo-1`, `uct:64` -> `uct-64`; model specs stay as given."""
+        return self.text.replace(":", "-") if self.kind in ("gnugo", "uct") else self.text
 
     @classmethod
     def from_slug(cls, slug: str) -> PlayerSpec:
         """Inverse of `slug` for the config's forms."""
-        return cls.parse(slug.replace("-", ":", 1) if slug.startswith("gnugo-") else slug)
+        return cls.parse(slug.replace("-", ":", 1) if slug.startswith(("gnugo-", "uct-")) else slug)
 
     def generation_at(self, generation: int | None) -> int | None:
         """The generation whose model this spec names when `generation` is evaluated (None: no model of the
-        run: GNU Go, random, a GTP engine; or `previous` at generation 0)."""
+        run: GNU Go, random, uct, a GTP engine; or `previous` at generation 0)."""
         if self.kind == "previous":
             return generation - 1 if generation is not None and generation >= 1 else None
         if self.kind == "generation":
@@ -115,6 +126,8 @@ class PlayerSpec:
             return None if other is None else generation_name(other)
         if self.kind == "gnugo":
             return f"gnugo:{self.level}"
+        if self.kind == "uct":
+            return f"uct:{self.playouts}"
         if self.kind == "file":
             if self.generation is not None:
                 return generation_name(self.generation)

@@ -66,7 +66,7 @@ def cli_main(argv: list[str]) -> int:
         "--opponent-model",
         dest="opponent",
         required=True,
-        help="gen0, previous, genN, gnugo:LEVEL, random, 'gtp:<cmd>', or a model file",
+        help="gen0, previous, genN, gnugo:LEVEL, random, uct:N, 'gtp:<cmd>', or a model file",
     )
     parser.add_argument("--player", default=None, help="default: the generation's model (same spec forms)")
     parser.add_argument("--out", required=True, help="results JSON: {root}/eval/genG/vs_<opponent>.json")

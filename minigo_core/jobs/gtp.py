@@ -15,8 +15,9 @@ from typing import IO
 
 from minigo_core.base.command import Command
 from minigo_core.base.config import load_config
+from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.search.gtp_engine import GTPEngine, build_model_engine
-from minigo_core.search.players import RandomPlayer
+from minigo_core.search.players import RandomPlayer, UCTPlayer
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +25,9 @@ log = logging.getLogger(__name__)
 def cli_main(argv: list[str]) -> int:
     cmd = Command("gtp", "A GTP engine playing a MiniGo model.")
     parser = cmd.parser
-    parser.add_argument("--model", required=True, help="model file (path or fsspec URL), or 'random'")
+    parser.add_argument(
+        "--model", required=True, help="model file (path or fsspec URL), 'random', or uct:N (N playouts)"
+    )
     parser.add_argument(
         "--readouts",
         type=int,
@@ -62,15 +65,17 @@ def serve_on_stdout(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     try:
-        if args.model == "random":
+        if args.model == "random" or args.model.startswith("uct:"):
             size = 9
             if args.config:
                 size = load_config(args.config).board_size
+            if args.model == "random":
+                player, name = RandomPlayer(), "MiniGo-random"
+            else:
+                spec = PlayerSpec.parse(args.model)  # PlayerSpecError: exit status 2, the accepted form named
+                player, name = UCTPlayer(spec.playouts), f"MiniGo-uct{spec.playouts}"
             engine = GTPEngine(
-                RandomPlayer(),
-                board_size=size,
-                komi=7.5 if args.komi is None else args.komi,
-                name="MiniGo-random",
+                player, board_size=size, komi=7.5 if args.komi is None else args.komi, name=name
             )
         else:
             readouts = args.readouts

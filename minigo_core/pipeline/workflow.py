@@ -84,5 +84,5 @@ def opponent_text(slug: str) -> str:
 
 
 def opponent_model_generation(slug: str, generation: int) -> int | None:
-    """The generation whose model file the opponent needs at `generation` (None: GNU Go, random)."""
+    """The generation whose model file the opponent needs at `generation` (None: GNU Go, random, uct:N)."""
     return PlayerSpec.from_slug(slug).generation_at(generation)

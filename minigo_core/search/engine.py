@@ -2,7 +2,8 @@
 
 The library holds the Go rules, the feature planes and symmetries, the PUCT and Gumbel searches and the
 scheduler that plays many games in one process, with the fused inference engine inside (no Python between
-readouts). Its C interface is `csrc/engine_capi.h`; `minigo_core.base.native` loads it.
+readouts), and the `uct:N` reference player's search (`uct_genmove`: UCT with random playouts, no network).
+Its C interface is `csrc/engine_capi.h`; `minigo_core.base.native` loads it.
 `MINIGO_ENGINE_LIB` may name another build of the library (tests of a work in progress).
 """
 
@@ -84,6 +85,7 @@ ENGINE_FUNCTIONS: dict[str, native.Signature] = {
     "mg_searcher_create": (_vp, [_vp, _SETTINGS_P, _I, _f64, _I64, _CP, _I]),
     "mg_searcher_search": (_I, [_vp, _I32P, _I, _I, _I, _I32P, _F32P, _F64P, ctypes.POINTER(_I)]),
     "mg_searcher_destroy": (None, [_vp]),
+    "mg_uct_genmove": (_i32, [_I, _f64, _I32P, _I, _I64, ctypes.c_uint64, _f64, _F64P, _I32P]),
 }
 
 
@@ -357,3 +359,42 @@ class Searcher:
                 raise ValueError(f"move {i + 1} ({int(arr[i])}) of the position is illegal")
             raise ValueError("the position is a finished game: nothing to search")
         return SearchOutcome(visits.astype(np.int64), policy, float(value.value), int(move.value))
+
+
+@dataclasses.dataclass(frozen=True)
+class UCTMove:
+    """What the `uct:N` search chose: the move (flat, pass = N*N), its win rate for the player to move, and
+    the root's visits per move (N*N + 1, pass last)."""
+
+    move: int
+    winrate: float
+    visits: np.ndarray
+
+
+def uct_genmove(
+    board_size: int, komi: float, moves: list[int], playouts: int, seed: int, exploration: float = 0.0
+) -> UCTMove:
+    """The `uct:N` reference player's move after `moves` (flat, pass = N*N) from the empty board: plain UCT
+    with `playouts` random playouts (csrc/uct.cpp), deterministic for the same arguments. `exploration`:
+    UCB1's constant (0: uct.cpp's default). ValueError for bad arguments, an illegal move, a finished game."""
+    n2 = int(board_size) ** 2
+    flat = np.ascontiguousarray(moves, dtype=np.int32)
+    visits = np.zeros(n2 + 1, dtype=np.int32)
+    winrate = _f64(0.0)
+    move = lib().mg_uct_genmove(
+        int(board_size),
+        float(komi),
+        _ptr(flat, ctypes.c_int32),
+        len(flat),
+        int(playouts),
+        int(seed) & (2**64 - 1),
+        float(exploration),
+        ctypes.byref(winrate),
+        _ptr(visits, ctypes.c_int32),
+    )
+    if move < 0:
+        raise ValueError(
+            f"uct search refused: board size {board_size}, {len(flat)} moves, {playouts} playouts (board "
+            "size 2..19, playouts >= 1, the moves legal from the empty board and the game not over)"
+        )
+    return UCTMove(int(move), float(winrate.value), visits)

@@ -1,4 +1,5 @@
-"""Players for matches and for the GTP engine: a model (MCTS), an outside GTP engine, uniformly random moves.
+"""Players for matches and for the GTP engine: a model (MCTS), an outside GTP engine, uniformly random moves,
+plain Monte-Carlo tree search (`uct:N`).
 
 A player is told the game's board size, komi and seed (`new_game`), asked for a move in a position whose
 `to_play` is its colour (`genmove` -> a move, `None` for pass, or `RESIGN`), and told each move its opponent
@@ -14,6 +15,9 @@ Player specs (command line and config `evaluate.opponents`):
 - `random` -- a uniformly random legal move: every legal point and pass (always legal) with equal
   probability. It fills its own eyes and passes about once per legal-move count; it is the floor of the
   rating scale, not a playout policy.
+- `uct:N` -- plain UCT with N random playouts per move and no network (`engine.uct_genmove`, the compiled
+  search of `csrc/uct.cpp`): the reference rungs between `random` and GNU Go; deterministic for the game's
+  seed and the position, it never resigns.
 - `gtp:<command line>` -- any GTP engine, for example `gtp:/usr/games/gnugo --mode gtp --level 5`
 - anything else -- a path or URL of a model file
 """
@@ -47,11 +51,12 @@ class ResolvedPlayer:
     """A player spec resolved for one match: `name` is the player's identity in results files and ratings."""
 
     spec: str
-    kind: str  # model | gnugo | random | gtp
+    kind: str  # model | gnugo | random | uct | gtp
     name: str
     url: str | None = None
     generation: int | None = None
     level: int | None = None
+    playouts: int | None = None
     argv: tuple[str, ...] = ()
 
     def describe(self) -> dict:
@@ -62,6 +67,8 @@ class ResolvedPlayer:
             out["generation"] = self.generation
         if self.level is not None:
             out["level"] = self.level
+        if self.playouts is not None:
+            out["playouts"] = self.playouts
         if self.argv:
             out["argv"] = list(self.argv)
         return out
@@ -92,6 +99,8 @@ def resolve_spec(
         return ResolvedPlayer(spec.text, "gnugo", spec.rating_name(), level=spec.level, argv=tuple(argv))
     if spec.kind == "random":
         return ResolvedPlayer(spec.text, "random", "random")
+    if spec.kind == "uct":
+        return ResolvedPlayer(spec.text, "uct", spec.rating_name(), playouts=spec.playouts)
     if spec.kind == "gtp":
         return ResolvedPlayer(spec.text, "gtp", spec.text, argv=spec.command)
     # A model file. Inside a run's models/ folder it keeps its generation name, so ratings join up.
@@ -151,6 +160,47 @@ class RandomPlayer(Player):
     def genmove(self, position: go.Position) -> coords.Move | str:
         legal = np.flatnonzero(position.all_legal_moves())
         return coords.from_flat(int(self._rng.choice(legal)), position.board_size)
+
+
+class UCTPlayer(Player):
+    """`uct:N`: plain UCT with `playouts` random playouts per move, no network (`engine.uct_genmove`).
+
+    Each move is searched from scratch on the position replayed from the empty board (`position.recent`),
+    seeded by the game's seed and the number of moves played, so a game is reproducible move by move. It
+    never resigns; it passes when the search's most visited move is the pass."""
+
+    def __init__(self, playouts: int, name: str | None = None, exploration: float = 0.0) -> None:
+        if int(playouts) < 1:
+            raise PlayerError(f"uct player needs at least one playout per move, got {playouts}")
+        self.playouts = int(playouts)
+        self.exploration = float(exploration)
+        self.name = name or f"uct:{self.playouts}"
+        self._seed = 0
+        self.last_winrate: float | None = None
+
+    def new_game(self, board_size: int, komi: float, seed: int) -> None:
+        self._seed = int(seed)
+        self.last_winrate = None
+
+    def genmove(self, position: go.Position) -> coords.Move | str:
+        n = position.board_size
+        if position.is_game_over():
+            return None  # nothing left to search (a GTP controller may still ask)
+        if position.n != len(position.recent):
+            raise PlayerError(f"{self.name} plays only positions reached by moves from the empty board")
+        moves = [n * n if m is None else coords.to_flat(m, n) for m in position.recent]
+        try:
+            chosen = engine.uct_genmove(n, position.komi, moves, self.playouts, self._seed, self.exploration)
+        except ValueError as exc:
+            raise PlayerError(f"{self.name}: {exc}") from None
+        self.last_winrate = chosen.winrate
+        return coords.from_flat(chosen.move, n)
+
+    def info(self) -> dict:
+        out: dict[str, Any] = {"playouts": self.playouts}
+        if self.exploration > 0:
+            out["exploration"] = self.exploration  # else uct.cpp's kUctExploration
+        return out
 
 
 class GTPPlayer(Player):
@@ -364,6 +414,9 @@ def make_player(
     compiled or python (default: compiled on the dsp backend, see `ModelPlayer`)."""
     if spec.kind == "random":
         return RandomPlayer(spec.name)
+    if spec.kind == "uct":
+        assert spec.playouts is not None
+        return UCTPlayer(spec.playouts, spec.name)
     if spec.kind in ("gnugo", "gtp"):
         return GTPPlayer(spec.argv, spec.name, timeout=gtp_timeout)
 

@@ -125,7 +125,7 @@ void Board::legal_mask(uint8_t* out) const {
 
 void Board::play(int p) {
   // history: the current board becomes history[0] (a pass pushes it too, as Position.play_move does)
-  {
+  if (keep_history) {
     int keep = history_len < kHistory ? history_len : kHistory - 1;
     for (int i = keep; i > 0; --i) std::memcpy(history[i], history[i - 1], static_cast<size_t>(n2));
     std::memcpy(history[0], color, static_cast<size_t>(n2));

@@ -41,6 +41,9 @@ struct Board {
   int16_t next_stone[kMaxPoints];
   int16_t libs[kMaxPoints];
   int16_t size[kMaxPoints];
+  // false: play() leaves `history` as it is (the uct:N player's playouts, which read no feature planes, set
+  // it on their copy of the board; a reset does not change it)
+  bool keep_history = true;
 
   void reset(int board_size, double komi_);
   // legality for the side to move (p == n2: pass, always legal; p out of range: false)

@@ -9,6 +9,7 @@
 //   mg_selfplay_game_info / _moves / _rows / _release: a finished game's record, then its memory back
 //   mg_selfplay_stats(handle, out): timings and counts
 //   mg_searcher_*: one search of one position (tests against mcts.py, players)
+//   mg_uct_genmove: the `uct:N` reference player's move (plain UCT with random playouts, no network)
 #pragma once
 
 #include <cstddef>
@@ -73,5 +74,15 @@ MG_API void* mg_searcher_create(const void* net, const MgEngineSettings* s, int 
 MG_API int mg_searcher_search(void* handle, const int32_t* moves, int nmoves, int full_search, int noise,
                               int32_t* visits, float* policy, double* root_value, int* move);
 MG_API void mg_searcher_destroy(void* handle);
+
+// ---- the `uct:N` reference player (uct.cpp): Monte-Carlo tree search with random playouts, no network ----
+// The move for the player to move after `moves` (flat, pass = N*N) from the empty N x N board: `playouts`
+// playouts (>= 1), UCB1 with exploration constant `exploration` (<= 0: the default, uct.cpp's
+// kUctExploration), the root's most visited move. Deterministic for (moves, komi, playouts, seed,
+// exploration). out_winrate (may be null): the chosen move's win rate for the player to move;
+// out_visits (may be null, N*N + 1 entries): the root's visits per move. Returns the move (flat, N*N = pass),
+// or -1 on bad arguments, an illegal move in `moves`, or a finished game. Never resigns.
+MG_API int32_t mg_uct_genmove(int N, double komi, const int32_t* moves, int n_moves, int64_t playouts,
+                              uint64_t seed, double exploration, double* out_winrate, int32_t* out_visits);
 
 }  // extern "C"
