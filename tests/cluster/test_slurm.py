@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from minigo_core.base.config import load_config
-from minigo_core.data import layout
+from minigo_core.data import layout, schedule
 from minigo_core.pipeline import plan as planning
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,7 +51,7 @@ def slurm_run(cluster, tmp_path_factory):
 
 def test_slurm_run_submits_every_job_to_slurm(slurm_run):
     cfg, text = slurm_run
-    jobs = planning.selfplay_job_count(cfg)
+    jobs = schedule.selfplay_job_count(cfg)
     assert jobs == 2  # 4 games in jobs of 3 (config/tiny.yaml)
     for rule in ("bootstrap", "selfplay", "games_complete", "window", "train", "evaluate"):
         assert f"rule_{rule}/" in text, f"rule {rule} was not submitted to Slurm"
@@ -74,7 +74,7 @@ def test_slurm_run_artifacts_validate(slurm_run):
     metrics = [json.loads(line) for line in Path(layout.train_metrics_path(root, 1)).read_text().splitlines()]
     assert metrics[0]["ranks"] == 2 and metrics[-1]["event"] == "end"
     assert sorted(metrics[0]["nodes"]) == ["node1", "node2"], metrics[0]  # the 2 ranks ran on 2 nodes
-    for spec in planning.evaluation_specs(cfg, 1):
+    for spec in schedule.evaluation_specs(cfg, 1):
         assert read_match(layout.eval_path(root, 1, spec.slug)).games == cfg.evaluate.games
     assert Path(layout.ratings_path(root)).exists()
     assert Path(layout.summary_path(root, layout.STATUS_FILE)).exists()

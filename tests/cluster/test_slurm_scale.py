@@ -27,8 +27,7 @@ import pytest
 import yaml
 
 from minigo_core.base.config import load_config
-from minigo_core.data import gamefile, layout
-from minigo_core.pipeline import plan as planning
+from minigo_core.data import gamefile, layout, schedule
 
 REPO = Path(__file__).resolve().parents[2]
 GAMES, PER_JOB = 512, 32
@@ -89,7 +88,7 @@ def test_512_games_in_16_slurm_jobs_every_game_valid_and_recorded(undisturbed):
     workdir, config, text, seconds = undisturbed
     cfg = load_config(str(config))
     root = str(workdir / "run")
-    jobs = planning.selfplay_job_count(cfg)
+    jobs = schedule.selfplay_job_count(cfg)
     assert jobs == GAMES // PER_JOB == 16
     slurm_jobs = len(set(re.findall(r"submitted with SLURM jobid (\d+)", text)))
     print(
