@@ -24,6 +24,7 @@ COMMANDS = {
         "minigo_core.jobs.ratings",
         "Bradley-Terry Elo over a run's evaluation games; time to target",
     ),
+    "ladder": ("minigo_core.jobs.ladder", "the fixed Elo ladder: calibrate, show, rate a player"),
     "status": ("minigo_core.jobs.status", "one line per generation of a run, from its files alone"),
     "games-complete": (
         "minigo_core.jobs.games_complete",

@@ -86,6 +86,11 @@ class GTPClient:
         assert self._proc.stdout is not None
         self._selector.register(self._proc.stdout, selectors.EVENT_READ)
 
+    @property
+    def pid(self) -> int:
+        """The engine's process id (its CPU time is in /proc/PID/stat while it runs)."""
+        return self._proc.pid
+
     def send(self, command: str, timeout: float | None = None) -> str:
         """Send one command; return the response text (`= ` stripped; multi-line answers keep newlines)."""
         return self.send_many([command], timeout)[0]

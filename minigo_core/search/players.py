@@ -235,6 +235,8 @@ class GTPPlayer(Player):
         self._send(f"boardsize {board_size}")
         self._send("clear_board")
         self._send(f"komi {komi:g}")
+        if "set_random_seed" in self.commands:  # GNU Go: the game's seed makes its play reproducible
+            self._send(f"set_random_seed {int(seed) % 2**31}")
 
     def genmove(self, position: go.Position) -> coords.Move | str:
         colour = "b" if position.to_play == go.BLACK else "w"

@@ -1,0 +1,155 @@
+"""`minigo ladder`: the fixed Elo ladder of a board size: calibrate it, show it, rate a player on it.
+
+    minigo ladder calibrate --board-size 9 [--rungs random,uct:2,...] [--games-per-pair G] [--jobs J]
+                            [--seed S] [--extend | --fit-only] [--out-dir config/ladder]
+    minigo ladder show --board-size 9 [--json]
+    minigo ladder rate SPEC --board-size 9 [--config C] [--start-elo E] [--out JSON]
+
+The calibration is `minigo_core.report.calibration`; the rating walk `minigo_core.report.ladder_rate`; the
+table and the fits `minigo_core.report.ladder`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+
+from minigo_core.base.command import Command, UsageError
+from minigo_core.base.config import RunConfig, load_config
+from minigo_core.data import storage
+from minigo_core.report import calibration as cal
+from minigo_core.report import ladder_rate
+from minigo_core.report.ladder import CGOS_ANCHOR, CGOS_ANCHOR_ELO, LadderError
+from minigo_core.search import match
+from minigo_core.search.players import PlayerError, SearchSettings, resolve_spec
+
+log = logging.getLogger(__name__)
+
+
+def calibrate(args: argparse.Namespace) -> None:
+    cfg = load_config(args.config) if args.config else RunConfig()
+    keys = ("rungs", "games_per_pair", "reach", "seed", "komi")
+    options = {k: getattr(args, k) for k in keys} | {"ladder_dir": args.out_dir}
+    try:
+        plan = cal.plan_from_options(args.board_size, cfg, options, args.extend)
+    except LadderError as exc:
+        raise UsageError(str(exc)) from None
+    log.info(
+        "%d rungs, %d pairs of %d games: %s",
+        len(plan.rungs),
+        len(plan.pairs()),
+        plan.games_per_pair,
+        plan.pair_dir,
+    )
+    ladder, played = cal.calibrate(
+        plan,
+        anchor=args.anchor,
+        anchor_elo=args.anchor_elo,
+        command=["minigo", "ladder", *args.argv],
+        jobs=args.jobs,
+        max_new_games=args.max_new_games,
+        fit_only=args.fit_only,
+        log=log.info,
+        progress=args.verbose,
+    )
+    if ladder is None:
+        print(f"{played} new game(s); some pairs still miss games: run the same command again to go on")
+        return
+    print(cal.format_table(ladder))
+    print(f"\nwritten {plan.ladder_file} ({played} new game(s))")
+
+
+def show(args: argparse.Namespace) -> None:
+    try:
+        ladder = cal.read_ladder_at(args.board_size, args.ladder_dir)
+    except LadderError as exc:
+        raise UsageError(str(exc)) from None
+    print(json.dumps(ladder.to_json(), indent=1) if args.json else cal.format_table(ladder))
+
+
+def rate(args: argparse.Namespace) -> None:
+    cfg = load_config(args.config) if args.config else None
+    if cfg is not None and cfg.board_size != args.board_size:
+        raise UsageError(f"{args.config}: board_size is {cfg.board_size}, not --board-size {args.board_size}")
+    for name in ("target_half_width", "max_games", "batch"):
+        if getattr(args, name) <= 0:
+            raise UsageError(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
+    try:
+        gnugo = cfg.evaluate.gnugo if cfg else None
+        resolved = resolve_spec(args.spec, cfg.root if cfg else None, None, gnugo)
+        ladder = cal.read_ladder_at(args.board_size, args.ladder_dir)
+    except (LadderError, PlayerError) as exc:
+        raise UsageError(str(exc)) from None
+    if resolved.kind == "model" and cfg is None:
+        raise UsageError(f"rating the model {args.spec!r} needs --config (its search: evaluate.readouts)")
+    komi = float(ladder.provenance.get("komi", cfg.komi if cfg else RunConfig().komi))
+    if cfg is not None and cfg.komi != komi:
+        log.warning(
+            "the ladder was calibrated at komi %g; rating at %g, not the config's %g", komi, komi, cfg.komi
+        )
+    result = ladder_rate.rate_player(
+        resolved,
+        ladder,
+        komi=komi,
+        search=match.search_settings(cfg) if cfg else SearchSettings(),
+        seed=args.seed,
+        start_elo=args.start_elo,
+        target_half_width=args.target_half_width,
+        max_games=args.max_games,
+        batch=args.batch,
+        run_cfg=cfg,
+        backend=cfg.model.backend if cfg else "dsp",
+        threads=cfg.selfplay.threads if cfg else 1,
+        gnugo=gnugo,
+        log=log.info,
+    )
+    result["command"] = ["minigo", "ladder", *args.argv]
+    if args.out:
+        storage.write_text(args.out, json.dumps(result, indent=1) + "\n")
+    print(ladder_rate.rating_line(result))
+
+
+def _add_subcommands(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", required=True, metavar="{calibrate,show,rate}")
+    c = sub.add_parser("calibrate", help="play the calibration matches (resumable) and fit the ladder")
+    c.add_argument(
+        "--rungs", default=None, help="comma-separated player specs, weakest first (default: built in)"
+    )
+    c.add_argument("--games-per-pair", type=int, default=None, help="games per pair (9x9: 100, 5x5: 40)")
+    c.add_argument("--reach", type=int, default=None, help="each rung plays the next R above it (default 2)")
+    c.add_argument("--seed", type=int, default=None, help=f"calibration seed (default {cal.DEFAULT_SEED})")
+    c.add_argument("--komi", type=float, default=None, help="default: the config's komi (7.5)")
+    c.add_argument("--config", default=None, help="run config: komi and the GNU Go path")
+    c.add_argument("--jobs", type=int, default=1, help="pairs played at once, one process each")
+    c.add_argument("--max-new-games", type=int, default=None, help="at most this many new games per pair now")
+    c.add_argument("--anchor", default=CGOS_ANCHOR, help=f"the rung held fixed (default {CGOS_ANCHOR})")
+    c.add_argument("--anchor-elo", type=float, default=CGOS_ANCHOR_ELO, help="its rating (default 1800)")
+    c.add_argument("--out-dir", default=None, help="ladder folder (default: the repository's config/ladder)")
+    mode = c.add_mutually_exclusive_group()
+    mode.add_argument("--extend", action="store_true", help="add rungs or games to a stored calibration")
+    mode.add_argument("--fit-only", action="store_true", help="refit from the stored games, play nothing")
+    s = sub.add_parser("show", help="the table: rung, Elo, 95%% interval, games")
+    s.add_argument("--json", action="store_true", help="exactly the ladder file's JSON")
+    r = sub.add_parser("rate", help="rate a player (any player spec) against the rungs around it")
+    r.add_argument("spec", help="a model file, genN (with --config), gnugo:L, uct:N, random, 'gtp:<cmd>'")
+    r.add_argument("--config", default=None, help="run config: a model's search (evaluate.readouts)")
+    r.add_argument("--start-elo", type=float, default=None, help="where to start (the previous rating)")
+    r.add_argument("--target-half-width", type=float, default=100.0, help="stop at a 95%% interval of +-this")
+    r.add_argument("--max-games", type=int, default=400, help="game budget (default 400)")
+    r.add_argument("--batch", type=int, default=ladder_rate.DEFAULT_BATCH, help="games per step (default 4)")
+    r.add_argument("--seed", type=int, default=1, help="match seed (default 1)")
+    r.add_argument("--out", default=None, help="write the rating as JSON here")
+    for p in (c, s, r):
+        p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="more output")
+        p.add_argument("--board-size", type=int, required=True, help="the ladder's board size (9, 5, ...)")
+        p.set_defaults(func={c: calibrate, s: show, r: rate}[p])
+    for p in (s, r):
+        p.add_argument("--ladder-dir", default=None, help="ladder folder (default: config/ladder)")
+
+
+def cli_main(argv: list[str]) -> int:
+    cmd = Command("ladder", __doc__.split("\n\n")[0], errors=(PlayerError, LadderError, OSError))
+    _add_subcommands(cmd.parser)
+    cmd.parser.set_defaults(argv=list(argv))
+    return cmd.run(argv, lambda args: args.func(args))

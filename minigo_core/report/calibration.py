@@ -1,0 +1,517 @@
+"""The ladder's calibration: matches between neighbouring rungs, stored game by game, then one fit.
+
+`minigo ladder calibrate` (and `--extend`, `--fit-only`) is `calibrate` here. A calibration is a `Plan`:
+the board size, komi, the rungs from weakest to strongest (player specs: `random`, `uct:N`, `gnugo:L`,
+`gtp:...`), G games per pair, the pairs (every rung against the next `reach` rungs above it: neighbours and
+jumps of two by default), and one calibration seed. Each pair (lower rung a, upper rung b) is a match of G
+games, a taking Black in even-numbered games, seeded as `minigo evaluate` seeds a match
+(`search.match.match_seed(seed, None, a, b)`, then `game_seeds(match seed, game index)`), so game i of a
+pair is the same game however and whenever it is played.
+
+Each pair's games are kept in `{ladder_dir}/{N}x{N}/{a}_vs_{b}.json`, rewritten atomically after every game
+(only what the fit needs and the record of the game: its index, seeds, who had Black, a's score, the result
+string, the move count, how it ended, CPU seconds; no moves, so the repository stays small). A killed
+calibration keeps every finished game and a rerun plays only the missing ones. After the matches, one
+`ladder.calibrate_fit` over every stored game between the plan's rungs, anchored (GNU Go level 10 = 1800),
+is written with `ladder.write_ladder` to `{ladder_dir}/{N}x{N}.json` with its provenance (the command, seed,
+rungs, pairs, games per pair, komi, CPU model, date, the CPU seconds of every stored game, versions).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, replace
+from multiprocessing import get_context
+from pathlib import Path
+
+import minigo_core
+from minigo_core.base.config import RunConfig
+from minigo_core.data import storage
+from minigo_core.report.ladder import (
+    LADDER_DIR,
+    REPO,
+    Ladder,
+    LadderError,
+    calibrate_fit,
+    load_ladder,
+    read_ladder,
+    write_ladder,
+)
+from minigo_core.search.match import game_seeds, match_seed, play_game
+from minigo_core.search.players import Player, PlayerError, SearchSettings, make_player, resolve_spec
+
+PAIR_FORMAT = "minigo-ladder-pair"
+PAIR_FORMAT_VERSION = 1
+RUNG_KINDS = ("random", "uct", "gnugo", "gtp")
+# The default rungs, weakest first. 9x9: probes of 10 games a match, komi 7.5, on an AMD EPYC (2 cores, one
+# niced process; uct:N runs ~70,000 playouts/s averaged over a game), GNU Go 3.8; the lower rung's score:
+#   uct:1024 vs gnugo:1 0/10, uct:4096 vs gnugo:1 0/10, uct:16384 vs gnugo:1 2/10 (about -210 Elo): plain
+#   UCT meets GNU Go level 1 at about 32k-64k playouts, so the uct:N series doubles from uct:2 to uct:32768;
+#   gnugo:1 vs 3 5/10, 3 vs 4 3/10, 4 vs 5 7/10, 3 vs 5 2/10, 1 vs 5 2/10, 5 vs 8 4/10, 8 vs 10 4/10,
+#   5 vs 10 5/10, 1 vs 10 2/10: two plateaus, levels 1-3 and 4-10, ~150-250 Elo apart (10-game matches
+#   cannot resolve 50 Elo), so levels 1, 4, 6, 8, 10 (2, 3, 5, 7, 9 add cost, not resolution).
+# Cost per game (CPU s): uct:N ~0.00074 N per side, GNU Go 0.3-0.8 (levels 1-3), ~1 (4-6), 2-3.5 (8-10).
+_UCT_9X9 = tuple(2**k for k in range(1, 16))  # uct:2 .. uct:32768
+DEFAULT_RUNGS: dict[int, tuple[str, ...]] = {
+    9: ("random", *(f"uct:{n}" for n in _UCT_9X9), *(f"gnugo:{level}" for level in (1, 4, 6, 8, 10))),
+    5: ("random", "uct:4", "uct:16", "uct:64", "uct:256", "uct:1024", "gnugo:1", "gnugo:5", "gnugo:10"),
+}
+DEFAULT_GAMES_PER_PAIR = {9: 100, 5: 60}
+DEFAULT_SEED = 1
+DEFAULT_REACH = 2  # each rung plays the next two above it: neighbours and jumps of two
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a calibration plays: rungs (weakest first, rating names), games per pair, seed, where."""
+
+    board_size: int
+    komi: float
+    rungs: tuple[str, ...]
+    games_per_pair: int
+    seed: int
+    reach: int = DEFAULT_REACH
+    ladder_dir: str = str(REPO / LADDER_DIR)
+    gnugo: str | None = None
+
+    @property
+    def pair_dir(self) -> str:
+        return storage.join(self.ladder_dir, f"{self.board_size}x{self.board_size}")
+
+    @property
+    def ladder_file(self) -> str:
+        return storage.join(self.ladder_dir, f"{self.board_size}x{self.board_size}.json")
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """(lower, upper): each rung against the next `reach` rungs above it, neighbours first."""
+        r = self.rungs
+        return [(r[i], r[i + k]) for k in range(1, self.reach + 1) for i in range(len(r) - k)]
+
+    def pair_file(self, lower: str, upper: str) -> str:
+        return storage.join(self.pair_dir, f"{_slug(lower)}_vs_{_slug(upper)}.json")
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.+-]+", "_", name.replace(":", "-")).strip("_")
+
+
+def rung_names(specs: list[str], gnugo: str | None = None) -> tuple[str, ...]:
+    """The rungs' rating names (`uct:064` -> `uct:64`); reference players only (LadderError otherwise)."""
+    names = []
+    for text in specs:
+        try:
+            resolved = resolve_spec(text, gnugo_path=gnugo)
+        except PlayerError as exc:
+            raise LadderError(f"rung {text!r}: {exc}") from None
+        if resolved.kind not in RUNG_KINDS:
+            raise LadderError(
+                f"rung {text!r}: a ladder rung is a reference player (random, uct:N, gnugo:L or "
+                "'gtp:<command>'), not a model"
+            )
+        names.append(resolved.name)
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise LadderError(f"rung(s) listed twice: {', '.join(duplicates)}")
+    if len(names) < 2:
+        raise LadderError(f"a ladder needs at least two rungs, got {', '.join(names) or 'none'}")
+    return tuple(names)
+
+
+# ------------------------------------------------------------------------------------------ pair files
+
+
+def read_pair(path: str) -> dict | None:
+    """A pair's results file, or None when there is none yet; LadderError names a damaged one."""
+    if not storage.exists(path):
+        return None
+    try:
+        data = json.loads(storage.read_bytes(path))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise LadderError(f"{path}: not a ladder pair file ({exc}); delete it to replay the pair") from None
+    if (
+        not isinstance(data, dict)
+        or data.get("format") != PAIR_FORMAT
+        or not isinstance(data.get("games"), list)
+    ):
+        raise LadderError(f"{path}: not a {PAIR_FORMAT} file; delete it to replay the pair")
+    return data
+
+
+def _check_pair(path: str, data: dict, plan: Plan, lower: str, upper: str, playing: bool) -> None:
+    want = {"board_size": plan.board_size, "komi": plan.komi, "player": lower, "opponent": upper}
+    if playing:
+        want["calibration_seed"] = plan.seed
+    for key, value in want.items():
+        if data.get(key) != value:
+            raise LadderError(
+                f"{path}: {key} is {data.get(key)!r}, this calibration has {value!r}; use the same "
+                f"settings (--seed, --komi), another --out-dir, or delete the file to replay the pair"
+            )
+
+
+def _new_pair(plan: Plan, lower: str, upper: str) -> dict:
+    return {
+        "format": PAIR_FORMAT,
+        "format_version": PAIR_FORMAT_VERSION,
+        "board_size": plan.board_size,
+        "komi": plan.komi,
+        "player": lower,
+        "opponent": upper,
+        "calibration_seed": plan.seed,
+        "seed": match_seed(plan.seed, None, lower, upper),
+        "games": [],
+    }
+
+
+def _engine_cpu(players: list[Player]) -> float:
+    """CPU seconds of the players' outside engines (GNU Go) so far, from /proc (0 where unreadable)."""
+    total = 0.0
+    for p in players:
+        pid = getattr(getattr(p, "client", None), "pid", None)
+        if pid is None:
+            continue
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+def _game_entry(index: int, lower: str, seeds: tuple[int, int], record: dict, cpu: float) -> dict:
+    black = record["black_name"]
+    colour = record["winner_colour"]
+    score = 0.5 if colour == "draw" else float((colour == "black") == (black == lower))
+    return {
+        "index": index,
+        "seeds": list(seeds),
+        "black": black,
+        "score": score,  # the lower rung's (the file's "player")
+        "result": record["result"],
+        "moves": record["moves"],
+        "ended_by": record["ended_by"],
+        "cpu_seconds": round(cpu, 3),
+    }
+
+
+def play_pair(
+    plan: Plan, lower: str, upper: str, max_new_games: int | None = None, progress: bool = False
+) -> int:
+    """Play the pair's missing games (at most `max_new_games`), saving after each (a line on stderr each
+    with `progress`); returns the games played."""
+    path = plan.pair_file(lower, upper)
+    data = read_pair(path) or _new_pair(plan, lower, upper)
+    _check_pair(path, data, plan, lower, upper, playing=True)
+    have = {g["index"] for g in data["games"]}
+    todo = [i for i in range(plan.games_per_pair) if i not in have]
+    todo = todo if max_new_games is None else todo[: max(0, max_new_games)]
+    if not todo:
+        return 0
+    search = SearchSettings(readouts=1)
+    players = []
+    try:
+        for name in (lower, upper):
+            players.append(make_player(resolve_spec(name, gnugo_path=plan.gnugo), search))
+        for i in todo:
+            black, white = players if i % 2 == 0 else players[::-1]
+            seeds = game_seeds(data["seed"], i)
+            cpu0 = time.process_time() + _engine_cpu(players)
+            game = play_game(black, white, plan.board_size, plan.komi, seeds)
+            cpu = time.process_time() + _engine_cpu(players) - cpu0
+            record = {**game, "black_name": black.name, "moves": len(game["moves"])}
+            data["games"] = sorted([*data["games"], _game_entry(i, lower, seeds, record, cpu)], key=_index)
+            storage.write_text(path, pair_text(data))
+            if progress:
+                print(
+                    f"{lower} vs {upper}: game {i + 1}/{plan.games_per_pair}: {black.name} (B) "
+                    f"{game['result']}, {record['moves']} moves, {cpu:.1f} CPU s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    finally:
+        for p in players:
+            p.close()
+    return len(todo)
+
+
+def pair_text(data: dict) -> str:
+    """A pair file's text: the settings one per line, then one line per game (small, diff-friendly)."""
+    head = [f" {json.dumps(k)}: {json.dumps(v)}" for k, v in data.items() if k != "games"]
+    games = [f"  {json.dumps(g, separators=(',', ':'))}" for g in data["games"]]
+    return "{\n" + ",\n".join([*head, ' "games": [\n' + ",\n".join(games) + "\n ]"]) + "\n}\n"
+
+
+def _index(game: dict) -> int:
+    return int(game["index"])
+
+
+def stored_games(plan: Plan) -> tuple[list[tuple[str, str, float]], float]:
+    """Every stored game between two of the plan's rungs as (lower, upper, lower's score), and their CPU
+    seconds; pair files of other rungs in the folder are left out."""
+    rungs = set(plan.rungs)
+    triples: list[tuple[str, str, float]] = []
+    cpu = 0.0
+    for path in storage.list_files(plan.pair_dir, ".json"):
+        data = read_pair(path)
+        assert data is not None
+        if data.get("player") not in rungs or data.get("opponent") not in rungs:
+            continue
+        _check_pair(path, data, plan, data["player"], data["opponent"], playing=False)
+        for g in data["games"]:
+            triples.append((data["player"], data["opponent"], float(g["score"])))
+            cpu += float(g.get("cpu_seconds", 0.0))
+    return triples, cpu
+
+
+# ------------------------------------------------------------------------------------------- the driver
+
+
+def settle_plan(plan: Plan, given: set[str], extend: bool) -> Plan:
+    """The plan to run against what `plan.ladder_file` already holds. Settings not `given` on the command
+    line are taken from the stored calibration; given ones must match it, or with `extend` only add to it
+    (more rungs, more games per pair), else a LadderError says what to do."""
+    if not storage.exists(plan.ladder_file):
+        return plan
+    stored = load_ladder(plan.ladder_file).provenance
+    keys = {
+        "rungs": "--rungs",
+        "games_per_pair": "--games-per-pair",
+        "seed": "--seed",
+        "komi": "--komi",
+        "reach": "--reach",
+    }
+    if not all(k in stored for k in keys):
+        return plan  # written by hand or by another tool: nothing to keep to
+    old = {k: tuple(stored[k]) if k == "rungs" else stored[k] for k in keys}
+    plan = replace(plan, **{k: v for k, v in old.items() if keys[k] not in given})
+    for key, option in keys.items():
+        mine, theirs = getattr(plan, key), old[key]
+        if mine == theirs:
+            continue
+        grows = (
+            key == "rungs"
+            and set(theirs) <= set(mine)
+            or key in ("games_per_pair", "reach")
+            and mine > theirs
+        )
+        if not (extend and grows):
+            how = "add rungs or games with --extend" if grows else f"keep {option} {_show(theirs)}"
+            raise LadderError(
+                f"{plan.ladder_file} was calibrated with {option} {_show(theirs)}, not {_show(mine)}; {how}, "
+                "refit with --fit-only, or calibrate into another --out-dir"
+            )
+    return plan
+
+
+def _show(value: object) -> str:
+    return ",".join(value) if isinstance(value, tuple) else str(value)
+
+
+def play_all(
+    plan: Plan,
+    jobs: int = 1,
+    max_new_games: int | None = None,
+    log: Callable[[str], None] | None = None,
+    progress: bool = False,
+) -> int:
+    """Play every pair's missing games (at most `max_new_games` per pair), `jobs` pairs at once in separate
+    processes; returns the games played. A pair that fails stops the calibration (finished games kept)."""
+    log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+    pairs = plan.pairs()
+    played = 0
+    if jobs <= 1:
+        for lower, upper in pairs:
+            n = play_pair(plan, lower, upper, max_new_games, progress)
+            played += n
+            log(f"{lower} vs {upper}: {n} new game(s)")
+        return played
+    pairs.sort(key=lambda pair: -sum(map(_cost, pair)))  # the longest first, so the workers end together
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+        futures = {
+            pool.submit(play_pair, plan, lo, up, max_new_games, progress): (lo, up) for lo, up in pairs
+        }
+        for future in as_completed(futures):
+            n = future.result()
+            played += n
+            log(f"{futures[future][0]} vs {futures[future][1]}: {n} new game(s)")
+    return played
+
+
+def _cost(name: str) -> float:
+    """A rough CPU cost of a rung's moves in a game, in uct playouts (GNU Go: about uct:2000's)."""
+    return float(name[4:]) if name.startswith("uct:") else 0.0 if name == "random" else 2000.0
+
+
+def cpu_model() -> str:
+    """The CPU's model name (`lscpu`'s "Model name", else /proc/cpuinfo's "model name")."""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10, check=False).stdout
+        for line in out.splitlines():
+            if line.startswith("Model name:"):
+                return line.split(":", 1)[1].strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def _versions(plan: Plan) -> dict:
+    out: dict = {"minigo": minigo_core.__version__, "python": sys.version.split()[0]}
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
+        if commit.returncode == 0:
+            out["commit"] = commit.stdout.strip()
+            changed = subprocess.run(
+                ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+            )
+            out["uncommitted_changes"] = bool(changed.stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    if any(r.startswith("gnugo:") for r in plan.rungs):
+        try:
+            argv = resolve_spec("gnugo:1", gnugo_path=plan.gnugo).argv
+            text = subprocess.run([argv[0], "--version"], capture_output=True, text=True, timeout=10).stdout
+            out["gnugo"] = text.splitlines()[0].strip() if text else "unknown"
+        except (OSError, subprocess.SubprocessError, PlayerError):
+            pass
+    return out
+
+
+def fit(plan: Plan, anchor: str, anchor_elo: float, command: list[str]) -> Ladder:
+    """One fit over every stored game between the plan's rungs, with the calibration's provenance."""
+    if anchor not in plan.rungs:
+        raise LadderError(
+            f"the anchor {anchor} is not a rung ({', '.join(plan.rungs)}); add it to --rungs or give "
+            "--anchor RUNG --anchor-elo ELO"
+        )
+    triples, cpu = stored_games(plan)
+    missing = [r for r in plan.rungs if not any(r in (a, b) for a, b, _ in triples)]
+    if missing:
+        raise LadderError(
+            f"no stored games of rung(s) {', '.join(missing)} in {plan.pair_dir}; play them first "
+            "(`minigo ladder calibrate` without --fit-only)"
+        )
+    rungs = calibrate_fit(triples, anchor=anchor, anchor_elo=anchor_elo)
+    provenance = {
+        "command": shlex.join(command),
+        "seed": plan.seed,
+        "rungs": list(plan.rungs),
+        "games_per_pair": plan.games_per_pair,
+        "reach": plan.reach,
+        "pairs": [list(p) for p in plan.pairs()],
+        "komi": plan.komi,
+        "games": len(triples),
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "cpu_seconds": round(cpu, 1),
+        "cost": f"{cpu / 3600:.2f} CPU-hours ({cpu:.0f} CPU-seconds, {len(triples)} games) on {cpu_model()}",
+        "software": _versions(plan),
+    }
+    return Ladder(plan.board_size, anchor, anchor_elo, rungs, provenance)
+
+
+def plan_from_options(board_size: int, cfg: RunConfig, options: dict, extend: bool) -> Plan:
+    """The plan of `minigo ladder calibrate`: `options` (rungs as a comma-separated string, games_per_pair,
+    reach, seed, komi, ladder_dir; None where not given) over the defaults and the stored calibration."""
+    if options.get("games_per_pair") is not None and options["games_per_pair"] < 1:
+        raise LadderError(f"--games-per-pair must be >= 1, got {options['games_per_pair']}")
+    if options.get("reach") is not None and options["reach"] < 1:
+        raise LadderError(f"--reach must be >= 1, got {options['reach']}")
+    plan = default_plan(board_size, cfg)
+    if options.get("rungs"):
+        options = {**options, "rungs": rung_names(options["rungs"].split(","), cfg.evaluate.gnugo)}
+    plan = replace(plan, **{k: v for k, v in options.items() if v is not None})
+    flags = {k: "--" + k.replace("_", "-") for k in options if options[k] is not None}
+    return settle_plan(plan, set(flags.values()), extend)
+
+
+def default_plan(board_size: int, cfg: RunConfig | None = None) -> Plan:
+    """The built-in plan of a board size: its default rungs (or the 5x5 ones scaled up), komi from `cfg`."""
+    cfg = cfg or RunConfig()
+    rungs = DEFAULT_RUNGS.get(board_size, DEFAULT_RUNGS[9])
+    games = DEFAULT_GAMES_PER_PAIR.get(board_size, DEFAULT_GAMES_PER_PAIR[9])
+    return Plan(board_size, float(cfg.komi), rungs, games, DEFAULT_SEED, gnugo=cfg.evaluate.gnugo)
+
+
+def calibrate(
+    plan: Plan,
+    *,
+    anchor: str,
+    anchor_elo: float,
+    command: list[str],
+    jobs: int = 1,
+    max_new_games: int | None = None,
+    fit_only: bool = False,
+    log: Callable[[str], None] | None = None,
+    progress: bool = False,
+) -> tuple[Ladder | None, int]:
+    """Play what is missing (unless `fit_only`), then fit and write the ladder; returns (the ladder, or None
+    while some pair still misses games after a `max_new_games` step, and the games played)."""
+    played = 0 if fit_only else play_all(plan, jobs, max_new_games, log, progress)
+    if not fit_only:
+        short = [
+            f"{lo} vs {up}"
+            for lo, up in plan.pairs()
+            if len((read_pair(plan.pair_file(lo, up)) or {"games": []})["games"]) < plan.games_per_pair
+        ]
+        if short:
+            return None, played
+    ladder = fit(plan, anchor, anchor_elo, command)
+    write_ladder(ladder, plan.ladder_file)
+    return ladder, played
+
+
+# ------------------------------------------------------------------------------------------ showing it
+
+
+def read_ladder_at(board_size: int, ladder_dir: str | None = None) -> Ladder:
+    """The ladder of a board size from `ladder_dir` (default: the repository's config/ladder)."""
+    if ladder_dir is None:
+        return read_ladder(board_size)
+    path = Path(ladder_dir) / f"{board_size}x{board_size}.json"
+    if not path.is_file():
+        sizes = [
+            int(m.group(1))
+            for p in Path(ladder_dir).glob("*.json")
+            if (m := re.match(r"(\d+)x\1\.json$", p.name))
+        ]
+        raise LadderError(
+            f"no ladder for board size {board_size} ({path} does not exist); calibrated sizes: "
+            f"{', '.join(map(str, sorted(sizes))) or 'none'}; make one with "
+            f"`minigo ladder calibrate --board-size {board_size} --out-dir {ladder_dir}`"
+        )
+    return load_ladder(path)
+
+
+def format_table(ladder: Ladder) -> str:
+    """The ladder as a table: rung, Elo, 95% interval, games; the anchor and the cost below it."""
+    n = ladder.board_size
+    lines = [f"{n}x{n} ladder, anchored at {ladder.anchor} = {ladder.anchor_elo:g}", ""]
+    lines.append(f"{'rung':<14} {'Elo':>7}  {'95% interval':>16}  {'games':>6}")
+    for r in ladder.rungs:
+        lo, hi = r.ci95
+        lines.append(f"{r.player:<14} {r.elo:>7.0f}  [{lo:>6.0f}, {hi:>6.0f}]  {r.games:>6}")
+    prov = ladder.provenance
+    if prov.get("cost") or prov.get("command"):
+        lines += ["", f"calibration: {prov.get('cost', '?')}; {prov.get('command', '')}".rstrip("; ")]
+    return "\n".join(lines)

@@ -1,0 +1,158 @@
+"""Rating one player on a calibrated ladder (`minigo ladder rate`): adaptive matches against its rungs.
+
+The player (any player spec: a model file, genN, gnugo:L, uct:N, gtp:...) plays the rung `ladder.next_rung`
+names, a few games at a time (colours alternating per rung: the player takes Black in the rung's
+even-numbered games), until it is bracketed by rungs it scores 20-80% against and its 95% interval is within
+the target half-width, the game budget is spent, or it falls off either end of the ladder. Games are seeded
+as a match of `minigo evaluate` is (`search.match.match_seed(seed, None, player, rung)`, then
+`game_seeds(match seed, index)`). The rating is `ladder.rate_with_fixed_rungs` over every game, the rungs
+held at their calibrated ratings; the komi is the ladder's (its provenance), the one its rungs were rated at.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable
+from typing import Any
+
+from minigo_core.report.ladder import Ladder, Rating, bracket, next_rung, rate_with_fixed_rungs
+from minigo_core.search.match import game_seeds, match_seed, play_game
+from minigo_core.search.players import Player, ResolvedPlayer, SearchSettings, make_player, resolve_spec
+
+DEFAULT_BATCH = 4  # games per step against one rung
+
+
+def _score(game: dict, player_black: bool) -> float:
+    colour = game["winner_colour"]
+    return 0.5 if colour == "draw" else float((colour == "black") == player_black)
+
+
+def _play_batch(
+    player: Player, rung: Player, first: int, count: int, seed: int, board_size: int, komi: float
+) -> list[float]:
+    """Games first..first+count-1 against one rung; the player's scores."""
+    scores = []
+    for i in range(first, first + count):
+        player_black = i % 2 == 0
+        black, white = (player, rung) if player_black else (rung, player)
+        game = play_game(black, white, board_size, komi, game_seeds(seed, i))
+        scores.append(_score(game, player_black))
+    return scores
+
+
+def _per_game(played: dict[str, list[float]]) -> list[tuple[str, float]]:
+    return [(rung, s) for rung, scores in played.items() for s in scores]
+
+
+def rate_player(
+    resolved: ResolvedPlayer,
+    ladder: Ladder,
+    *,
+    komi: float,
+    search: SearchSettings,
+    seed: int,
+    start_elo: float | None = None,
+    target_half_width: float = 100.0,
+    max_games: int = 400,
+    batch: int = DEFAULT_BATCH,
+    min_games_per_rung: int = 10,
+    run_cfg: Any = None,
+    backend: str = "dsp",
+    threads: int = 1,
+    gnugo: str | None = None,
+    log: Callable[[str], None] = lambda line: None,
+) -> dict:
+    """Rate `resolved` against `ladder` adaptively; returns the result (see `result_json`)."""
+    started = time.time()
+    estimate = None if start_elo is None else Rating(start_elo, (start_elo, start_elo), 0)
+    played: dict[str, list[float]] = {}
+    rungs: dict[str, Player] = {}
+    player = make_player(resolved, search, run_cfg, backend, threads)
+    try:
+        while True:
+            totals = {r: (sum(s), len(s)) for r, s in played.items()}
+            rung = next_rung(
+                ladder, estimate, totals, min_games_per_rung, target_half_width, max_games=max_games
+            )
+            if rung is None:
+                break
+            if rung not in rungs:
+                rungs[rung] = make_player(resolve_spec(rung, gnugo_path=gnugo), SearchSettings(readouts=1))
+            have = len(played.get(rung, []))
+            count = batch if have >= min_games_per_rung else min(batch, min_games_per_rung - have)
+            count = min(count, max_games - sum(n for _, n in totals.values()))
+            rung_seed = match_seed(seed, None, resolved.name, rung)
+            scores = _play_batch(player, rungs[rung], have, count, rung_seed, ladder.board_size, komi)
+            played.setdefault(rung, []).extend(scores)
+            now = rate_with_fixed_rungs(_per_game(played), ladder, interval="wald")
+            log(
+                f"{resolved.name} vs {rung}: {sum(scores):g}/{len(scores)} (all: {sum(played[rung]):g}/"
+                f"{len(played[rung])}); Elo {now.elo:.0f} +- {now.half_width:.0f}"
+            )
+    finally:
+        player.close()
+        for p in rungs.values():
+            p.close()
+    rating = rate_with_fixed_rungs(_per_game(played), ladder)
+    return result_json(resolved, ladder, rating, played, komi, seed, max_games, target_half_width, started)
+
+
+def result_json(
+    resolved: ResolvedPlayer,
+    ladder: Ladder,
+    rating: Rating,
+    played: dict[str, list[float]],
+    komi: float,
+    seed: int,
+    max_games: int,
+    target_half_width: float,
+    started: float,
+) -> dict:
+    """The rating file: the player, its rating and interval, bracket, games per rung, why it stopped."""
+    totals = {r: (sum(s), len(s)) for r, s in played.items()}
+    pair = bracket(ladder, totals)
+    elo = ladder.ratings()
+    if pair is not None:
+        stopped = "rated" if rating.half_width <= target_half_width else "max_games"
+    elif rating.games >= max_games:
+        stopped = "max_games"
+    else:
+        top = max(totals, key=lambda r: elo[r])
+        stopped = "above_top_rung" if totals[top][0] > 0.8 * totals[top][1] else "below_bottom_rung"
+    finished = time.time()
+    return {
+        "player": resolved.name,
+        "spec": resolved.spec,
+        "board_size": ladder.board_size,
+        "komi": komi,
+        "anchor": ladder.anchor,
+        "anchor_elo": ladder.anchor_elo,
+        **rating.to_json(),
+        "half_width": rating.half_width,
+        "bracket": list(pair) if pair else None,
+        "stopped": stopped,
+        "rungs": {
+            r: {"rung_elo": elo[r], "games": n, "score": s}
+            for r, (s, n) in sorted(totals.items(), key=lambda kv: elo[kv[0]])
+        },
+        "seed": seed,
+        "target_half_width": target_half_width,
+        "max_games": max_games,
+        "date": dt.datetime.fromtimestamp(started, dt.timezone.utc).isoformat(timespec="seconds"),
+        "wall_seconds": round(finished - started, 3),
+    }
+
+
+def rating_line(result: dict) -> str:
+    """`Elo 1230 [1180, 1280], between uct:4096 and gnugo:1` (or where it stands when not bracketed)."""
+    lo, hi = result["ci95"]
+    head = f"Elo {result['elo']:.0f} [{lo:.0f}, {hi:.0f}]"
+    if result["bracket"]:
+        return f"{head}, between {result['bracket'][0]} and {result['bracket'][1]}"
+    where = {
+        "above_top_rung": "above the ladder's top rung (scores > 80% against it)",
+        "below_bottom_rung": "below the ladder's bottom rung (scores < 20% against it)",
+        "max_games": f"not bracketed within {result['max_games']} games",
+    }[result["stopped"]]
+    return f"{head}, {where}"

@@ -1,0 +1,332 @@
+"""The ladder's table (JSON, validation), calibration fit, fixed-rung ratings and adaptive opponent choice,
+on synthetic games (seeded numpy)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from minigo_core.base.elo import expected_score
+from minigo_core.report.ladder import (
+    Ladder,
+    LadderError,
+    Rating,
+    Rung,
+    bracket,
+    calibrate_fit,
+    calibrated_sizes,
+    ladder_path,
+    load_ladder,
+    next_rung,
+    rate_many,
+    rate_with_fixed_rungs,
+    read_ladder,
+    write_ladder,
+)
+
+
+def synthetic_ladder(elos=None, board_size: int = 9) -> Ladder:
+    elos = (
+        elos
+        if elos is not None
+        else [0.0, 200.0, 400.0, 600.0, 800.0, 1000.0, 1200.0, 1400.0, 1600.0, 1800.0]
+    )
+    names = [f"r{i}" for i in range(len(elos) - 1)] + ["gnugo:10"]
+    rungs = [
+        Rung(n, e, (e - 20.0, e + 20.0) if n != "gnugo:10" else (e, e), 100)
+        for n, e in zip(names, elos, strict=True)
+    ]
+    return Ladder(board_size, "gnugo:10", elos[-1], rungs, {"command": "synthetic", "seeds": [1]})
+
+
+def games_against(
+    rng, true_elo: float, opponent: str, opponent_elo: float, n: int
+) -> list[tuple[str, float]]:
+    p = expected_score(true_elo, opponent_elo)
+    return [(opponent, float(x)) for x in rng.random(n) < p]
+
+
+# ----------------------------------------------------------------------------------------------- the table
+
+
+def test_ladder_path_and_json_round_trip(tmp_path):
+    assert ladder_path(9).parts[-3:] == ("config", "ladder", "9x9.json")
+    ladder = synthetic_ladder()
+    written = write_ladder(ladder, ladder_path(9, tmp_path))
+    assert written == tmp_path / "config" / "ladder" / "9x9.json"
+    back = read_ladder(9, tmp_path)
+    assert back == ladder
+    data = json.loads(written.read_text())
+    assert data["board_size"] == 9 and data["anchor"] == "gnugo:10" and data["anchor_elo"] == 1800.0
+    assert list(data["rungs"][0]) == ["player", "elo", "ci95", "games"]
+    assert [r["elo"] for r in data["rungs"]] == sorted(r["elo"] for r in data["rungs"])
+    assert data["rungs"][-1] == {"player": "gnugo:10", "elo": 1800.0, "ci95": [1800.0, 1800.0], "games": 100}
+    assert data["provenance"] == {"command": "synthetic", "seeds": [1]}
+    write_ladder(synthetic_ladder([0.0, 1800.0], board_size=5), ladder_path(5, tmp_path))
+    assert calibrated_sizes(tmp_path) == [5, 9]
+
+
+def test_unknown_board_size_names_the_calibrated_ones(tmp_path):
+    for size in (5, 9):
+        write_ladder(synthetic_ladder(board_size=size), ladder_path(size, tmp_path))
+    with pytest.raises(LadderError) as err:
+        read_ladder(13, tmp_path)
+    message = str(err.value)
+    assert "no ladder for board size 13" in message and "calibrated sizes: 5, 9" in message
+    assert "make one with `minigo ladder calibrate --board-size 13`" in message
+    with pytest.raises(LadderError, match="calibrated sizes: none"):
+        read_ladder(13, tmp_path / "empty")
+
+
+def _good() -> dict:
+    return synthetic_ladder().to_json()
+
+
+def _edit(fn):
+    data = _good()
+    fn(data)
+    return data
+
+
+@pytest.mark.parametrize(
+    "data, expected",
+    [
+        ("{not json", "not JSON"),
+        ([1, 2], "a ladder is a JSON object"),
+        (_edit(lambda d: d.pop("rungs")), "missing key.*rungs"),
+        (_edit(lambda d: (d.pop("anchor"), d.pop("anchor_elo"))), "missing key.*anchor, anchor_elo"),
+        (_edit(lambda d: d.update(rungs={})), "'rungs' must be a list"),
+        (_edit(lambda d: d.update(rungs=[])), "no rungs"),
+        (_edit(lambda d: d["rungs"][3].pop("elo")), r"rungs\[3\]: missing key.*elo"),
+        (_edit(lambda d: d["rungs"][2].update(elo="high")), r"rungs\[2\] \(r2\): 'elo' must be"),
+        (_edit(lambda d: d["rungs"][2].update(ci95=[1.0])), "'ci95' must be"),
+        (_edit(lambda d: d["rungs"][2].update(ci95=[500.0, 600.0])), "does not contain its elo"),
+        (_edit(lambda d: d["rungs"][2].update(games=-1)), "'games' must be a count"),
+        (_edit(lambda d: d["rungs"][2].update(player="")), "'player' must be a player spec"),
+        (_edit(lambda d: d["rungs"].reverse()), "not in increasing order"),
+        (
+            _edit(lambda d: d["rungs"][4].update(elo=d["rungs"][3]["elo"], ci95=d["rungs"][3]["ci95"])),
+            "not in increasing order",
+        ),
+        (_edit(lambda d: d["rungs"][4].update(player="r3")), "listed twice: r3"),
+        (_edit(lambda d: d.update(anchor="gnugo:9")), "anchor 'gnugo:9' is not a rung"),
+        (_edit(lambda d: d.update(anchor_elo=1700.0)), "not anchor_elo 1700"),
+        (_edit(lambda d: d.update(board_size="9")), "'board_size' must be an integer"),
+        (_edit(lambda d: d.update(provenance=[])), "'provenance' must be an object"),
+    ],
+)
+def test_every_read_error_names_the_file_and_the_problem(tmp_path, data, expected):
+    path = ladder_path(9, tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    with pytest.raises(LadderError, match=expected) as err:
+        read_ladder(9, tmp_path)
+    assert str(path) in str(err.value)
+    assert "minigo ladder calibrate" in str(err.value)
+
+
+def test_a_file_of_another_board_size_is_an_error(tmp_path):
+    path = ladder_path(9, tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(synthetic_ladder(board_size=5).to_json()))
+    assert load_ladder(path).board_size == 5
+    with pytest.raises(LadderError, match="holds board size 5, not 9"):
+        read_ladder(9, tmp_path)
+
+
+def test_an_invalid_ladder_is_not_written(tmp_path):
+    ladder = synthetic_ladder()
+    ladder.rungs.reverse()
+    with pytest.raises(LadderError, match="not in increasing order"):
+        write_ladder(ladder, tmp_path / "9x9.json")
+    assert not (tmp_path / "9x9.json").exists()
+
+
+# ----------------------------------------------------------------------------------------------- calibration
+
+
+def test_calibrate_fit_recovers_the_rungs_with_the_anchor_exact():
+    rng = np.random.default_rng(7)
+    true = {"random": -600.0, "uct:8": -380.0, "uct:32": -150.0, "uct:128": 60.0, "uct:512": 290.0}
+    true |= {"uct:2048": 500.0, "gnugo:1": 720.0, "gnugo:5": 940.0, "gnugo:10": 1150.0}
+    names = list(true)
+    results = []
+    for k in range(len(names) - 1):
+        for gap, n in ((1, 300), (2, 60)):
+            if k + gap < len(names):
+                a, b = names[k], names[k + gap]
+                p = expected_score(true[a], true[b])
+                results += [(a, b, float(x)) for x in rng.random(n) < p]
+    rungs = calibrate_fit(results, anchor="gnugo:10", anchor_elo=1800.0)
+    assert [r.player for r in rungs] == names  # increasing order of rating
+    by_name = {r.player: r for r in rungs}
+    assert by_name["gnugo:10"].elo == 1800.0 and by_name["gnugo:10"].ci95 == (1800.0, 1800.0)
+    shift = 1800.0 - true["gnugo:10"]
+    inside = [r.ci95[0] <= true[r.player] + shift <= r.ci95[1] for r in rungs]
+    assert sum(inside) >= len(rungs) - 1
+    widths = [by_name[n].ci95[1] - by_name[n].ci95[0] for n in names]
+    assert widths[0] > widths[-2] > 0  # intervals grow with the distance from the anchor, in games
+    assert by_name["uct:128"].games == 300 * 2 + 60 * 2
+    ladder = Ladder(9, "gnugo:10", 1800.0, rungs, {"command": "test"})
+    ladder.validate()
+
+
+def test_calibrate_fit_errors():
+    with pytest.raises(LadderError, match="no calibration games"):
+        calibrate_fit([], anchor="gnugo:10")
+    with pytest.raises(LadderError, match="anchor gnugo:10 played no calibration game"):
+        calibrate_fit([("a", "b", 1.0)], anchor="gnugo:10")
+    with pytest.raises(LadderError, match="links c, d to the anchor"):
+        calibrate_fit([("a", "gnugo:10", 1.0), ("c", "d", 0.0)], anchor="gnugo:10")
+
+
+# ----------------------------------------------------------------------------------------- fixed-rung ratings
+
+RUNGS = {"r0": 0.0, "r1": 200.0, "r2": 400.0, "r3": 600.0, "r4": 800.0, "r5": 1000.0}
+
+
+def test_rate_with_fixed_rungs_recovers_a_known_rating():
+    rng = np.random.default_rng(3)
+    games = [g for name in ("r2", "r3", "r4") for g in games_against(rng, 550.0, name, RUNGS[name], 60)]
+    rating = rate_with_fixed_rungs(games, RUNGS)
+    assert rating.ci95[0] < 550.0 < rating.ci95[1]
+    assert rating.games == 180 and rating.score == sum(s for _, s in games)
+    assert 40.0 < rating.half_width < 100.0
+    wald = rate_with_fixed_rungs(games, RUNGS, interval="wald")
+    assert wald.elo == pytest.approx(rating.elo)
+    assert wald.ci95 == pytest.approx(rating.ci95, abs=5.0)  # balanced games: profile ~ Wald
+    assert (
+        rate_with_fixed_rungs(games, synthetic_ladder([0.0, 200.0, 400.0, 600.0, 800.0, 1000.0])) is not None
+    )
+
+
+def test_the_profile_interval_covers_about_95_percent():
+    rng = np.random.default_rng(11)
+    hits, repeats = 0, 200
+    for _ in range(repeats):
+        true = rng.uniform(150.0, 850.0)
+        games = [g for name in ("r1", "r3", "r4") for g in games_against(rng, true, name, RUNGS[name], 16)]
+        lo, hi = rate_with_fixed_rungs(games, RUNGS).ci95
+        hits += lo <= true <= hi
+    coverage = hits / repeats
+    print(f"coverage of the 95% profile interval over {repeats} repeats: {coverage:.3f}")
+    assert 0.88 <= coverage <= 0.99
+
+
+@pytest.mark.parametrize("score", [0.0, 1.0])
+def test_all_losses_and_all_wins_give_finite_ratings(score):
+    rating = rate_with_fixed_rungs([("r3", score)] * 20, RUNGS)
+    lo, hi = rating.ci95
+    assert all(math.isfinite(x) for x in (rating.elo, lo, hi))
+    if score == 0.0:
+        assert rating.elo < 600.0 - 400.0 and hi < 600.0
+        assert rating.elo - lo > 2.0 * (hi - rating.elo)  # open-ended towards -inf, but finite
+    else:
+        assert rating.elo > 600.0 + 400.0 and lo > 600.0
+        assert hi - rating.elo > 2.0 * (rating.elo - lo)
+
+
+def test_rate_with_fixed_rungs_errors():
+    with pytest.raises(LadderError, match="'gnugo:3' is not a ladder rung; rungs: r0, r1"):
+        rate_with_fixed_rungs([("gnugo:3", 1.0)], RUNGS)
+    with pytest.raises(LadderError, match="no games to rate"):
+        rate_with_fixed_rungs([], RUNGS)
+    with pytest.raises(LadderError, match=r"score must be in \[0, 1\]"):
+        rate_with_fixed_rungs([("r1", 2.0)], RUNGS)
+    with pytest.raises(LadderError, match="interval must be"):
+        rate_with_fixed_rungs([("r1", 1.0)], RUNGS, interval="bootstrap")
+
+
+def test_rate_many_with_chained_model_against_model_games():
+    rng = np.random.default_rng(5)
+    true = {f"gen{g:04d}": 100.0 + 110.0 * g for g in range(1, 8)}
+    games = []
+    for g, (name, elo) in enumerate(true.items(), start=1):
+        if g > 1:  # the previous model, 40 games
+            prev = f"gen{g - 1:04d}"
+            p = expected_score(elo, true[prev])
+            games += [(name, prev, float(x)) for x in rng.random(40) < p]
+        if g % 2 == 1:  # every other generation also meets the two rungs nearest it
+            for rung in sorted(RUNGS, key=lambda r: abs(RUNGS[r] - elo))[:2]:
+                games += [(name, rung, s) for _, s in games_against(rng, elo, rung, RUNGS[rung], 30)]
+    games += [("r0", "r5", 0.0)] * 5  # rung against rung: ignored
+    ratings = rate_many(games, RUNGS, players=true)
+    assert set(ratings) == set(true)
+    inside = sum(r.ci95[0] <= true[name] <= r.ci95[1] for name, r in ratings.items())
+    assert inside >= len(true) - 1
+    elos = [ratings[name].elo for name in true]
+    assert elos == sorted(elos)
+    assert ratings["gen0002"].games == 80  # gen0001 and gen0003, no rung
+    single = [(n, o, s) for n, o, s in games if n == "gen0001" and o in RUNGS]
+    alone = rate_many(single, RUNGS)["gen0001"]
+    same = rate_with_fixed_rungs([(o, s) for _, o, s in single], RUNGS)
+    assert alone.elo == pytest.approx(same.elo) and alone.ci95 == pytest.approx(same.ci95)
+
+
+def test_rate_many_errors():
+    with pytest.raises(LadderError, match="no games link gen0008, gen0009 to a ladder rung"):
+        rate_many([("gen0001", "r1", 1.0), ("gen0009", "gen0008", 1.0)], RUNGS)
+    with pytest.raises(LadderError, match="'r9' is neither a rung nor a player being rated"):
+        rate_many([("gen0001", "r9", 1.0)], RUNGS, players=["gen0001"])
+    assert rate_many([("r1", "r2", 1.0)], RUNGS) == {}
+
+
+# ---------------------------------------------------------------------------------------- opponent choice
+
+
+def climb(ladder: Ladder, true_elo: float, estimate: Rating | None, seed: int, batch: int = 10):
+    """Play `batch` games at a time against whatever `next_rung` says, until it says stop."""
+    rng = np.random.default_rng(seed)
+    played: dict[str, tuple[float, int]] = {}
+    visits = []
+    while (rung := next_rung(ladder, estimate, played, min_games_per_rung=batch)) is not None:
+        visits.append(rung)
+        wins = float((rng.random(batch) < expected_score(true_elo, ladder.rung(rung).elo)).sum())
+        s, n = played.get(rung, (0.0, 0))
+        played[rung] = (s + wins, n + batch)
+        assert len(visits) < 100
+    return played, visits
+
+
+@pytest.mark.parametrize(
+    "true_elo, estimate, seed",
+    [
+        (1250.0, None, 1),  # from the bottom of the ladder
+        (500.0, 1700.0, 2),  # from above (a far estimate)
+        (1700.0, 100.0, 3),  # from far below
+        (900.0, 880.0, 4),  # from a good estimate
+    ],
+)
+def test_next_rung_brackets_a_player_within_a_bounded_number_of_games(true_elo, estimate, seed):
+    ladder = synthetic_ladder()
+    start = None if estimate is None else Rating(estimate, (estimate - 50.0, estimate + 50.0), 40)
+    assert next_rung(ladder, start, {}) == (
+        "r0" if estimate is None else ladder.rungs[round(estimate / 200)].player
+    )
+    played, visits = climb(ladder, true_elo, start, seed)
+    games = sum(n for _, n in played.values())
+    pair = bracket(ladder, played)
+    assert pair is not None
+    lower, upper = (ladder.rung(name).elo for name in pair)
+    assert lower - 400.0 < true_elo < upper + 400.0
+    rating = rate_with_fixed_rungs(
+        [(name, s / n) for name, (s, n) in played.items() for _ in range(n)], ladder
+    )
+    assert rating.half_width <= 100.0
+    assert abs(rating.elo - true_elo) < 150.0
+    assert games <= 200, visits
+
+
+def test_next_rung_stops_off_the_ends_and_at_the_budget():
+    ladder = synthetic_ladder()
+    played, visits = climb(ladder, 3500.0, None, seed=5)
+    assert visits[-1] == "gnugo:10" and played["gnugo:10"][0] == played["gnugo:10"][1]
+    played, visits = climb(ladder, -1500.0, Rating(900.0, (800.0, 1000.0), 40), seed=6)
+    assert visits[-1] == "r0"
+    assert next_rung(ladder, None, {"r4": (5.0, 10)}, max_games=10) is None
+    assert next_rung(ladder, None, {"r4": (5.0, 6), "r3": (9.0, 10)}) == "r4"  # finish the short rung first
+    with pytest.raises(LadderError, match="not rungs of the 9x9 ladder: gnugo:3"):
+        next_rung(ladder, None, {"gnugo:3": (1.0, 2)})
