@@ -32,12 +32,13 @@ import numpy as np
 
 from minigo_core.base.elo import ELO_PER_NAT, Z95
 from minigo_core.data import storage
-from minigo_core.report.ratings import fit_bradley_terry
+from minigo_core.report.ratings import fit_bradley_terry, information, maximise
 
 REPO = Path(__file__).resolve().parents[2]
 LADDER_DIR = Path("config") / "ladder"
 CGOS_ANCHOR = "gnugo:10"
 CGOS_ANCHOR_ELO = 1800.0  # CGOS keeps GNU Go 3.7.10 level 10 at 1800 on 9x9
+MAX_NEWTON_STEP = 5.0  # nats (~870 Elo): a Newton step from a start far from the rungs stays bounded
 HALF_CHI2_95 = Z95 * Z95 / 2.0  # a 95% profile interval: where the log-posterior drops by chi2(1, 0.95) / 2
 _FILE_NAME = re.compile(r"^(\d+)x\1\.json$")
 _REQUIRED = ("board_size", "anchor", "anchor_elo", "rungs")
@@ -368,44 +369,6 @@ def _problem(
     return _Problem(names, wins, games, theta, free, prior_draws)
 
 
-def _log_posterior(theta: np.ndarray, w: np.ndarray) -> float:
-    return float(-(w * np.logaddexp(0.0, -(theta[:, None] - theta[None, :]))).sum())
-
-
-def _information(theta: np.ndarray, n: np.ndarray) -> np.ndarray:
-    p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
-    curv = n * p * (1.0 - p)
-    return np.diag(curv.sum(axis=1)) - curv
-
-
-def _maximise(
-    theta: np.ndarray, w: np.ndarray, free: list[int], tol: float = 1e-10
-) -> tuple[np.ndarray, float]:
-    """Newton's method with step halving on the free coordinates of the (concave) log-posterior."""
-    theta = theta.copy()
-    objective = _log_posterior(theta, w)
-    if not free:
-        return theta, objective
-    n = w + w.T
-    for _ in range(200):
-        p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
-        grad = (w - n * p).sum(axis=1)[free]
-        step = np.linalg.solve(_information(theta, n)[np.ix_(free, free)], grad)
-        step = np.clip(step, -5.0, 5.0)  # at most ~870 Elo a step from a far start
-        t = 1.0
-        while True:
-            candidate = theta.copy()
-            candidate[free] += t * step
-            value = _log_posterior(candidate, w)
-            if value >= objective - 1e-12 or t < 1e-8:
-                break
-            t *= 0.5
-        theta, objective = candidate, value
-        if np.max(np.abs(t * step)) < tol:
-            break
-    return theta, objective
-
-
 def _check_connected(problem: _Problem) -> None:
     """Every free player needs a chain of games to some rung, or its rating has no scale to sit on."""
     reached = {i for i in range(len(problem.names)) if i not in problem.free}
@@ -437,7 +400,7 @@ def _profile_bound(
     def drop(t: float) -> float:
         start = theta_hat.copy()
         start[i] = t
-        return top - _maximise(start, w, others, tol=1e-8)[1]
+        return top - maximise(start, w, others, tol=1e-8, max_step=MAX_NEWTON_STEP)[1]
 
     def gap(x: float) -> float:  # < 0 inside the interval, > 0 outside, increasing in x
         return drop(theta_hat[i] + direction * x) - HALF_CHI2_95
@@ -496,8 +459,8 @@ def rate_many(
         return {}
     _check_connected(problem)
     w = problem.posterior_wins()
-    theta, top = _maximise(problem.theta, w, problem.free)
-    info = _information(theta, w + w.T)[np.ix_(problem.free, problem.free)]
+    theta, top, _ = maximise(problem.theta, w, problem.free, max_step=MAX_NEWTON_STEP)
+    info = information(theta, w + w.T)[np.ix_(problem.free, problem.free)]
     se = np.sqrt(np.maximum(np.diag(np.linalg.inv(info)), 0.0))
     out = {}
     for k, i in enumerate(problem.free):

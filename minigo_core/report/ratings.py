@@ -103,9 +103,56 @@ def _component(start: int, games: np.ndarray) -> list[int]:
     return sorted(seen)
 
 
-def _log_posterior(theta: np.ndarray, wins: np.ndarray) -> float:
+def log_posterior(theta: np.ndarray, wins: np.ndarray) -> float:
+    """sum_ij W_ij log sigmoid(theta_i - theta_j): the Bradley-Terry log-likelihood of the (prior-padded)
+    win matrix `wins` at ratings `theta` (natural-log odds)."""
     d = theta[:, None] - theta[None, :]
-    return float(-(wins * np.logaddexp(0.0, -d)).sum())  # sum_ij W_ij log sigmoid(theta_i - theta_j)
+    return float(-(wins * np.logaddexp(0.0, -d)).sum())
+
+
+def information(theta: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """The negative Hessian of `log_posterior` at `theta`, for `n` games between each pair."""
+    p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
+    curv = n * p * (1.0 - p)
+    return np.diag(curv.sum(axis=1)) - curv
+
+
+def maximise(
+    theta: np.ndarray,
+    wins: np.ndarray,
+    free: list[int],
+    tol: float = 1e-10,
+    max_iterations: int = 200,
+    max_step: float | None = None,
+) -> tuple[np.ndarray, float, int]:
+    """Newton's method with step halving on the `free` coordinates of the concave `log_posterior` (the others
+    held where they are): (theta, its log-posterior, iterations). `max_step` caps each coordinate's Newton
+    step (nats), for starts far from the optimum."""
+    theta = theta.copy()
+    objective = log_posterior(theta, wins)
+    iterations = 0
+    if not free:
+        return theta, objective, iterations
+    n = wins + wins.T
+    while iterations < max_iterations:
+        iterations += 1
+        p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
+        grad = (wins - n * p).sum(axis=1)
+        step = np.zeros(len(theta))
+        step[free] = np.linalg.solve(information(theta, n)[np.ix_(free, free)], grad[free])
+        if max_step is not None:
+            step = np.clip(step, -max_step, max_step)
+        t = 1.0
+        while True:
+            candidate = theta + t * step
+            value = log_posterior(candidate, wins)
+            if value >= objective - 1e-12 or t < 1e-8:
+                break
+            t *= 0.5
+        theta, objective = candidate, value
+        if np.max(np.abs(t * step)) < tol:
+            break
+    return theta, objective, iterations
 
 
 def fit_bradley_terry(
@@ -137,34 +184,10 @@ def fit_bradley_terry(
     k = len(comp)
     anchor_pos = comp.index(a)
     free = [i for i in range(k) if i != anchor_pos]
-    theta = np.zeros(k)
-    iterations = 0
+    theta, iterations = np.zeros(k), 0
     if free and w.sum() > 0:
-        objective = _log_posterior(theta, w)
-        while iterations < max_iterations:
-            iterations += 1
-            d = theta[:, None] - theta[None, :]
-            p = 1.0 / (1.0 + np.exp(-d))
-            grad = (w - n * p).sum(axis=1)
-            curv = n * p * (1.0 - p)
-            info = np.diag(curv.sum(axis=1)) - curv  # negative Hessian
-            step_free = np.linalg.solve(info[np.ix_(free, free)], grad[free])
-            step = np.zeros(k)
-            step[free] = step_free
-            t = 1.0
-            while True:
-                candidate = theta + t * step
-                value = _log_posterior(candidate, w)
-                if value >= objective - 1e-12 or t < 1e-8:
-                    break
-                t *= 0.5
-            theta, objective = candidate, value
-            if np.max(np.abs(t * step)) < tol:
-                break
-    d = theta[:, None] - theta[None, :]
-    p = 1.0 / (1.0 + np.exp(-d))
-    curv = n * p * (1.0 - p)
-    info = np.diag(curv.sum(axis=1)) - curv
+        theta, _, iterations = maximise(theta, w, free, tol, max_iterations)
+    info = information(theta, n)
     se = np.zeros(k)
     if free:
         cov = np.linalg.inv(info[np.ix_(free, free)])
