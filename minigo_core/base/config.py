@@ -98,6 +98,9 @@ class EvaluateSettings:
     every: int = 4
     final_games: int = 100
     final_opponents: tuple = ("random",)
+    ladder: bool = True
+    ladder_half_width: float = 100.0
+    ladder_max_games: int = 200
 
 
 @dataclass(frozen=True)
@@ -279,6 +282,8 @@ def validate(cfg: RunConfig) -> RunConfig:
     _require(e.softpick_moves >= 0, "evaluate.softpick_moves", ">= 0", e.softpick_moves)
     _require(1 <= e.every <= 100000, "evaluate.every", "1..100000", e.every)
     _require(0 <= e.final_games <= 100000, "evaluate.final_games", "0..100000", e.final_games)
+    _require(e.ladder_half_width > 0, "evaluate.ladder_half_width", "> 0", e.ladder_half_width)
+    _require(e.ladder_max_games >= 1, "evaluate.ladder_max_games", ">= 1", e.ladder_max_games)
     try:
         for i, opp in enumerate(e.opponents):
             PlayerSpec.parse_config(opp, f"evaluate.opponents[{i}]")

@@ -78,8 +78,8 @@ def build_run(
         _touch(layout.complete_marker_path(root, g), t + 120, "{}")
         if g >= 1:
             os.makedirs(layout.eval_dir(root, g), exist_ok=True)
-            for spec in schedule.evaluation_specs(cfg, g):
-                _touch(layout.eval_path(root, g, spec.slug), t + 90, "{}")
+            for path in schedule.evaluation_files(cfg, g):  # the matches and the ladder rating
+                _touch(path, t + 90, "{}")
     return run_config
 
 
@@ -90,7 +90,7 @@ def small_files_report(cfg, at: int, files: int) -> str:
     games, jobs = cfg.selfplay.games * at, schedule.selfplay_job_count(cfg) * at
     # outputs of a finished generation besides self-play's: model, marker, shards, manifest, metrics, evals
     others = sum(
-        2 + (cfg.train.ranks + 2 + len(schedule.evaluation_specs(cfg, g)) if g else 0) for g in range(at)
+        2 + (cfg.train.ranks + 2 + len(schedule.evaluation_files(cfg, g)) if g else 0) for g in range(at)
     )
     before_files = files - jobs + games  # no job records; a sidecar per game
     after_meta, before_meta = jobs + others, games + others

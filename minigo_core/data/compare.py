@@ -37,6 +37,7 @@ SKIPPED = (
     _summary(layout.TIME_TO_TARGET_FILE),  # wall time to the target by definition
     _summary(layout.WINRATE_PLOT),  # win rate against wall-clock hours
     _summary(layout.LEARNING_CURVE_PLOT),  # Elo and win rates against wall-clock minutes
+    _summary(layout.LADDER_CURVE_PLOT),  # fixed-scale Elo against wall time (and self-play positions)
     _summary(layout.REPORT_FILE),  # Snakemake's report: job runtimes, and the two plots above
 )
 # Artifacts that record wall-clock time next to deterministic content: compared with these keys (JSON, at
@@ -66,6 +67,7 @@ WALL_CLOCK = {
         "seconds",
         "wall_time_s",
     },  # fmt: skip
+    _pattern(layout.ladder_rating_path("", "*")): {"date", "wall_seconds"},  # `minigo ladder rate --out`
     _summary(layout.RATINGS_FILE): {"model_time_s", "evaluated_time_s"},
     _summary(layout.RATINGS_CSV): {"model_time_s", "evaluated_time_s"},
 }

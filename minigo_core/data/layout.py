@@ -9,6 +9,7 @@
     {root}/window/gen0008/manifest.json           which games, positions, skipped files and why
     {root}/train/gen0008/metrics.jsonl            losses and throughput (+ checkpoint.pt while training)
     {root}/eval/gen0008/vs_gnugo-1.json           a match's games, win rate and interval
+    {root}/eval/gen0008/ladder.json               its rating on the fixed Elo ladder (if one exists)
     {root}/summary/elo.json                       ratings, time to target, plots, status
     {root}/logs/train/gen0008.log                 one log per job (logs/snakemake/: `minigo run`'s output)
 
@@ -19,6 +20,9 @@ the same way.
 """
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 from minigo_core.data.storage import join
 
@@ -32,6 +36,7 @@ TIME_TO_TARGET_FILE = "time_to_target.json"
 ELO_PLOT = "elo.png"
 WINRATE_PLOT = "winrate.png"
 LEARNING_CURVE_PLOT = "learning_curve.png"
+LADDER_CURVE_PLOT = "ladder_curve.png"
 LOSS_PLOT = "loss.png"
 GAME_LENGTHS_PLOT = "game_lengths.png"
 RESIGN_PLOT = "resign_false_positives.png"
@@ -44,6 +49,7 @@ RATINGS_OUTPUTS = (
     ELO_PLOT,
     WINRATE_PLOT,
     LEARNING_CURVE_PLOT,
+    LADDER_CURVE_PLOT,
 )
 PLOTS_OUTPUTS = (LOSS_PLOT, GAME_LENGTHS_PLOT, RESIGN_PLOT, STATUS_FILE)
 SUMMARY_FILES = RATINGS_OUTPUTS + PLOTS_OUTPUTS  # what the workflow's summary rules produce
@@ -162,6 +168,14 @@ def eval_path(root: str, generation: Generation, opponent_slug: str) -> str:
     return join(eval_dir(root, generation), f"vs_{opponent_slug}.json")
 
 
+LADDER_RATING = "ladder.json"
+
+
+def ladder_rating_path(root: str, generation: Generation) -> str:
+    """`eval/gen0008/ladder.json`: the model's rating on the fixed Elo ladder (`minigo ladder rate`)."""
+    return join(eval_dir(root, generation), LADDER_RATING)
+
+
 def summary_dir(root: str) -> str:
     return join(root, SUMMARY)
 
@@ -204,6 +218,11 @@ def eval_log_path(root: str, generation: Generation, opponent_slug: str) -> str:
     return logs_dir(root, "evaluate", generation_name(generation), f"vs_{opponent_slug}{LOG_SUFFIX}")
 
 
+def ladder_log_path(root: str, generation: Generation) -> str:
+    """`logs/evaluate/gen0008/ladder.log`: the log of a generation's ladder rating."""
+    return logs_dir(root, "evaluate", generation_name(generation), "ladder" + LOG_SUFFIX)
+
+
 def summary_log_path(root: str, command: str) -> str:
     """`logs/summary/ratings.log`: the log of a summary command (ratings, plots)."""
     return logs_dir(root, "summary", command + LOG_SUFFIX)
@@ -217,3 +236,30 @@ def snakemake_logs_dir(root: str) -> str:
 def snakemake_log_path(root: str, stamp: str, invocation: int) -> str:
     """`logs/snakemake/20240501-120000-3.log`: the output of `minigo run`'s invocation 3, begun at `stamp`."""
     return join(snakemake_logs_dir(root), f"{stamp}-{invocation}{LOG_SUFFIX}")
+
+
+# ------------------------------------------------------------------------------ repository data: the ladders
+# Not a run's files: the calibrated Elo ladders live in the repository (config/ladder/NxN.json). Their paths
+# are here, next to the run layout, so the schedule (data/) can ask whether a board size has a ladder
+# without importing report/ (which reads and fits them: minigo_core.report.ladder).
+REPO = Path(__file__).resolve().parents[2]
+LADDER_DIR = Path("config") / "ladder"
+_LADDER_FILE = re.compile(r"^(\d+)x\1\.json$")
+
+
+def ladder_path(board_size: int, root: str | Path | None = None) -> Path:
+    """`config/ladder/{N}x{N}.json` in the repository (or under `root`)."""
+    return Path(root if root is not None else REPO) / LADDER_DIR / f"{int(board_size)}x{int(board_size)}.json"
+
+
+def calibrated_sizes(root: str | Path | None = None) -> list[int]:
+    """The board sizes that have a ladder file, in increasing order."""
+    folder = Path(root if root is not None else REPO) / LADDER_DIR
+    if not folder.is_dir():
+        return []
+    return sorted(int(m.group(1)) for p in folder.iterdir() if (m := _LADDER_FILE.match(p.name)))
+
+
+def has_ladder(board_size: int, root: str | Path | None = None) -> bool:
+    """Whether the board size has a calibrated ladder file."""
+    return ladder_path(board_size, root).is_file()

@@ -70,9 +70,30 @@ def evaluation_specs(cfg: RunConfig, generation: int) -> list[PlayerSpec]:
     return specs
 
 
+def ladder_rated(cfg: RunConfig) -> bool:
+    """Whether the run's evaluated models are rated on the fixed Elo ladder: `evaluate.ladder`, evaluation
+    on (`evaluate.games` > 0) and a calibrated ladder for the board size in the repository."""
+    return cfg.evaluate.ladder and cfg.evaluate.games > 0 and layout.has_ladder(cfg.board_size)
+
+
+def ladder_file(cfg: RunConfig, generation: int) -> str | None:
+    """`generation`'s ladder rating file (`eval/genGGGG/ladder.json`), or None when it has none."""
+    if not (is_evaluated(cfg, generation) and ladder_rated(cfg)):
+        return None
+    return layout.ladder_rating_path(cfg.root, generation)
+
+
+def ladder_seed(cfg: RunConfig, generation: int) -> int:
+    """The seed of `generation`'s ladder rating: derived from the run's seed and the generation alone, so a
+    rerun plays the same games."""
+    return (cfg.seed * 1_000_003 + 7919 * generation + 17) % 2**31
+
+
 def evaluation_files(cfg: RunConfig, generation: int) -> list[str]:
-    """The results files of `generation`'s matches."""
-    return [layout.eval_path(cfg.root, generation, s.slug) for s in evaluation_specs(cfg, generation)]
+    """The results files of `generation`'s matches, then its ladder rating (when the run has one)."""
+    files = [layout.eval_path(cfg.root, generation, s.slug) for s in evaluation_specs(cfg, generation)]
+    ladder = ladder_file(cfg, generation)
+    return files + ([ladder] if ladder else [])
 
 
 def evaluation_file(cfg: RunConfig, generation: int, spec: PlayerSpec) -> str | None:
@@ -106,8 +127,9 @@ def selfplay_job_count(cfg: RunConfig) -> int:
 
 
 def jobs_per_generation(cfg: RunConfig) -> int:
-    """Jobs one generation adds to the DAG: self-play jobs, games-complete, window, train, evaluations."""
-    return selfplay_job_count(cfg) + 3 + len(opponent_specs(cfg))
+    """Jobs one generation adds to the DAG: self-play jobs, games-complete, window, train, evaluations (the
+    matches and the ladder rating)."""
+    return selfplay_job_count(cfg) + 3 + len(opponent_specs(cfg)) + int(ladder_rated(cfg))
 
 
 def missing_files(paths: list[str]) -> list[str]:

@@ -3,7 +3,7 @@
     minigo ladder calibrate --board-size 9 [--rungs random,uct:2,...] [--games-per-pair G] [--jobs J]
                             [--seed S] [--extend | --fit-only] [--out-dir config/ladder]
     minigo ladder show --board-size 9 [--json]
-    minigo ladder rate SPEC --board-size 9 [--config C] [--start-elo E] [--out JSON]
+    minigo ladder rate SPEC --board-size 9 [--config C] [--start-elo E | --start-from JSON] [--out JSON]
 
 The calibration is `minigo_core.report.calibration`; the rating walk `minigo_core.report.ladder_rate`; the
 table and the fits `minigo_core.report.ladder`.
@@ -76,6 +76,10 @@ def rate(args: argparse.Namespace) -> None:
         if getattr(args, name) <= 0:
             raise UsageError(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
     try:
+        start_elo = ladder_rate.start_from(args.start_from) if args.start_from else args.start_elo
+    except ValueError as exc:
+        raise UsageError(f"--start-from {exc}") from None
+    try:
         gnugo = cfg.evaluate.gnugo if cfg else None
         resolved = resolve_spec(args.spec, cfg.root if cfg else None, None, gnugo)
         ladder = cal.read_ladder_at(args.board_size, args.ladder_dir)
@@ -94,7 +98,7 @@ def rate(args: argparse.Namespace) -> None:
         komi=komi,
         search=match.search_settings(cfg) if cfg else SearchSettings(),
         seed=args.seed,
-        start_elo=args.start_elo,
+        start_elo=start_elo,
         target_half_width=args.target_half_width,
         max_games=args.max_games,
         batch=args.batch,
@@ -104,6 +108,7 @@ def rate(args: argparse.Namespace) -> None:
         gnugo=gnugo,
         log=log.info,
     )
+    result["start_elo"] = start_elo
     result["command"] = ["minigo", "ladder", *args.argv]
     if args.out:
         storage.write_text(args.out, json.dumps(result, indent=1) + "\n")
@@ -134,7 +139,9 @@ def _add_subcommands(parser: argparse.ArgumentParser) -> None:
     r = sub.add_parser("rate", help="rate a player (any player spec) against the rungs around it")
     r.add_argument("spec", help="a model file, genN (with --config), gnugo:L, uct:N, random, 'gtp:<cmd>'")
     r.add_argument("--config", default=None, help="run config: a model's search (evaluate.readouts)")
-    r.add_argument("--start-elo", type=float, default=None, help="where to start (the previous rating)")
+    start = r.add_mutually_exclusive_group()
+    start.add_argument("--start-elo", type=float, default=None, help="where to start (the previous rating)")
+    start.add_argument("--start-from", default=None, help="start at the rating in this --out file")
     r.add_argument("--target-half-width", type=float, default=100.0, help="stop at a 95%% interval of +-this")
     r.add_argument("--max-games", type=int, default=400, help="game budget (default 400)")
     r.add_argument("--batch", type=int, default=ladder_rate.DEFAULT_BATCH, help="games per step (default 4)")

@@ -2,8 +2,9 @@
 
     minigo ratings --config C --out-dir DIR [--root ROOT] [--target SPEC] [--prior-draws D]
 
-Writes `elo.csv`, `elo.json`, `time_to_target.json`, `elo.png`, `winrate.png` and `learning_curve.png`, and
-prints the table. The fit and the tables are `minigo_core.report.ratings`'s, the plots
+Writes `elo.csv`, `elo.json`, `time_to_target.json`, `elo.png`, `winrate.png`, `learning_curve.png` and
+`ladder_curve.png` (the fixed-scale ratings `eval/gen*/ladder.json`: `report.fixed_scale`), and prints the
+table. The fit and the tables are `minigo_core.report.ratings`'s, the plots
 `minigo_core.report.plots`'s.
 """
 
@@ -15,10 +16,11 @@ import logging
 
 from minigo_core.base.command import Command
 from minigo_core.data import layout, storage
-from minigo_core.report import plots
+from minigo_core.report import fixed_scale, plots
 from minigo_core.report.ratings import (
     format_table,
     format_time_to_target,
+    model_times,
     ratings_record,
     read_matches,
     rows_to_csv,
@@ -69,6 +71,9 @@ def write_ratings(args: argparse.Namespace) -> int:
     storage.write_bytes(
         storage.join(out, layout.LEARNING_CURVE_PLOT), plots.plot_learning_curve(rows, read[0])
     )
+    points = fixed_scale.curve(root, model_times(root))
+    ladder_png = plots.plot_ladder_curve(points, fixed_scale.ladder_rungs(cfg.board_size), cfg.board_size)
+    storage.write_bytes(storage.join(out, layout.LADDER_CURVE_PLOT), ladder_png)
     print(format_table(rows))
     print(format_time_to_target(ttt, target))
     return 0

@@ -15,6 +15,8 @@ from minigo_core.data.schedule import (
     evaluation_files,
     final_match,
     generation_outputs,
+    ladder_file,
+    ladder_seed,
     match_games,
     opponent_specs,
     selfplay_jobs,
@@ -30,6 +32,8 @@ __all__ = [
     "evaluate_options",
     "evaluation_files",
     "generation_outputs",
+    "ladder_options",
+    "ladder_start",
     "opponent_model_generation",
     "opponent_slugs",
     "opponent_text",
@@ -86,3 +90,23 @@ def opponent_text(slug: str) -> str:
 def opponent_model_generation(slug: str, generation: int) -> int | None:
     """The generation whose model file the opponent needs at `generation` (None: GNU Go, random, uct:N)."""
     return PlayerSpec.from_slug(slug).generation_at(generation)
+
+
+def ladder_start(cfg: RunConfig, generation: int) -> list[str]:
+    """The rating `generation`'s ladder rating starts from (an input of its rule): the previous evaluated
+    generation's `ladder.json`, or nothing for the first one. The chain keeps a rerun byte-identical."""
+    earlier = [h for h in range(1, generation) if ladder_file(cfg, h)]
+    return [ladder_file(cfg, earlier[-1])] if earlier else []
+
+
+def ladder_options(cfg: RunConfig, generation: int) -> list[str]:
+    """`minigo ladder rate` arguments of `generation`'s rating (a list: the rule quotes each with `:q`): the
+    model, the board size, the target half-width, the game budget, a seed derived from the run's seed and the
+    generation, and `--start-from` the previous evaluated generation's rating when there is one."""
+    e = cfg.evaluate
+    options = [f"gen{generation}", "--board-size", str(cfg.board_size)]
+    options += ["--target-half-width", repr(float(e.ladder_half_width))]
+    options += ["--max-games", str(e.ladder_max_games), "--seed", str(ladder_seed(cfg, generation))]
+    for start in ladder_start(cfg, generation):
+        options += ["--start-from", start]
+    return options

@@ -12,8 +12,8 @@ The total is **cores x wall**:
   as the middle of its second, in this machine's time zone); without a log, the earliest of the effective
   config's mtime and the job records' `attempt.process_start_epoch`. The last artifact is the newest mtime of
   the model files (`models/gen*.safetensors`), job records (`games/gen*/job*.json`), games-complete markers,
-  window manifests, training metrics (`train/gen*/metrics.jsonl`) and results files (`eval/gen*/vs_*.json`);
-  `summary/` (ratings, plots) is not counted.
+  window manifests, training metrics (`train/gen*/metrics.jsonl`), results files (`eval/gen*/vs_*.json`)
+  and ladder ratings (`eval/gen*/ladder.json`); `summary/` (ratings, plots) is not counted.
 
 Every category counts the cores a job held (wall x the threads it ran), not CPU seconds:
 
@@ -29,8 +29,8 @@ Every category counts the cores a job held (wall x the threads it ran), not CPU 
   records' `attempt.startup_s` x threads and training's `end` record `wall_s` minus the steps (rank 0's clock
   from after its imports: a lower bound); window and evaluation start-up is then not known (in idle).
 - **window**: each manifest's `timings.total_s` x `window.read_threads`.
-- **evaluation**: each results file's `wall_seconds` (else `finished_unix - started_unix`) x
-  `selfplay.threads` (the players' threads, `minigo evaluate`'s default).
+- **evaluation**: each results file's and ladder rating's `wall_seconds` (else `finished_unix -
+  started_unix`) x `selfplay.threads` (the players' threads, `minigo evaluate`'s default).
 - **other jobs**: the spans of the `run_config`, `bootstrap` and `games_complete` jobs in the Snakemake log
   x their threads (unknown without a log).
 - **scheduling**: Snakemake's gaps between jobs are not measurable as core-seconds from its 1 s stamps: they
@@ -301,7 +301,7 @@ def _add_window_and_eval(root: Path, cfg: RunConfig | None, tally: _Tally, by_ou
         if (span := _span(root, by_output.get(_rel(root, path)))) is not None:
             tally.add(generation, "startup", (span - total) * read_threads)
     threads = cfg.selfplay.threads if cfg is not None else 1
-    for path in sorted(root.glob("eval/gen*/vs_*.json")):
+    for path in sorted(root.glob("eval/gen*/*.json")):  # the matches (vs_*.json) and the ladder rating
         data = _read_json(path) or {}
         wall = _num(data.get("wall_seconds"))
         if wall is None and _num(data.get("finished_unix")) is not None and _num(data.get("started_unix")):
@@ -321,7 +321,7 @@ def _last_artifact(root: Path) -> float | None:
         "games/gen*" + layout.COMPLETE_SUFFIX,
         "window/gen*/" + layout.MANIFEST,
         "train/gen*/" + layout.METRICS,
-        "eval/gen*/vs_*.json",
+        "eval/gen*/*.json",
     )
     times = [t for pattern in patterns for t in (_mtime(p) for p in root.glob(pattern)) if t is not None]
     return max(times) if times else None

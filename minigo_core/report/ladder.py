@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,15 +31,13 @@ import numpy as np
 
 from minigo_core.base.elo import ELO_PER_NAT, Z95
 from minigo_core.data import storage
+from minigo_core.data.layout import LADDER_DIR, REPO, calibrated_sizes, ladder_path  # noqa: F401 (re-exported)
 from minigo_core.report.ratings import fit_bradley_terry, information, maximise
 
-REPO = Path(__file__).resolve().parents[2]
-LADDER_DIR = Path("config") / "ladder"
 CGOS_ANCHOR = "gnugo:10"
 CGOS_ANCHOR_ELO = 1800.0  # CGOS keeps GNU Go 3.7.10 level 10 at 1800 on 9x9
 MAX_NEWTON_STEP = 5.0  # nats (~870 Elo): a Newton step from a start far from the rungs stays bounded
 HALF_CHI2_95 = Z95 * Z95 / 2.0  # a 95% profile interval: where the log-posterior drops by chi2(1, 0.95) / 2
-_FILE_NAME = re.compile(r"^(\d+)x\1\.json$")
 _REQUIRED = ("board_size", "anchor", "anchor_elo", "rungs")
 _RUNG_KEYS = ("player", "elo", "ci95", "games")
 _FIX = "fix it or make it again with `minigo ladder calibrate`"
@@ -183,19 +180,6 @@ def _rung_from_json(entry: object, i: int, source: str) -> Rung:
     if not isinstance(games, int) or isinstance(games, bool) or games < 0:
         raise LadderError(f"{where} ({player}): 'games' must be a count >= 0, got {games!r}; {_FIX}")
     return Rung(player, float(elo), (float(ci[0]), float(ci[1])), games)
-
-
-def ladder_path(board_size: int, root: str | Path | None = None) -> Path:
-    """`config/ladder/{N}x{N}.json` in the repository (or under `root`)."""
-    return Path(root if root is not None else REPO) / LADDER_DIR / f"{int(board_size)}x{int(board_size)}.json"
-
-
-def calibrated_sizes(root: str | Path | None = None) -> list[int]:
-    """The board sizes that have a ladder file, in increasing order."""
-    folder = Path(root if root is not None else REPO) / LADDER_DIR
-    if not folder.is_dir():
-        return []
-    return sorted(int(m.group(1)) for p in folder.iterdir() if (m := _FILE_NAME.match(p.name)))
 
 
 def load_ladder(path: str | Path) -> Ladder:

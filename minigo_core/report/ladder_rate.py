@@ -12,6 +12,8 @@ held at their calibrated ratings; the komi is the ladder's (its provenance), the
 from __future__ import annotations
 
 import datetime as dt
+import json
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -142,6 +144,22 @@ def result_json(
         "date": dt.datetime.fromtimestamp(started, dt.timezone.utc).isoformat(timespec="seconds"),
         "wall_seconds": round(finished - started, 3),
     }
+
+
+def start_from(path: str) -> float:
+    """The rating held in a rating file (`minigo ladder rate --out`, e.g. the previous generation's
+    `eval/genGGGG/ladder.json`): where the next rating starts. ValueError naming the file when unusable."""
+    try:
+        with open(path) as handle:
+            data = json.load(handle)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the rating to start from ({exc.strerror or exc})") from exc
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not JSON ({exc}); expected a `minigo ladder rate --out` file") from exc
+    elo = data.get("elo") if isinstance(data, dict) else None
+    if isinstance(elo, bool) or not isinstance(elo, (int, float)) or not math.isfinite(elo):
+        raise ValueError(f"{path}: no finite 'elo' (got {elo!r}); expected a `minigo ladder rate --out` file")
+    return float(elo)
 
 
 def rating_line(result: dict) -> str:

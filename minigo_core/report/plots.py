@@ -2,7 +2,8 @@
 imports matplotlib (once, here, with the Agg backend: no display is needed).
 
 - `minigo ratings` draws `elo.png` (Elo per generation), `winrate.png` (win rate against the target over
-  wall time) and `learning_curve.png` (Elo and win rates against GNU Go over wall time);
+  wall time), `learning_curve.png` (Elo and win rates against GNU Go over wall time) and `ladder_curve.png`
+  (the fixed-scale Elo of `report.fixed_scale` against wall time and self-play positions, the rungs as lines);
 - `minigo plots` draws `loss.png` (training losses against the global step, every generation),
   `game_lengths.png` (self-play game length per generation: mean and spread) and
   `resign_false_positives.png` (per generation, with the count of resignation-disabled games it rests on).
@@ -25,6 +26,7 @@ from minigo_core.data import layout  # noqa: E402
 from minigo_core.data.games_complete import read_marker  # noqa: E402
 from minigo_core.data.matchfile import MatchSummary  # noqa: E402
 from minigo_core.data.schedule import selfplay_generations  # noqa: E402
+from minigo_core.report.fixed_scale import rungs_around  # noqa: E402
 from minigo_core.report.ratings import gnugo_anchor, player_kind  # noqa: E402
 
 # ------------------------------------------------------------------------------- ratings (`minigo ratings`)
@@ -136,6 +138,51 @@ def plot_learning_curve(
     bottom.set_ylabel("win rate against GNU Go")
     bottom.set_xlabel("wall time since generation 0's model (minutes)" if start is not None else "wall time")
     bottom.grid(alpha=0.3)
+    return png_bytes(fig)
+
+
+def plot_ladder_curve(
+    points: Sequence[dict], rungs: Sequence[tuple[str, float]] | None, board_size: int
+) -> bytes:
+    """PNG, two panels: each evaluated generation's fixed-scale Elo with its 95% interval against wall time
+    (minutes since generation 0's model) and against the self-play positions recorded before it; the
+    ladder's rungs within the plotted range (and the nearest above and below) as labelled lines. Without a
+    ladder or ratings, the panels say so."""
+    fig, axes = plt.subplots(2, 1, figsize=(7, 7))
+    axis_keys = (
+        ("minutes", "wall time since generation 0's model (minutes)"),
+        ("positions", "self-play positions recorded before the model (generations 0 .. g-1)"),
+    )
+    lows = [p["ci95"][0] for p in points]
+    highs = [p["ci95"][1] for p in points]
+    shown = rungs_around(list(rungs), min(lows), max(highs)) if rungs and points else []
+    for ax, (key, label) in zip(axes, axis_keys, strict=True):
+        pts = [p for p in points if p[key] is not None]
+        if rungs is None:
+            _empty(
+                ax, f"no ladder for board size {board_size} (config/ladder/{board_size}x{board_size}.json)"
+            )
+        elif not pts:
+            _empty(ax, "no fixed-scale ratings yet (eval/gen*/ladder.json)")
+        else:
+            err = [
+                [max(0.0, p["elo"] - p["ci95"][0]) for p in pts],
+                [max(0.0, p["ci95"][1] - p["elo"]) for p in pts],
+            ]
+            ax.errorbar([p[key] for p in pts], [p["elo"] for p in pts], yerr=err, fmt="o-", ms=3, capsize=2,
+                        lw=1, label="model (95% interval)")  # fmt: skip
+            for xi, p in zip([p[key] for p in pts], pts, strict=True):
+                ax.annotate(str(p["generation"]), (xi, p["elo"]), textcoords="offset points", xytext=(3, 3),
+                            fontsize=7)  # fmt: skip
+            for name, elo in shown:
+                ax.axhline(elo, ls="--", lw=0.8, color="grey")
+                ax.annotate(name, xy=(0.01, elo), xycoords=("axes fraction", "data"), color="grey",
+                            fontsize=7, va="bottom")  # fmt: skip
+            ax.legend(loc="lower right", fontsize=8)
+        ax.set_xlabel(label)
+        ax.set_ylabel("Elo (fixed ladder, gnugo:10 = 1800)")
+        ax.grid(alpha=0.3)
+    axes[0].set_title(f"Learning curve on the fixed Elo ladder ({board_size}x{board_size})")
     return png_bytes(fig)
 
 

@@ -6,9 +6,11 @@
 - jobs: done/total of the current Snakemake invocation (its "N of M steps (P%) done" lines);
 - elapsed: since `minigo run` started; left: the average wall time of the generations finished under this
   command times the generations still to do ("estimating" until one has finished);
-- the newest generation's Elo against GNU Go: a Bradley-Terry fit (`minigo_core.report.ratings`) of every
-  evaluation file of the run, anchored at the GNU Go level, with its 95% interval; without a GNU Go match,
-  the newest win rate against another opponent.
+- the newest generation's strength: its rating on the fixed Elo ladder when one was rated
+  (`eval/genGGGG/ladder.json`: `Elo 1230 [1180, 1280], between uct:4096 and gnugo:1 (gen 40)`); else its Elo
+  against GNU Go: a Bradley-Terry fit (`minigo_core.report.ratings`) of every evaluation file of the run,
+  anchored at the GNU Go level, with its 95% interval; without a GNU Go match, the newest win rate against
+  another opponent.
 
 `RunProgress` holds that state: it is fed Snakemake's lines and the clock, polls the run's files (models
 every few seconds, evaluation files at most every 10 s and only re-read when their names or times changed)
@@ -33,6 +35,7 @@ from typing import TextIO
 from minigo_core.base.elo import wilson_interval
 from minigo_core.data import layout, storage
 from minigo_core.data.matchfile import MatchSummary, read_match
+from minigo_core.report.fixed_scale import rating_text, read_rating
 from minigo_core.report.ratings import fit_bradley_terry, generation_of, sorted_players
 from minigo_core.report.status import format_duration
 
@@ -129,8 +132,8 @@ def _entry_time(info: dict) -> float | None:
 
 
 def eval_file_times(root: str) -> dict[str, float | None]:
-    """Every finished results file `{root}/eval/genGGGG/vs_*.json` with its modification time, from one
-    listing per generation folder (no `stat` per file)."""
+    """Every finished results file `{root}/eval/genGGGG/vs_*.json` and ladder rating (`ladder.json`) with
+    its modification time, from one listing per generation folder (no `stat` per file)."""
     eval_root = layout.evals_dir(root)
     fs, path = storage.fs_and_path(eval_root)
     try:
@@ -148,9 +151,19 @@ def eval_file_times(root: str) -> dict[str, float | None]:
             continue
         for entry in entries:
             base = os.path.basename(entry["name"].rstrip("/"))
-            if base.startswith("vs_") and base.endswith(".json") and not storage.is_temporary(base):
+            wanted = (base.startswith("vs_") and base.endswith(".json")) or base == layout.LADDER_RATING
+            if wanted and not storage.is_temporary(base):
                 out[storage.join(eval_root, name, base)] = _entry_time(entry)
     return out
+
+
+def ladder_texts(ratings: dict[int, dict]) -> list[str]:
+    """The newest generation's fixed-scale rating, as variants longest first ([] without one)."""
+    if not ratings:
+        return []
+    g = max(ratings)
+    r = ratings[g]
+    return [rating_text(r, g), f"Elo {r['elo']:.0f} [{r['ci95'][0]:.0f}, {r['ci95'][1]:.0f}] (gen {g})"]
 
 
 def strength_texts(matches: list[MatchSummary]) -> list[str]:
@@ -210,7 +223,7 @@ class RunProgress:
         self._models_at = -math.inf
         self._evals_at = -math.inf
         self._eval_times: dict[str, float | None] | None = None
-        self._matches: dict[str, tuple[float | None, MatchSummary | None]] = {}
+        self._matches: dict[str, tuple[float | None, MatchSummary | dict | None]] = {}  # dict: a ladder.json
 
     def begin_invocation(self) -> None:
         """A new Snakemake invocation: its jobs count from 0."""
@@ -253,16 +266,29 @@ class RunProgress:
         """Re-read the results files that are new or changed, then refit (nothing when none changed)."""
         if times == self._eval_times:
             return
-        matches = {}
+        matches: dict = {}
         for url, mtime in times.items():
             cached = self._matches.get(url)
             if cached is None or cached[0] != mtime or mtime is None:
-                try:
-                    cached = (mtime, read_match(url))
-                except ValueError:
-                    cached = (mtime, None)  # not a results file (or not a whole one yet): read again later
+                if os.path.basename(url) == layout.LADDER_RATING:
+                    cached = (mtime, read_rating(url))  # None while unreadable: read again later
+                else:
+                    try:
+                        cached = (mtime, read_match(url))
+                    except ValueError:
+                        cached = (
+                            mtime,
+                            None,
+                        )  # not a results file (or not a whole one yet): read again later
             matches[url] = cached
-        strength = strength_texts([m for _, m in matches.values() if m is not None])
+        is_ladder = {url: os.path.basename(url) == layout.LADDER_RATING for url in matches}
+        ladder = {
+            int(os.path.basename(os.path.dirname(url))[3:]): r
+            for url, (_, r) in matches.items()
+            if is_ladder[url] and r is not None
+        }
+        played = [m for url, (_, m) in matches.items() if m is not None and not is_ladder[url]]
+        strength = ladder_texts(ladder) or strength_texts(played)
         self._matches, self._eval_times = matches, times
         with self._lock:
             self.strength = strength

@@ -1,9 +1,9 @@
 """The state of a run from its files alone: what each generation has produced, and what to run next.
 
 `collect` reads one `GenerationStatus` per generation (games done/total, window size, training loss, model,
-evaluation win rate and Elo, wall times); `format_table` is the table `minigo status` prints and
-`minigo plots` writes to `status.txt`; `describe_next` says which generations are not done yet
-(`data.schedule.frontier`).
+evaluation win rate and Elo, the fixed-scale Elo of `eval/genGGGG/ladder.json`, wall times);
+`format_table` is the table `minigo status` prints and `minigo plots` writes to `status.txt`;
+`describe_next` says which generations are not done yet (`data.schedule.frontier`).
 
 Everything here reads small per-generation files with a few `stat`/`read` calls per generation; nothing
 lists a directory of game files unless a generation has no `genGGGG.complete.json` marker yet.
@@ -24,6 +24,7 @@ from minigo_core.data import layout
 from minigo_core.data.games_complete import read_marker
 from minigo_core.data.matchfile import read_match
 from minigo_core.data.schedule import evaluation_file, frontier, opponent_specs, selfplay_generations
+from minigo_core.report.fixed_scale import read_rating
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -42,6 +43,7 @@ class GenerationStatus:
     model: str | None = None
     win_rates: dict[str, float] = field(default_factory=dict)
     elo: float | None = None
+    ladder: tuple[float, float] | None = None  # fixed-scale Elo, 95% half-width (eval/genGGGG/ladder.json)
     mean_game_length: float | None = None
     resign_false_positive_rate: float | None = None
     model_time: float | None = None  # mtime of the model file (epoch seconds)
@@ -195,6 +197,9 @@ def collect(cfg: RunConfig) -> list[GenerationStatus]:
                 rate = win_rate(path) if path else None
                 if rate is not None:
                     row.win_rates[spec.text] = rate
+            rating = read_rating(layout.ladder_rating_path(root, g))
+            if rating is not None:
+                row.ladder = (float(rating["elo"]), (rating["ci95"][1] - rating["ci95"][0]) / 2.0)
         row.elo = elo.get(g)
         rows.append(row)
     return rows
@@ -219,7 +224,7 @@ def format_table(cfg: RunConfig, rows: list[GenerationStatus]) -> str:
     start = rows[0].model_time if rows and rows[0].model_time is not None else None
     specs = opponent_specs(cfg)
     head = ["gen", "games", "window", "loss", "model"] + [f"vs {s.text}" for s in specs]
-    head += ["elo", "train", "selfplay", "elapsed"]
+    head += ["elo", "ladder elo", "train", "selfplay", "elapsed"]
     lines = [
         f"run {cfg.root}: {cfg.board_size}x{cfg.board_size}, {cfg.model.blocks}x{cfg.model.filters} net, "
         f"{cfg.selfplay.games} games/generation in jobs of {cfg.selfplay.games_per_job}, "
@@ -245,6 +250,7 @@ def format_table(cfg: RunConfig, rows: list[GenerationStatus]) -> str:
         elapsed = row.model_time - start if (start is not None and row.model_time is not None) else None
         cells += [
             _fmt(row.elo, ".0f", 0),
+            f"{row.ladder[0]:.0f} +-{row.ladder[1]:.0f}" if row.ladder else "",
             format_duration(row.train_seconds),
             format_duration(row.selfplay_seconds),
             format_duration(elapsed),
@@ -253,7 +259,10 @@ def format_table(cfg: RunConfig, rows: list[GenerationStatus]) -> str:
     widths = [max(len(head[i]), *(len(r[i]) for r in table)) for i in range(len(head))]
     lines.append("  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True)))
     lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in table]
-    lines.append("(* games still being played; elapsed = model file time since generation 0's model)")
+    lines.append(
+        "(* games still being played; ladder elo = the fixed Elo scale, 95% half-width; elapsed = model file"
+        " time since generation 0's model)"
+    )
     for row in rows:
         if row.window_skipped:
             lines.append(

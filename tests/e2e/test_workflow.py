@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -91,6 +92,7 @@ def test_dry_run_runs_deferred_evaluations_alongside_the_next_generation(finishe
     assert out.returncode == 0, out.stderr[-3000:]
     counts = job_counts(out.stdout + out.stderr)
     assert counts["evaluate"] == 2 and counts["selfplay"] == 2 and counts["train"] == 1
+    assert counts["ladder_rating"] == 1  # generation 3's, started from generation 2's (5x5 has a ladder)
 
 
 def test_dry_run_explicit_rerun_of_one_generation(finished_run):
@@ -111,7 +113,8 @@ def test_dry_run_plans_one_selfplay_job_per_games_per_job_games(tmp_path, write_
     config = write_config(tmp_path, generations=1, selfplay={"games": games, "games_per_job": per_job})
     cfg = load_config(str(config))
     assert [list(r) for r in schedule.selfplay_jobs(cfg)] == jobs
-    assert schedule.jobs_per_generation(cfg) == len(jobs) + 3 + len(schedule.opponent_specs(cfg))
+    matches = len(schedule.opponent_specs(cfg)) + 1  # and the ladder rating (5x5 has a ladder)
+    assert schedule.jobs_per_generation(cfg) == len(jobs) + 3 + matches
     out = snakemake("-n", "-p", "--cores", "1", "--configfile", str(config))
     assert out.returncode == 0, out.stderr[-3000:]
     text = out.stdout + out.stderr
@@ -300,6 +303,40 @@ def test_rerunning_a_generations_training_and_selfplay_reproduces_model_and_game
     assert [f for f in files if after[f][1] == before[f][1]] == []  # every file was written again
     assert [f for f in files if after[f][0] != before[f][0]] == []  # ... byte for byte the same
     assert {f: os.stat(f).st_mtime_ns for f in others} == untouched  # the window and other generations kept
+
+
+LADDER_WALL_CLOCK = ("date", "wall_seconds")
+
+
+def ladder_rating(cfg, g: int) -> dict:
+    return json.loads(Path(layout.ladder_rating_path(cfg.root, g)).read_text())
+
+
+@pytest.mark.slow
+def test_every_evaluated_generation_is_rated_on_the_fixed_ladder_and_a_rerun_reproduces_it(tiny_run):
+    cfg, config, _ = tiny_run
+    assert schedule.ladder_rated(cfg)  # 5x5: config/ladder/5x5.json
+    first, second = ladder_rating(cfg, 1), ladder_rating(cfg, 2)
+    for g, rating in ((1, first), (2, second)):
+        assert rating["player"] == f"gen{g:04d}" and rating["board_size"] == cfg.board_size
+        assert all(math.isfinite(x) for x in (rating["elo"], *rating["ci95"]))
+        assert rating["ci95"][0] < rating["elo"] < rating["ci95"][1]
+        assert 0 < rating["games"] <= cfg.evaluate.ladder_max_games
+        assert rating["seed"] == schedule.ladder_seed(cfg, g)
+    assert first["start_elo"] is None and "--start-from" not in first["command"]
+    assert second["start_elo"] == first["elo"]  # the chain: generation 2 starts where generation 1 stood
+    assert layout.ladder_rating_path(cfg.root, 1) in second["command"]
+    assert Path(layout.summary_path(cfg.root, layout.LADDER_CURVE_PLOT)).stat().st_size > 0
+    path = layout.ladder_rating_path(cfg.root, 2)
+    before = os.stat(path).st_mtime_ns
+    output = rerun(config, 2, "--forcerun", path)
+    ran = re.findall(r"^(?:local)?rule (\w+):$", output, flags=re.M)
+    assert ran.count("ladder_rating") == 1, output[-3000:]
+    assert os.stat(path).st_mtime_ns != before
+    again = ladder_rating(cfg, 2)
+    strip = lambda r: {k: v for k, v in r.items() if k not in LADDER_WALL_CLOCK}  # noqa: E731
+    assert strip(again) == strip(second)
+    assert ladder_rating(cfg, 1) == first
 
 
 @pytest.mark.slow

@@ -29,7 +29,8 @@ def test_every_k_generations_and_the_last(eval_config):
     cfg = eval_config(every=4)
     evaluated = [g for g in range(11) if schedule.evaluation_specs(cfg, g)]
     assert evaluated == [4, 8, 10]
-    assert schedule.evaluation_files(cfg, 5) == [] and len(schedule.evaluation_files(cfg, 8)) == 3
+    # 3 matches and the ladder rating (5x5 has a ladder)
+    assert schedule.evaluation_files(cfg, 5) == [] and len(schedule.evaluation_files(cfg, 8)) == 3 + 1
     assert schedule.generation_outputs(cfg, 5) == [
         f for f in schedule.generation_outputs(cfg, 5) if "/eval/" not in f
     ]

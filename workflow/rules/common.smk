@@ -71,6 +71,7 @@ SELFPLAY_JOBS = minigo.selfplay_jobs(RUN)  # the game indices of each job
 WINDOW_MANIFEST = layout.window_manifest_path(ROOT, "{generation}")
 TRAIN_METRICS = layout.train_metrics_path(ROOT, "{generation}")
 EVAL = layout.eval_path(ROOT, "{generation}", "{opponent}")
+LADDER_RATING = layout.ladder_rating_path(ROOT, "{generation}")
 SUMMARY = layout.summary_dir(ROOT)
 # One window shard per training rank.
 SHARDS = [
@@ -163,6 +164,15 @@ def opponent_model(wildcards):
     g = int(wildcards.generation)
     other = minigo.opponent_model_generation(wildcards.opponent, g)
     return [] if other is None else [layout.model_path(ROOT, other)]
+
+
+def ladder_start(wildcards):
+    """The previous evaluated generation's ladder rating (none for the first): where this one starts."""
+    return minigo.ladder_start(RUN, int(wildcards.generation))
+
+
+def ladder_options(wildcards):
+    return minigo.ladder_options(RUN, int(wildcards.generation))
 
 
 def summary_inputs(wildcards):

@@ -1,4 +1,5 @@
-# Evaluation: the new model against each configured opponent (off the critical path).
+# Evaluation: the new model against each configured opponent, and its rating on the fixed Elo ladder of the
+# board size when there is one (both off the critical path).
 
 
 rule evaluate:
@@ -22,3 +23,26 @@ rule evaluate:
     shell:
         "{params.minigo} evaluate --config {input.config:q} --generation {wildcards.generation:q}"
         " --opponent {params.spec:q} {params.options:q} --out {output.result:q} > {log:q} 2>&1"
+
+
+# The fixed-scale rating starts where the previous evaluated generation's stood (a chain: reruns play the
+# same games).
+rule ladder_rating:
+    input:
+        config=ancient(EFFECTIVE_CONFIG),
+        model=MODEL,
+        start=ladder_start,
+    output:
+        rating=LADDER_RATING,
+    log:
+        layout.ladder_log_path(ROOT, "{generation}"),
+    wildcard_constraints:
+        generation=EVALUATED,
+    resources:
+        runtime=120,
+    params:
+        minigo=MINIGO,
+        options=ladder_options,
+    shell:
+        "{params.minigo} ladder rate {params.options:q} --config {input.config:q}"
+        " --out {output.rating:q} > {log:q} 2>&1"

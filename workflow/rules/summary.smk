@@ -1,4 +1,5 @@
-# The run summary: ratings and time to target (minigo ratings), then the report's other plots.
+# The run summary: ratings, time to target and the fixed-scale curve (minigo ratings), then the report's
+# other plots.
 
 
 rule ratings:
@@ -22,6 +23,11 @@ rule ratings:
         learning_curve=report(
             f"{SUMMARY}/{layout.LEARNING_CURVE_PLOT}",
             caption="../report/learning_curve.rst",
+            category="Summary",
+        ),
+        ladder_curve=report(
+            f"{SUMMARY}/{layout.LADDER_CURVE_PLOT}",
+            caption="../report/ladder_curve.rst",
             category="Summary",
         ),
     log:

@@ -1,0 +1,181 @@
+"""The fixed Elo ladder in the pipeline: the schedule's `ladder.json` per evaluated generation (only with a
+ladder for the board size and `evaluate.ladder`), the workflow's `minigo ladder rate` arguments (the chain of
+`--start-from`), `--start-from` itself, the fixed-scale curve, the live line and the config keys.
+
+The tiny run that produces the files is tests/e2e/test_workflow.py's."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from minigo_core.base.config import ConfigError
+from minigo_core.data import compare, layout, schedule
+from minigo_core.jobs.ladder import cli_main
+from minigo_core.pipeline import workflow
+from minigo_core.report import fixed_scale, ladder_rate, plots, progress
+from minigo_core.report.ladder import calibrated_sizes, ladder_path
+
+NO_LADDER_SIZE = 7  # config/ladder/ has no 7x7 table
+
+
+def ladder_files(cfg, g: int) -> list[str]:
+    return [f for f in schedule.evaluation_files(cfg, g) if f.endswith("/" + layout.LADDER_RATING)]
+
+
+def test_the_ladder_path_is_repository_data_in_the_layout():
+    assert ladder_path(5) == layout.ladder_path(5) and layout.has_ladder(5)
+    assert 5 in calibrated_sizes() and NO_LADDER_SIZE not in calibrated_sizes()
+    assert not layout.has_ladder(NO_LADDER_SIZE)
+    assert layout.ladder_rating_path("r", 8) == "r/eval/gen0008/ladder.json"
+    assert layout.ladder_log_path("r", 8) == "r/logs/evaluate/gen0008/ladder.log"
+
+
+def test_schedule_lists_ladder_json_for_every_evaluated_generation(make_config):
+    cfg = make_config(generations=6, evaluate={"every": 2})  # config/tiny.yaml: 5x5, which has a ladder
+    assert schedule.ladder_rated(cfg)
+    assert {g: ladder_files(cfg, g) for g in range(7)} == {
+        0: [],
+        1: [],
+        2: [layout.ladder_rating_path(cfg.root, 2)],
+        3: [],
+        4: [layout.ladder_rating_path(cfg.root, 4)],
+        5: [],
+        6: [layout.ladder_rating_path(cfg.root, 6)],
+    }
+    assert schedule.evaluation_files(cfg, 4)[-1] == layout.ladder_rating_path(cfg.root, 4)
+    per = schedule.selfplay_job_count(cfg) + 3 + len(schedule.opponent_specs(cfg)) + 1
+    assert schedule.jobs_per_generation(cfg) == per
+
+
+@pytest.mark.parametrize(
+    "override",
+    [{"evaluate": {"ladder": False}}, {"board_size": NO_LADDER_SIZE}, {"evaluate": {"games": 0}}],
+    ids=["evaluate.ladder false", "no ladder for the board size", "evaluation off"],
+)
+def test_schedule_lists_no_ladder_json_without_a_ladder_or_when_off(make_config, override):
+    cfg = make_config(override, generations=4)
+    assert not schedule.ladder_rated(cfg)
+    assert all(ladder_files(cfg, g) == [] for g in range(5))
+    assert schedule.jobs_per_generation(cfg) == schedule.selfplay_job_count(cfg) + 3 + len(
+        schedule.opponent_specs(cfg)
+    )
+
+
+def test_ladder_options_chain_each_rating_to_the_previous_evaluated_one(make_config):
+    cfg = make_config(generations=6, evaluate={"every": 2, "ladder_half_width": 80, "ladder_max_games": 50})
+    first = workflow.ladder_options(cfg, 2)
+    assert first[:3] == ["gen2", "--board-size", "5"] and "--start-from" not in first
+    assert workflow.ladder_start(cfg, 2) == []
+    later = workflow.ladder_options(cfg, 6)
+    assert workflow.ladder_start(cfg, 6) == [layout.ladder_rating_path(cfg.root, 4)]
+    assert later[later.index("--start-from") + 1] == layout.ladder_rating_path(cfg.root, 4)
+    assert later[later.index("--target-half-width") + 1] == "80.0"
+    assert later[later.index("--max-games") + 1] == "50"
+    seeds = {g: schedule.ladder_seed(cfg, g) for g in (2, 4, 6)}
+    assert len(set(seeds.values())) == 3 and seeds == {g: schedule.ladder_seed(cfg, g) for g in (2, 4, 6)}
+    assert schedule.ladder_seed(make_config(seed=8, generations=6), 2) != seeds[2]
+    assert all(0 <= s < 2**31 for s in seeds.values())
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ({"ladder_half_width": 0}, "evaluate.ladder_half_width"),
+        ({"ladder_half_width": -5.0}, "evaluate.ladder_half_width"),
+        ({"ladder_max_games": 0}, "evaluate.ladder_max_games"),
+    ],
+)
+def test_config_rejects_bad_ladder_settings(make_config, override, key):
+    with pytest.raises(ConfigError, match=key):
+        make_config(evaluate=override)
+
+
+def test_start_from_reads_a_previous_rating(tmp_path, capsys):
+    previous = tmp_path / "previous.json"
+    previous.write_text(json.dumps({"elo": 612.5, "ci95": [500.0, 700.0]}))
+    assert ladder_rate.start_from(str(previous)) == 612.5
+    out = tmp_path / "rating.json"
+    args = ["rate", "uct:4", "--board-size", "5", "--max-games", "12", "--target-half-width", "400"]
+    assert cli_main([*args, "--start-from", str(previous), "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["start_elo"] == 612.5 and math.isfinite(result["elo"])
+    assert "--start-from" in result["command"]
+    capsys.readouterr()
+    for text in ("not json", json.dumps({"elo": "high"}), json.dumps([1, 2])):
+        previous.write_text(text)
+        with pytest.raises(ValueError, match="previous.json"):
+            ladder_rate.start_from(str(previous))
+        assert cli_main([*args, "--start-from", str(previous)]) == 2
+        assert "--start-from" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="cannot read"):
+        ladder_rate.start_from(str(tmp_path / "missing.json"))
+
+
+def write_rating(root, g: int, elo: float, half: float, bracket=None, rungs=None) -> None:
+    path = layout.ladder_rating_path(str(root), g)
+    data = {"elo": elo, "ci95": [elo - half, elo + half], "bracket": bracket, "rungs": rungs or {}}
+    (root / "eval" / f"gen{g:04d}").mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        json.dump(data, handle)
+
+
+def write_marker(root, g: int, positions: int) -> None:
+    (root / "games").mkdir(parents=True, exist_ok=True)
+    with open(layout.complete_marker_path(str(root), g), "w") as handle:
+        json.dump({"generation": g, "positions": positions}, handle)
+
+
+def test_fixed_scale_curve_reads_every_rating_with_times_and_positions(tmp_path):
+    for g, positions in enumerate([100, 150, 200]):
+        write_marker(tmp_path, g, positions)
+    write_rating(tmp_path, 1, 300.0, 80.0, ["random", "uct:4"])
+    write_rating(tmp_path, 3, 500.0, 60.0)
+    (tmp_path / "eval" / "gen0002").mkdir()  # an evaluated folder without a rating
+    (tmp_path / "eval" / "gen0002" / "ladder.json").write_text("{broken")
+    points = fixed_scale.curve(str(tmp_path), {0: 1000.0, 1: 1060.0, 3: 1240.0})
+    assert [(p["generation"], p["elo"], p["minutes"], p["positions"]) for p in points] == [
+        (1, 300.0, 1.0, 100),
+        (3, 500.0, 4.0, 450),
+    ]
+    assert points[0]["ci95"] == [220.0, 380.0]
+    png = plots.plot_ladder_curve(points, fixed_scale.ladder_rungs(5), 5)
+    assert png.startswith(b"\x89PNG")
+    empty = plots.plot_ladder_curve([], fixed_scale.ladder_rungs(NO_LADDER_SIZE), NO_LADDER_SIZE)
+    assert fixed_scale.ladder_rungs(NO_LADDER_SIZE) is None and empty.startswith(b"\x89PNG")
+
+
+def test_rungs_around_keep_the_range_and_the_nearest_on_each_side():
+    rungs = [("random", -100.0), ("uct:4", 300.0), ("uct:16", 450.0), ("uct:64", 800.0), ("uct:256", 1100.0)]
+    assert fixed_scale.rungs_around(rungs, 320.0, 500.0) == rungs[1:4]
+    assert fixed_scale.rungs_around(rungs, 2000.0, 2100.0) == rungs[-1:]
+    assert fixed_scale.rungs_around(rungs, -500.0, -400.0) == rungs[:1]
+
+
+def test_the_live_line_shows_the_newest_fixed_scale_rating():
+    rungs = {"uct:4": {"rung_elo": 300.0}, "uct:16": {"rung_elo": 450.0}, "random": {"rung_elo": -100.0}}
+    bracketed = {"elo": 1230.4, "ci95": [1180.2, 1280.0], "bracket": ["uct:4096", "gnugo:1"], "rungs": {}}
+    older = {"elo": 380.0, "ci95": [300.0, 460.0], "bracket": None, "rungs": rungs}
+    assert progress.ladder_texts({}) == []
+    texts = progress.ladder_texts({12: older, 40: bracketed})
+    assert texts[0] == "Elo 1230 [1180, 1280], between uct:4096 and gnugo:1 (gen 40)"
+    assert texts[1] == "Elo 1230 [1180, 1280] (gen 40)"
+    assert fixed_scale.rating_text(older, 12) == "Elo 380 [300, 460], between uct:4 and uct:16 (gen 12)"
+    above = {**older, "elo": 900.0}
+    assert fixed_scale.between(above) == "above uct:16"
+
+
+def test_the_live_line_prefers_the_ladder_rating(tmp_path):
+    write_rating(tmp_path, 2, 207.0, 98.0, ["random", "uct:4"])
+    state = progress.RunProgress(str(tmp_path), 2, 0.0)
+    state.see_evaluations(progress.eval_file_times(str(tmp_path)))
+    assert state.strength[0] == "Elo 207 [109, 305], between random and uct:4 (gen 2)"
+
+
+def test_the_run_comparison_ignores_the_ladder_ratings_wall_clock():
+    rel = layout.ladder_rating_path("", 2).lstrip("/")
+    assert compare.wall_clock_fields(rel) >= {"date", "wall_seconds"}
+    assert layout.LADDER_CURVE_PLOT in layout.SUMMARY_FILES
+    assert any(p.endswith(layout.LADDER_CURVE_PLOT) for p in compare.SKIPPED)
