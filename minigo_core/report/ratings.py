@@ -220,11 +220,13 @@ def player_kind(name: str) -> str:
         return "gnugo"
     if name == "random":
         return "random"
+    if name.startswith("uct:"):
+        return "uct"
     return "other"
 
 
 def sorted_players(names: Iterable[str]) -> list[str]:
-    """Generations in order, then GNU Go levels, then everything else by name."""
+    """Generations in order, then GNU Go levels, then `uct:N` by playouts, then everything else by name."""
 
     def key(name: str) -> tuple:
         g = generation_of(name)
@@ -232,7 +234,9 @@ def sorted_players(names: Iterable[str]) -> list[str]:
             return (0, g, name)
         if name.startswith("gnugo:") and name[6:].isdigit():
             return (1, int(name[6:]), name)
-        return (2, 0, name)
+        if name.startswith("uct:") and name[4:].isdigit():
+            return (2, int(name[4:]), name)
+        return (3, 0, name)
 
     return sorted(set(names), key=key)
 

@@ -170,3 +170,12 @@ def test_learning_curve_is_relative_to_the_lowest_gnugo_level_and_draws_zero_win
     data = plots.plot_learning_curve(rows, matches)
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert ratings.gnugo_anchor([r for r in rows if r["kind"] == "generation"]) is None
+
+
+def test_players_sort_by_kind_and_strength():
+    names = ["uct:1024", "random", "gnugo:10", "gen0002", "uct:64", "gnugo:1", "gen0000", "gtp:x"]
+    assert ratings.sorted_players(names) == [
+        "gen0000", "gen0002", "gnugo:1", "gnugo:10", "uct:64", "uct:1024", "gtp:x", "random",
+    ]  # fmt: skip
+    kinds = [ratings.player_kind(n) for n in ("gen0003", "gnugo:1", "random", "uct:64", "gtp:x")]
+    assert kinds == ["generation", "gnugo", "random", "uct", "other"]
