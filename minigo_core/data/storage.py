@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import uuid
 from collections.abc import Iterator
@@ -84,6 +85,24 @@ def read_bytes(url: str) -> bytes:
     fs, path = fs_and_path(url)
     with fs.open(path, "rb") as handle:
         return handle.read()
+
+
+def read_json_lines(url: str) -> list[dict]:
+    """The JSON objects of a JSON-lines file (a training job's metrics.jsonl) in order, skipping lines that
+    are not one (a line cut off by a killed writer); [] when the file is missing or unreadable."""
+    try:
+        lines = read_bytes(url).splitlines()
+    except OSError:
+        return []
+    records = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
 
 
 def exists(url: str) -> bool:

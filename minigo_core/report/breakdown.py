@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minigo_core.base.config import RunConfig, load_config
-from minigo_core.data import layout
+from minigo_core.data import layout, storage
 
 CATEGORIES = (
     ("selfplay_games", "self-play games"),
@@ -202,18 +202,8 @@ def _span(root: Path, job: SnakemakeJob | None) -> float | None:
 
 def _train_steps_s(path: Path) -> tuple[float | None, dict | None, dict | None]:
     """Rank 0's seconds in steps (sum of `step_ms` x steps per `step` record), the last `start` and `end`."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return None, None, None
     steps_s, start, end, previous = None, None, None, 0
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict):
-            continue
+    for record in storage.read_json_lines(str(path)):
         event = record.get("event")
         if event == "start":
             start, previous = record, int(record.get("start_step") or 0)

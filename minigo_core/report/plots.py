@@ -12,7 +12,6 @@ imports matplotlib (once, here, with the Agg backend: no display is needed).
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Sequence
 
 import matplotlib
@@ -22,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from minigo_core.base.elo import wilson_interval  # noqa: E402
-from minigo_core.data import layout  # noqa: E402
+from minigo_core.data import layout, storage  # noqa: E402
 from minigo_core.data.games_complete import read_marker  # noqa: E402
 from minigo_core.data.matchfile import MatchSummary  # noqa: E402
 from minigo_core.data.schedule import selfplay_generations  # noqa: E402
@@ -204,19 +203,8 @@ def _empty(ax, message: str) -> None:
 
 def read_steps(path: str) -> list[dict]:
     """The `step` records of a training metrics.jsonl file."""
-    records = []
-    try:
-        with open(path, encoding="utf-8") as handle:
-            for line in handle:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict) and record.get("event", "step") == "step" and "loss" in record:
-                    records.append(record)
-    except OSError:
-        pass
-    return records
+    records = storage.read_json_lines(path)
+    return [r for r in records if r.get("event", "step") == "step" and "loss" in r]
 
 
 def plot_loss(cfg) -> bytes:

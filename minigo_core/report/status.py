@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from minigo_core.base.config import ConfigError, RunConfig, load_config
-from minigo_core.data import layout
+from minigo_core.data import layout, storage
 from minigo_core.data.games_complete import read_marker
 from minigo_core.data.matchfile import read_match
 from minigo_core.data.schedule import evaluation_file, frontier, opponent_specs, selfplay_generations
@@ -70,18 +70,7 @@ def _mtime(path: str) -> float | None:
 def _last_metrics(path: str) -> tuple[dict | None, dict | None]:
     """The last training-step record and the end-of-training record of a metrics.jsonl file."""
     step = end = None
-    try:
-        with open(path, "rb") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
-        return None, None
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict):
-            continue
+    for record in storage.read_json_lines(path):
         if record.get("event") == "end":
             end = record
         elif "loss" in record:
