@@ -31,6 +31,7 @@ COMMANDS = {
         "verify a generation's game files; write its marker",
     ),
     "plots": ("minigo_core.jobs.plots", "the report's plots and status table of a run"),
+    "plan": ("minigo_core.jobs.plan", "what a run of a config costs: core-hours, files, bytes (measured)"),
     "run": ("minigo_core.pipeline.runner", "run the Snakemake workflow end to end (what `make run` calls)"),
 }
 
