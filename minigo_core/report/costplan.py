@@ -16,7 +16,7 @@ capped at 2 N^2). Self-play at the run's start is longer (untrained nets play to
 resignation is on. GNU Go's own time in the evaluations is not counted, nor Snakemake's and Slurm's start-up.
 Files: a generation creates its game files, one record and one log per self-play job, the model, the
 games-complete marker, the window's shards and manifest, the training metrics, the evaluations' results files
-and one log per generation-level job; with `storage.pack` generations that left the window keep one pack
+and one log per generation-level job; with `storage.pack_old_generations` generations that left the window keep one pack
 instead of their game files, records and self-play logs.
 """
 
@@ -267,13 +267,14 @@ class RunCost:
 
     @property
     def files_kept(self) -> int:
-        """Files at the end of the run: with packing, generations that left the window keep one pack instead
-        of their game files, job records and self-play logs."""
+        """Files at the end of the run: with packing, a generation h that the last window (h + W) no longer
+        needs keeps its pack, the pack's marker and the pack job's log instead of its game files, job records
+        and self-play logs."""
         kept = self.total("files_created")
         if self.packed:
             last = len(self.generations) - 1
-            old = [c for c in self.generations if c.files_packable and c.generation < last - self.window]
-            kept -= sum(c.files_packable - 1 for c in old)
+            old = [c for c in self.generations if c.files_packable and c.generation + self.window <= last]
+            kept -= sum(c.files_packable - 3 for c in old)
         return int(kept)
 
     @property
@@ -282,9 +283,8 @@ class RunCost:
 
 
 def packs(cfg: RunConfig) -> bool:
-    """Whether the run packs generations that left the window (`storage.pack`, when the config has it)."""
-    storage_cfg = getattr(cfg, "storage", None)
-    return bool(getattr(storage_cfg, "pack", False))
+    """Whether the run packs generations that left the window (`storage.pack_old_generations`)."""
+    return bool(cfg.storage.pack_old_generations)
 
 
 def run_cost(cfg: RunConfig, m: Measured, moves: int, packed: bool) -> RunCost:
@@ -384,7 +384,7 @@ def format_plan(cfg: RunConfig, source: str, m: Measured, moves: int, run: RunCo
         "  training    one core a rank:",
         *_wrapped([f"{r} rank{'s' if r > 1 else ''} {_h(run.train_s(r))}" for r in ranks]),
         f"  files       {int(run.total('files_created')):,} created, {run.files_kept:,} kept "
-        + ("(generations out of the window packed)" if run.packed else "(no packing: storage.pack is off)"),
+        + ("(generations out of the window packed)" if run.packed else "(no packing: storage.pack_old_generations is off)"),
         f"  disk        {_bytes(run.bytes_kept)} (games, shards, models)",
     ]
     return "\n".join(lines)
