@@ -8,8 +8,13 @@ One run, one model (fresh random weights for the config's net), the same readout
 - start-up: a real `minigo selfplay --count K` job (the default K), process start to the engine's first
   move, against the job's wall time;
 - 19x19 at the paper's net (6x64, mlperf07): the non-network share (a few moves of K games), and the peak
-  memory of a K=64 19x19 job at the paper's 800 readouts (a small net: the trees are what grows).
-Its last line is one JSON object: `engine_vs_reference`, `non_network_share`, `startup_share` and the rest.
+  memory of a K=64 19x19 job at the paper's 800 readouts (`--memory-moves` moves of each game, every one a
+  full search; in a process that imports what a job imports, no torch: `bench/_selfplay_memory.py`), with
+  its game files' bytes per recorded position;
+- game files: bytes per recorded position of each engine row's files (all bytes / positions recorded).
+Its last line is one JSON object: `engine_vs_reference`, `non_network_share`, `startup_share`,
+`game_bytes_per_position` (the default search and K), `k64_19x19_peak_rss_mib`,
+`game_bytes_per_position_19x19` and the rest.
 """
 
 from __future__ import annotations
@@ -166,10 +171,10 @@ def _engine_games(net, cfg, search: str, k: int, out_dir: str, *, max_moves: int
         first_game=0,
         count=k,
     )
-    moves = positions = 0
+    moves = positions = size = 0
     for game in games.finished():
         record = selfplay.compiled_game_record(game, cfg, cfg.features, model, search_meta, 0)
-        write_game(os.path.join(out_dir, f"game{game.index:05d}.arrow"), record)
+        size += write_game(os.path.join(out_dir, f"game{game.index:05d}.arrow"), record)
         moves += len(game.moves)
         positions += record.num_positions
     cpu = time.process_time() - cpu0
@@ -184,6 +189,7 @@ def _engine_games(net, cfg, search: str, k: int, out_dir: str, *, max_moves: int
         "readouts": st.readouts,
         "moves": moves,
         "positions": positions,
+        "bytes_per_position": size / max(1, positions),
         "games": k,
         "mean_batch": st.mean_batch,
         "max_batch": st.max_batch,
@@ -201,7 +207,8 @@ def _engine_row(r: dict) -> None:
         f"{r['games_per_s']:6.2f} games/s  "
         f"network {r['network_s'] / cpu:5.1%}  features {r['features_s'] / cpu:5.1%}  "
         f"tree+rules+files {other / cpu:5.1%}  batch mean {r['mean_batch']:5.1f} max {r['max_batch']:3d}  "
-        f"({r['readouts']} readouts, {r['moves']} moves, {cpu:.1f} CPU s)"
+        f"({r['readouts']} readouts, {r['moves']} moves, {cpu:.1f} CPU s; "
+        f"{r['bytes_per_position']:.0f} bytes per recorded position)"
     )
 
 
@@ -228,40 +235,36 @@ def _startup_job(cfg_path: str, model_url: str, k: int, out_dir: str) -> dict:
     }
 
 
-def _probe_config(readouts: int) -> config_mod.RunConfig:
-    return config_mod.from_dict(
-        {"board_size": 19, "features": "mlperf07", "model": {"blocks": 1, "filters": 8, "fc_width": 8},
-         "selfplay": {"readouts": readouts, "fast_readouts": readouts, "full_search_fraction": 1.0,
-                      "parallel_readouts": 1, "search": "puct"}}
-    )  # fmt: skip
+MEMORY_NETS = {"paper": (6, 64), "small": (1, 8)}  # blocks, filters (= fc width) of the memory probe's net
 
 
-def _memory_probe_run(url: str, k: int, readouts: int, moves: int) -> None:
-    """In a fresh process (no torch): play `moves` moves of K 19x19 games at `readouts` with the model at
-    `url`; print the peak RSS in MiB."""
-    import resource  # lazy: Unix only, and only this probe needs it
-
-    cfg = _probe_config(readouts)
-    net = engine.load_network(url, threads=1)
-    settings = engine.settings_for(cfg, "mlperf07")
-    settings.max_game_length = moves
-    games = engine.SelfplayGames(
-        net, settings, board_size=19, komi=7.5, seed=1, generation=0, first_game=0, count=k
+def _memory_probe(cfg, tmp: str, k: int, readouts: int, moves: int, search: str, net_name: str) -> dict:
+    """A separate process (`bench/_selfplay_memory.py`, no torch) plays `moves` moves of K 19x19 games at
+    `readouts` and writes their files: its peak RSS, bytes/position. `net_name`: the paper's net (6x64,
+    mlperf07) or a small one (1x8), whose random outputs grow deeper trees (the most memory seen)."""
+    blocks, filters = MEMORY_NETS[net_name]
+    paper = config_mod.from_dict(
+        {**_paper_config(cfg).to_dict(), "model": {"blocks": blocks, "filters": filters, "fc_width": filters}}
     )
-    for _ in games.finished():
-        pass
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
-
-
-def _memory_probe(tmp: str, k: int, readouts: int, moves: int) -> int:
-    """Peak RSS (MiB) of a separate process that plays K 19x19 games at `readouts` for `moves` moves."""
     url = os.path.join(tmp, "probe19.safetensors")
-    net = model.random_model(model.ModelConfig.from_run(_probe_config(readouts)), 1, backend="torch")
+    net = model.random_model(model.ModelConfig.from_run(paper), cfg.seed, backend="torch")
     model.save_model(url, net, {"generation": 0, "kind": "benchmark"})
-    probe = f"{url},{k},{readouts},{moves}"
-    argv = [sys.executable, "-m", "minigo_core.bench", "selfplay", "--memory-probe", probe]
+    argv = [sys.executable, "-m", "minigo_core.bench._selfplay_memory", url, str(k), str(readouts),
+            str(moves), search]  # fmt: skip
     out = subprocess.run(argv, check=True, capture_output=True, text=True, env=_env())
-    return int(out.stdout.strip().splitlines()[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _paper_config(cfg) -> config_mod.RunConfig:
+    """The run config with the paper's 19x19 net (6x64, mlperf07)."""
+    return config_mod.from_dict(
+        {
+            **cfg.to_dict(),
+            "board_size": 19,
+            "features": "mlperf07",
+            "model": {"blocks": 6, "filters": 64, "fc_width": 64},
+        }  # fmt: skip
+    )
 
 
 def _env() -> dict:
@@ -307,8 +310,15 @@ def _engine_vs_reference(args, cfg, model_url: str, tmp: str, result: dict) -> N
     ratio = default["readouts_per_s"] / ref_rate
     result["engine_vs_reference"] = round(ratio, 3)
     result["non_network_share"] = round(default["non_network_share"], 4)
+    result["game_bytes_per_position"] = round(default["bytes_per_position"], 1)
+    limit = 150 if cfg.board_size <= 9 else 700
+    per_position = default["bytes_per_position"]
     print(
-        f"\nat the default K={default_k} ({s.search}): {ratio:.2f}x the reference's readouts/s "
+        f"\ngame files at the default K={default_k} ({s.search}): {per_position:.0f} bytes per recorded "
+        f"position (target <= {limit}: {'met' if per_position <= limit else 'NOT met'})"
+    )
+    print(
+        f"at the default K={default_k} ({s.search}): {ratio:.2f}x the reference's readouts/s "
         f"(target >= 5x: {'met' if ratio >= 5 else 'NOT met'}); everything but the network "
         f"{default['non_network_share']:.1%} of CPU time (target <= 10%: "
         f"{'met' if default['non_network_share'] <= 0.10 else 'NOT met'})"
@@ -328,14 +338,7 @@ def _startup_section(args, default_k: int, model_url: str, tmp: str, result: dic
 
 def _paper_section(cfg, moves: int, tmp: str, result: dict) -> None:
     """A few moves of 16 19x19 games with the paper's net (6x64, mlperf07): the non-network share."""
-    paper = config_mod.from_dict(
-        {
-            **cfg.to_dict(),
-            "board_size": 19,
-            "features": "mlperf07",
-            "model": {"blocks": 6, "filters": 64, "fc_width": 64},
-        }  # fmt: skip
-    )
+    paper = _paper_config(cfg)
     url19 = os.path.join(tmp, "paper19.safetensors")
     net19 = model.random_model(model.ModelConfig.from_run(paper), cfg.seed, backend="torch")
     model.save_model(url19, net19, {"generation": 0, "kind": "benchmark"})
@@ -348,6 +351,25 @@ def _paper_section(cfg, moves: int, tmp: str, result: dict) -> None:
     print(
         f"  everything but the network {r['non_network_share']:.1%} (target <= 5%: "
         f"{'met' if r['non_network_share'] <= 0.05 else 'NOT met'})"
+    )
+
+
+def _memory_section(cfg, moves: int, search: str, net_name: str, tmp: str, result: dict) -> None:
+    probe = _memory_probe(cfg, tmp, 64, 800, moves, search, net_name)
+    mib, per_position = probe["peak_rss_mib"], probe["bytes_per_position"]
+    result["k64_19x19_peak_rss_mib"] = mib
+    result["k64_19x19_probe"] = {
+        "net": net_name,
+        "search": search,
+        "moves": moves,
+        "positions": probe["positions"],
+    }
+    result["game_bytes_per_position_19x19"] = per_position
+    print(
+        f"\nK=64 19x19 job at 800 readouts, {net_name} net, {search}, the first {moves} moves of each game: "
+        f"peak RSS {mib} MiB (target < 1024: {'met' if mib < 1024 else 'NOT met'}); its game files "
+        f"{per_position:.0f} bytes per recorded position beyond a file's fixed part (target <= 700: "
+        f"{'met' if per_position <= 700 else 'NOT met'})"
     )
 
 
@@ -369,12 +391,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-startup", action="store_true", help="skip the start-up job")
     parser.add_argument("--no-memory", action="store_true", help="skip the K=64 19x19 memory probe")
-    parser.add_argument("--memory-probe", default=None, help=argparse.SUPPRESS)  # URL,K,READOUTS,MOVES
+    parser.add_argument(
+        "--memory-moves", type=int, default=4, help="moves of each game of the memory probe (default 4)"
+    )
+    parser.add_argument(
+        "--memory-search", default=None, help="search of the memory probe (default: the config's)"
+    )
+    parser.add_argument(
+        "--memory-net", choices=sorted(MEMORY_NETS), default="paper", help="net of the memory probe (paper)"
+    )
     args = parser.parse_args(argv)
-    if args.memory_probe:
-        url, *numbers = args.memory_probe.rsplit(",", 3)
-        _memory_probe_run(url, *(int(v) for v in numbers))
-        return 0
 
     cfg = config_mod.load_config(args.config)
     s = cfg.selfplay
@@ -397,12 +423,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.moves_19 > 0:
             _paper_section(cfg, args.moves_19, tmp, result)
         if not args.no_memory:
-            mib = _memory_probe(tmp, 64, 800, 4)
-            result["k64_19x19_peak_rss_mib"] = mib
-            print(
-                f"peak memory of a K=64 19x19 job at 800 readouts (4 moves a game): {mib} MiB "
-                f"(target < 1024: {'met' if mib < 1024 else 'NOT met'})"
-            )
+            search = args.memory_search or s.search
+            _memory_section(cfg, args.memory_moves, search, args.memory_net, tmp, result)
     print(json.dumps(result))
     return 0
 

@@ -9,10 +9,14 @@ One row per recorded position (the moves that got a full search):
 | `value_target` | int8                              | game result from the view of the player to move       |
 | `full_search`  | bool                              | the move got the full number of readouts              |
 | `root_value`   | float32                           | the search's root value, player-to-move's view        |
-| `policy`       | fixed_size_list<float32>[N*N+1]   | Gumbel games only: the improved policy (the target)   |
+| `policy`       | fixed_size_list<uint16>[N*N+1]    | Gumbel games only: the improved policy (the target)   |
 
 The metadata key `target` says which column is the policy target: `visits` (PUCT: visit counts, normalised
-when read) or `policy` (Gumbel AlphaZero: softmax(logits + sigma(completed Q)), stored as it is).
+when read) or `policy` (Gumbel AlphaZero: softmax(logits + sigma(completed Q))). Format version 2 stores the
+policy in units of 1/65535 (`quantise_policy`: largest-remainder rounding, so a row sums to exactly 65535 and
+each entry is within 1/65535 of the exact probability); it is read as float32 divided by its row's sum.
+Version-1 files (the policy as float32, 4 bytes an entry: ~1,450 bytes a 19x19 position) still read, exactly
+as written; a record whose metadata says version 1 is written as version 1.
 
 The schema metadata key `minigo` holds a JSON document: format and version, board size, komi, feature set, the
 model (url, generation, sha256), the seeds, the result, the move count, the resignation settings and their
@@ -39,7 +43,9 @@ from minigo_core.game import coords, features, go
 from minigo_core.game.result import result_string
 
 FORMAT = "minigo-game"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)  # version 1: the Gumbel policy as float32
+POLICY_UNITS = 65535  # version 2: the Gumbel policy in units of 1/POLICY_UNITS, each row summing to it
 METADATA_KEY = b"minigo"
 PASS_POINT = "tt"
 _SGF_LETTERS = "abcdefghijklmnopqrs"
@@ -97,7 +103,7 @@ class GameRecord:
     value_target: np.ndarray  # float32 (n,): -1, 0 or 1 from the view of the player to move
     full_search: np.ndarray  # bool (n,)
     root_value: np.ndarray  # float32 (n,)
-    policy: np.ndarray | None = None  # float32 (n, N*N+1): Gumbel's improved policy, the training target
+    policy: np.ndarray | None = None  # float32 (n, N*N+1): Gumbel's improved policy (the target; as read)
     source: str = field(default="<memory>", compare=False)
 
     @property
@@ -188,6 +194,29 @@ def _arrow(values: np.ndarray, dtype: pa.DataType) -> pa.Array:
     return pa.Array.from_buffers(dtype, len(values), [None, pa.py_buffer(data)])
 
 
+def quantise_policy(policy: np.ndarray) -> np.ndarray:
+    """Policy rows (non-negative, each with a positive sum) as uint16 counts of 1/`POLICY_UNITS` summing to
+    exactly `POLICY_UNITS` per row: each row is normalised, its entries rounded down, and the units left over
+    go to the largest remainders (ties: the lower move). Each entry ends within 1/POLICY_UNITS of its exact
+    normalised probability (so a row's L1 error is below (N*N+1)/POLICY_UNITS); zeros stay zero; and a row
+    read back (divided by its sum) quantises to the same counts, so rewriting a read file gives its bytes.
+    """
+    p = np.asarray(policy, dtype=np.float64)
+    if p.ndim != 2:
+        raise ValueError(f"policy must be (positions, moves), got shape {p.shape}")
+    total = p.sum(axis=1, keepdims=True)
+    if p.size and (not np.isfinite(p).all() or (p < 0).any() or (total <= 0).any()):
+        raise ValueError("a policy row is negative, not finite or all zero: it cannot be a training target")
+    exact = p / np.where(total > 0, total, 1.0) * POLICY_UNITS
+    counts = np.floor(exact)
+    left = np.rint(POLICY_UNITS - counts.sum(axis=1)).astype(np.int64)  # 0 .. moves-1
+    order = np.argsort(counts - exact, axis=1, kind="stable")  # largest remainder first
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(p.shape[1])[None, :], axis=1)
+    counts += (rank < left[:, None]) & (p > 0)
+    return counts.astype(np.uint16)
+
+
 def _table(record: GameRecord) -> pa.Table:
     n = record.board_size
     num_moves = n * n + 1
@@ -215,11 +244,17 @@ def _table(record: GameRecord) -> pa.Table:
         _arrow(np.asarray(record.root_value, dtype=np.float32), pa.float32()),
     ]
     names = list(COLUMNS)
+    if metadata["format_version"] not in READ_VERSIONS:
+        raise ValueError(f"cannot write game file format version {metadata['format_version']!r}")
     if record.policy is not None:
         policy = np.asarray(record.policy, dtype=np.float32)
         if policy.shape != visits.shape:
             raise ValueError(f"policy must be (positions, {num_moves}) like visits, got {policy.shape}")
-        arrays.append(pa.FixedSizeListArray.from_arrays(_arrow(policy.reshape(-1), pa.float32()), num_moves))
+        if metadata["format_version"] == 1:
+            values = _arrow(policy.reshape(-1), pa.float32())
+        else:
+            values = _arrow(quantise_policy(policy).reshape(-1), pa.uint16())
+        arrays.append(pa.FixedSizeListArray.from_arrays(values, num_moves))
         names.append("policy")
         metadata["target"] = "policy"
     table = pa.Table.from_arrays(arrays, names=names)
@@ -274,11 +309,11 @@ def _metadata_of(schema: pa.Schema, url: str) -> dict:
         raise GameFileError(f"game file {url} has unreadable metadata ({exc})") from None
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise GameFileError(f"{url} is not a MiniGo game file (metadata format is not '{FORMAT}')")
-    if metadata.get("format_version") != FORMAT_VERSION:
+    if metadata.get("format_version") not in READ_VERSIONS or isinstance(metadata["format_version"], bool):
         raise GameFileError(
             f"game file {url} has format version {metadata.get('format_version')!r}; this software reads "
-            f"version {FORMAT_VERSION}; re-run its self-play job or use the software version that wrote it "
-            f"({metadata.get('software_version', 'unknown')})"
+            f"versions {', '.join(map(str, READ_VERSIONS))}; re-run its self-play job or use the software "
+            f"version that wrote it ({metadata.get('software_version', 'unknown')})"
         )
     missing = [k for k in REQUIRED_METADATA if k not in metadata]
     if missing:
@@ -456,23 +491,28 @@ def _policy_column(table: pa.Table, metadata: dict, num_moves: int, url: str) ->
     if "policy" not in table.column_names:
         raise GameFileError(f"game file {url} says its target is 'policy' but has no 'policy' column")
     column_type = table.schema.field("policy").type
+    value_type = pa.float32() if metadata["format_version"] == 1 else pa.uint16()
     if not (
         pa.types.is_fixed_size_list(column_type)
         and column_type.list_size == num_moves
-        and column_type.value_type == pa.float32()
+        and column_type.value_type == value_type
     ):
         raise GameFileError(
-            f"game file {url}: column 'policy' has type {column_type}, not what this format writes"
+            f"game file {url}: column 'policy' has type {column_type}, not what format version "
+            f"{metadata['format_version']} writes (fixed_size_list<{value_type}>[{num_moves}])"
         )
     if table.column("policy").null_count:
         raise GameFileError(f"game file {url}: column 'policy' has missing values")
     flat = table.column("policy").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-    policy = flat.astype(np.float32).reshape(table.num_rows, num_moves)
+    stored = flat.reshape(table.num_rows, num_moves)
     if table.num_rows and (
-        not np.isfinite(policy).all() or (policy < 0).any() or (policy.sum(axis=1) <= 0).any()
+        not np.isfinite(stored).all() or (stored < 0).any() or (stored.sum(axis=1) <= 0).any()
     ):
         raise GameFileError(f"game file {url}: a policy target is negative, not finite or all zero")
-    return policy
+    if metadata["format_version"] == 1:
+        return stored.astype(np.float32)
+    counts = stored.astype(np.float64)
+    return (counts / counts.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
 def result_of(metadata: dict) -> str:

@@ -79,7 +79,7 @@ def _play_probe(cfg: RunConfig, url: str, k: int, moves: int, out_dir: str) -> t
     """CPU seconds, readouts and the finished records of K probe games of `moves` moves."""
     net = engine.load_network(url, threads=1)
     settings = engine.settings_for(cfg, cfg.features)
-    settings.max_game_length = moves
+    settings.stop_after_moves = moves  # the games stop there; their searches are the full games' own
     search_meta = selfplay.search_metadata(cfg, "compiled")
     model = {"url": url, "generation": 0, "sha256": None}
     start = time.process_time()

@@ -63,6 +63,7 @@ class EngineSettings(ctypes.Structure):
         ("gumbel_c_scale", _f64),
         ("feature_set", _i32),
         ("max_game_length", _i32),
+        ("stop_after_moves", _i32),
     ]
 
 
@@ -163,6 +164,7 @@ def settings_for(
         gumbel_c_scale=float(s.gumbel_c_scale),
         feature_set=feature_set_number,
         max_game_length=0,
+        stop_after_moves=0,
     )
 
 

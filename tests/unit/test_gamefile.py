@@ -131,7 +131,7 @@ def test_reader_error_messages_say_what_is_wrong(tmp_path, make_record):
         "truncated-tail": "truncated",
         "text": "not a MiniGo game file",
         "foreign-arrow": "not a MiniGo game file",
-        "newer-version": "format version 99",
+        "newer-version": "format version 99; this software reads versions 1, 2",
     }
     bad = _bad_files(good)
     for name, phrase in cases.items():

@@ -7,6 +7,11 @@
 // The C interface is declared in engine_capi.h (loaded by minigo_core/search/engine.py with ctypes).
 #include "engine_capi.h"
 
+#if __has_include(<malloc.h>)
+#include <malloc.h>  // mallopt (glibc)
+#endif
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +20,7 @@
 #include <memory>
 #include <new>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "board.h"
@@ -38,8 +44,8 @@ inline double cpu_now() {
 
 struct Row {
   int32_t move_index;
-  std::vector<int32_t> visits;  // the root's visit counts
-  std::vector<float> policy;    // Gumbel: the improved policy (the training target); PUCT: empty
+  std::vector<std::pair<int16_t, int32_t>> visits;  // the root's non-zero visit counts: (move, count)
+  std::vector<float> policy;  // Gumbel: the improved policy (the training target); PUCT: empty
   float root_value;
   int8_t to_play;
 };
@@ -140,6 +146,7 @@ struct Engine {
       if (!nd.terminal && t.is_terminal(t.kept_board(leaf))) {
         nd.terminal = 1;
         nd.terminal_value = t.kept_board(leaf).score() > 0 ? 1.0 : -1.0;
+        t.drop_board(leaf);  // its value is known: the search never reads its board again
       }
       if (nd.terminal) {
         t.backup(leaf, nd.terminal_value, false);
@@ -161,8 +168,11 @@ struct Engine {
     const int A_ = A;
     int move;
     Row row;
-    row.visits.resize(A_);
-    t.root_visits(row.visits.data());
+    std::vector<int32_t> visits(A_);
+    t.root_visits(visits.data());
+    row.visits.reserve(static_cast<size_t>(A_ - std::count(visits.begin(), visits.end(), 0)));
+    for (int a = 0; a < A_; ++a)
+      if (visits[a] != 0) row.visits.emplace_back(static_cast<int16_t>(a), visits[a]);
     if (s.search == 1) {
       move = g.groot.chosen(t);
       std::vector<double> pi(A_);
@@ -203,7 +213,8 @@ struct Engine {
         case State::kDone: return;
         case State::kWaitRoot: return;
         case State::kStart: {
-          if (g.pos.game_over() || g.pos.n >= g.tree.max_game_length) {
+          const bool stopped = s.stop_after_moves > 0 && g.pos.n >= s.stop_after_moves;
+          if (g.pos.game_over() || g.pos.n >= g.tree.max_game_length || stopped) {
             g.state = State::kDone;
             return;
           }
@@ -350,6 +361,15 @@ MG_API void* mg_selfplay_create(const void* net, const MgEngineSettings* s, int 
   try {
     auto sp = std::make_unique<Selfplay>();
     if (!mgengine::init_engine(sp->e, net, s, N, komi, err, errlen)) return nullptr;
+#ifdef M_MMAP_THRESHOLD
+    // Each tree's vectors reserve room for a whole search (megabytes) and are reallocated as trees are
+    // re-rooted, K trees interleaved. glibc's default raises its mmap threshold after the first such block is
+    // freed, and from then on serves them from the heap, where freed blocks are reused with their pages
+    // resident: the job's peak RSS approached the trees' reserved capacity, not what they hold. A fixed
+    // threshold keeps them mapped: their untouched room is never resident and a freed tree goes back to the
+    // system.
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
     sp->first = first_game;
     for (int i = 0; i < count; ++i) {
       auto g = std::make_unique<Game>(&sp->e.s, N);
@@ -442,7 +462,8 @@ MG_API int mg_selfplay_game_rows(void* handle, int game, int32_t* move_index, in
   const size_t A = static_cast<size_t>(g->tree.A);
   for (size_t r = 0; r < g->rows.size(); ++r) {
     move_index[r] = g->rows[r].move_index;
-    std::memcpy(visits + r * A, g->rows[r].visits.data(), sizeof(int32_t) * A);
+    std::memset(visits + r * A, 0, sizeof(int32_t) * A);
+    for (const auto& [a, n] : g->rows[r].visits) visits[r * A + static_cast<size_t>(a)] = n;
     if (policy != nullptr && !g->rows[r].policy.empty())
       std::memcpy(policy + r * A, g->rows[r].policy.data(), sizeof(float) * A);
     root_value[r] = g->rows[r].root_value;

@@ -148,7 +148,13 @@ void gumbel_improved_policy(int A, const double* prior, const int32_t* N, const 
 }
 
 // ---- the tree ---------------------------------------------------------------------------------------------
-Tree::Tree(const SearchSettings* s_, int N_) : s(s_), N(N_), n2(N_ * N_), A(N_ * N_ + 1) {
+Tree::Tree(const SearchSettings* s_, int N_)
+    : s(s_),
+      N(N_),
+      n2(N_ * N_),
+      A(N_ * N_ + 1),
+      virtual_loss(s_->search == 0 && s_->parallel_readouts > 1),
+      no_virtual(static_cast<size_t>(A), 0) {
   max_game_length = s->max_game_length > 0 ? s->max_game_length : 2 * n2;
 }
 
@@ -165,6 +171,7 @@ void Tree::clear() {
   probs.clear();
   free_probs.clear();
   root_orig_prior.clear();
+  scratch_node = -1;
   root = -1;
   root_N = 0;
   root_W = 0;
@@ -175,10 +182,11 @@ void Tree::reserve(int readouts) {
   const size_t blocks = cN.size() + static_cast<size_t>(A) * (static_cast<size_t>(readouts) + 2);
   nodes.reserve(n);
   probs.reserve(probs.size() + static_cast<size_t>(A) * (static_cast<size_t>(readouts) + 2));
-  for (auto* v : {&cN, &cvirt, &cchild}) v->reserve(blocks);
+  for (auto* v : {&cN, &cchild}) v->reserve(blocks);
+  if (virtual_loss) cvirt.reserve(blocks);
   for (auto* v : {&cW, &cprior}) v->reserve(blocks);
   clegal.reserve(blocks);
-  boards.reserve(boards.size() + static_cast<size_t>(readouts) + 2);
+  boards.reserve(boards.size() + static_cast<size_t>(readouts) / kBoardEvery + 2);
 }
 
 int32_t Tree::store_board(const Board& b) {
@@ -194,29 +202,36 @@ int32_t Tree::store_board(const Board& b) {
 }
 
 const Board& Tree::board(int x) {
-  if (nodes[x].board < 0) {  // dropped: the parent keeps its board (it has a block)
-    Board b;
-    std::memcpy(&b, &board(nodes[x].parent), sizeof(Board));
-    b.play(nodes[x].move);
-    const int32_t slot = store_board(b);
-    nodes[x].board = slot;
+  if (nodes[x].board >= 0) return boards[nodes[x].board];
+  if (x == scratch_node) return scratch;
+  // replay from the nearest ancestor with a board (the root keeps one), or from the scratch board's node
+  replay.clear();
+  int y = x;
+  while (nodes[y].board < 0 && y != scratch_node) {
+    replay.push_back(nodes[y].move);
+    y = nodes[y].parent;
   }
-  return boards[nodes[x].board];
+  if (y != scratch_node) std::memcpy(&scratch, &boards[nodes[y].board], sizeof(Board));
+  for (auto m = replay.rbegin(); m != replay.rend(); ++m) scratch.play(*m);
+  scratch_node = x;
+  return scratch;
 }
 
 void Tree::drop_board(int x) {
   Node& nd = nodes[x];
-  if (x == root || nd.block >= 0 || nd.terminal || nd.board < 0) return;
+  if (x == root || (nd.block >= 0 && nd.hop == 0) || nd.board < 0) return;
   free_boards.push_back(nd.board);
   nd.board = -1;
 }
 
 int Tree::new_node(const Board& b, int parent, int move) {
   const int32_t slot = store_board(b);
+  const int hop = parent < 0 ? 0 : (nodes[parent].hop + 1) % kBoardEvery;
   nodes.emplace_back();
   Node& nd = nodes.back();
   nd.board = slot;
   nd.to_play = static_cast<int8_t>(b.to_play);
+  nd.hop = static_cast<int8_t>(hop);
   nd.parent = parent;
   nd.move = move;
   return static_cast<int>(nodes.size()) - 1;
@@ -240,8 +255,10 @@ void Tree::set_root(const Board& board) {
         const auto [old, new_parent] = queue[k];
         const Node& o = nodes[old];
         int x;
-        if (o.board >= 0) {
-          x = fresh.new_node(boards[o.board], new_parent, new_parent < 0 ? -1 : o.move);
+        if (new_parent < 0) {  // the new root: its board (replayed if it kept none)
+          x = fresh.new_node(*cb, -1, -1);
+        } else if (o.board >= 0) {
+          x = fresh.new_node(boards[o.board], new_parent, o.move);
         } else {
           fresh.nodes.emplace_back();
           x = static_cast<int>(fresh.nodes.size()) - 1;
@@ -250,6 +267,7 @@ void Tree::set_root(const Board& board) {
           fresh.nodes[x].to_play = o.to_play;
         }
         Node& nx = fresh.nodes[x];
+        nx.hop = new_parent < 0 ? 0 : o.hop;
         nx.expanded = o.expanded;
         nx.terminal = o.terminal;
         nx.terminal_value = o.terminal_value;
@@ -264,7 +282,8 @@ void Tree::set_root(const Board& board) {
           const int nb = static_cast<int>(fresh.cN.size());
           fresh.nodes[x].block = nb;
           fresh.cN.insert(fresh.cN.end(), cN.begin() + o.block, cN.begin() + o.block + A);
-          fresh.cvirt.insert(fresh.cvirt.end(), cvirt.begin() + o.block, cvirt.begin() + o.block + A);
+          if (virtual_loss)
+            fresh.cvirt.insert(fresh.cvirt.end(), cvirt.begin() + o.block, cvirt.begin() + o.block + A);
           fresh.cchild.insert(fresh.cchild.end(), A, -1);
           fresh.cW.insert(fresh.cW.end(), cW.begin() + o.block, cW.begin() + o.block + A);
           fresh.cprior.insert(fresh.cprior.end(), cprior.begin() + o.block, cprior.begin() + o.block + A);
@@ -286,6 +305,7 @@ void Tree::set_root(const Board& board) {
       std::swap(probs, fresh.probs);
       std::swap(free_probs, fresh.free_probs);
       root_orig_prior.clear();
+      scratch_node = -1;
       root = 0;
       root_N = fresh.root_N;
       root_W = fresh.root_W;
@@ -304,7 +324,7 @@ double Tree::node_N(int x) const {
 }
 double Tree::node_virt(int x) const {
   const Node& nd = nodes[x];
-  return nd.parent < 0 ? 0.0 : static_cast<double>(cvirt[nodes[nd.parent].block + nd.move]);
+  return nd.parent < 0 ? 0.0 : static_cast<double>(virt(nodes[nd.parent].block)[nd.move]);
 }
 double Tree::node_W(int x) const {
   const Node& nd = nodes[x];
@@ -331,10 +351,12 @@ void Tree::expand(int x, const float* policy, float value_mover) {
 void Tree::build(int x) {
   // mcts.MCTSNode._build_vectors: priors over the searched moves, renormalised; unvisited Q = q_init
   uint8_t legal[kMaxPoints + 1];
-  search_moves(board(x), legal);
+  const Board& bx = board(x);
+  search_moves(bx, legal);
+  if (nodes[x].hop == 0 && nodes[x].board < 0) nodes[x].board = store_board(bx);  // kept from now on
   const int b = static_cast<int>(cN.size());
   cN.insert(cN.end(), A, 0);
-  cvirt.insert(cvirt.end(), A, 0);
+  if (virtual_loss) cvirt.insert(cvirt.end(), A, 0);
   cchild.insert(cchild.end(), A, -1);
   cW.insert(cW.end(), A, 0.0);
   cprior.resize(cprior.size() + A);
@@ -378,7 +400,7 @@ int Tree::child(int x, int a) {
 // MiniGo's Q of child a from the mover's view, virtual losses counted as losses (mcts.MCTSNode.refresh)
 double Tree::q_mover(int b, int a, int to_play, double q_init) const {
   const int i = b + a;
-  const double n_virtual = static_cast<double>(cvirt[i]);
+  const double n_virtual = static_cast<double>(virt(b)[a]);
   const double n = static_cast<double>(cN[i]) + n_virtual;
   return n != 0.0 ? (cW[i] * to_play - n_virtual) / n : q_init;
 }
@@ -395,9 +417,10 @@ int Tree::select_leaf_puct() {
     const double q_init = nodes[x].q_init;
     int best = 0;
     double best_score = -kInf;
+    const int32_t* virtual_losses = virt(b);
     for (int a = 0; a < A; ++a) {
       if (!clegal[b + a]) continue;
-      const double n = static_cast<double>(cN[b + a]) + static_cast<double>(cvirt[b + a]);
+      const double n = static_cast<double>(cN[b + a]) + static_cast<double>(virtual_losses[a]);
       const double sc = q_mover(b, a, to_play, q_init) + scale * (cprior[b + a] / (1.0 + n));
       if (sc > best_score) {
         best_score = sc;
@@ -410,6 +433,7 @@ int Tree::select_leaf_puct() {
 }
 
 void Tree::add_virtual_loss(int leaf) {
+  if (!virtual_loss) return;  // undone by the backup before the next selection: nothing to count
   for (int x = leaf; x != root;) {
     const int p = nodes[x].parent;
     cvirt[nodes[p].block + nodes[x].move] += 1;
@@ -428,7 +452,7 @@ void Tree::backup(int leaf, double value_black, bool undo_virtual_loss) {
     const int i = nodes[p].block + nodes[x].move;
     cN[i] += 1;
     cW[i] += value_black;
-    if (undo_virtual_loss) cvirt[i] -= 1;
+    if (undo_virtual_loss && virtual_loss) cvirt[i] -= 1;
     x = p;
   }
 }

@@ -7,8 +7,9 @@
 // node's own N and W are in its parent's block (the root's in the tree). W is from Black's view, as in
 // MiniGo. MiniGo's two score terms, Q and P / (1 + N), are computed from the block when scoring (the same
 // float64 operations as mcts.py's caches, so the same values). Boards (about 6 KB each) are kept for the
-// root, the nodes with a block and the leaves waiting for the network; a leaf's board is dropped once it is
-// evaluated and rebuilt from its parent's (one move) if the search walks through it later. Leaves are not
+// root, every kBoardEvery-th level of the nodes with a block and the leaves waiting for the network; a leaf's
+// board is dropped once it is evaluated, and any node's board that is not kept is replayed from its nearest
+// ancestor's when the search walks through it (a few moves). Leaves are not
 // evaluated here: `select_leaf` returns a leaf, the caller evaluates it (in a batch with other trees' leaves)
 // and calls `expand` and `backup`.
 #pragma once
@@ -49,8 +50,12 @@ void gumbel_improved_policy(int A, const double* prior, const int32_t* N, const 
                             const uint8_t* legal, double raw_value, double c_visit, double c_scale,
                             double* out);
 
+// Boards are kept at the root and at every kBoardEvery-th level of the built nodes; any other node's board is
+// replayed from its nearest ancestor keeping one (at most kBoardEvery - 1 moves) when the search needs it.
+constexpr int kBoardEvery = 4;
+
 struct Node {
-  int32_t board = -1;   // slot of the node's Board in Tree::boards; -1 when dropped (rebuilt from the parent)
+  int32_t board = -1;   // slot of the node's Board in Tree::boards; -1 when dropped (replayed when needed)
   int32_t parent = -1;  // -1: the root
   int32_t move = -1;    // the move from the parent (flat, pass = n2)
   int32_t block = -1;   // offset of the children's block, -1 until built
@@ -58,6 +63,7 @@ struct Node {
   int8_t expanded = 0;
   int8_t terminal = 0;  // found to be terminal: terminal_value holds the result
   int8_t to_play = kBlack;
+  int8_t hop = 0;  // levels below the nearest ancestor that keeps its board once built (0: this node does)
   double terminal_value = 0;  // Black's view, +-1
   double q_init = 0;          // Q of unvisited children, mover's view
   double value = 0;           // the network's value, mover's view
@@ -72,8 +78,14 @@ class Tree {
   std::vector<Node> nodes;
   std::vector<Board> boards;
   std::vector<int32_t> free_boards;
-  // children's blocks (A entries per built node)
+  Board scratch;  // the board of node scratch_node, replayed (a node that keeps none)
+  int32_t scratch_node = -1;
+  std::vector<int32_t> replay;  // the moves being replayed into `scratch`
+  // children's blocks (A entries per built node); cvirt only where virtual losses can be pending at selection
+  // (PUCT with parallel_readouts > 1): elsewhere every virtual loss is undone before the next selection
+  bool virtual_loss;
   std::vector<int32_t> cN, cvirt, cchild;
+  std::vector<int32_t> no_virtual;  // A zeros: the virtual losses of a tree without cvirt
   std::vector<double> cW, cprior;
   std::vector<uint8_t> clegal;
   std::vector<float> probs;  // the network's policy of expanded nodes without a block yet (A floats each)
@@ -94,9 +106,11 @@ class Tree {
   double node_virt(int x) const;
   double node_W(int x) const;
   double root_q_mover() const;  // root W / N from the view of the player to move
-  const Board& board(int x);    // the node's board (rebuilt from its parent's if it was dropped)
+  // the node's board (replayed into `scratch` if it keeps none: valid until the next call)
+  const Board& board(int x);
   const Board& kept_board(int x) const { return boards[nodes[x].board]; }  // nodes known to keep theirs
-  void drop_board(int x);  // an evaluated leaf: keep only what the tree needs
+  void drop_board(int x);  // an evaluated or terminal leaf: keep only what the tree needs
+  const int32_t* virt(int b) const { return virtual_loss ? cvirt.data() + b : no_virtual.data(); }
   void expand(int x, const float* policy, float value_mover);
   void ensure_built(int x);
   int child(int x, int a);  // the child after move a (made on first use)
