@@ -2,7 +2,7 @@
 
 `config/paper.yaml` as it is (19x19, 6 blocks x 64 filters, `mlperf07` features, PUCT with 25% full searches,
 the paper's learning-rate schedule, the dsp backend), scaled down only in what a CI machine cannot afford:
-3 generations of 4 games in self-play jobs of 2, 8 readouts (4 on fast moves), a window of 1 generation,
+2 generations of 4 games in self-play jobs of 2, 8 readouts (4 on fast moves), a window of 1 generation,
 2 training ranks of batch 32 (one on each node), evaluation against the previous model in 2 games. Every
 artifact is checked: the models' shapes, every game file (19x19, its features, its record's digest), the
 markers, the shards, the training metrics (2 ranks on node1 and node2), the match files, the ratings and the
@@ -28,7 +28,7 @@ from minigo_core.data.shards import read_shard_info
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
-GENERATIONS = 3
+GENERATIONS = 2
 
 
 def paper_config(tmp_path: Path) -> Path:
