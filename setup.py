@@ -29,7 +29,7 @@ cmdclass = {}
 if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
     from torch.utils.cpp_extension import BuildExtension, CppExtension
 
-    kernels = os.path.join(CSRC, "kernels.cpp")
+    kernels = [os.path.join(CSRC, f) for f in ("kernels.cpp", "winograd_train.cpp")]
     ext_modules.append(
         CppExtension(
             "minigo_core.nn.dsp._C",
@@ -84,7 +84,7 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
 
         def build_extensions(self) -> None:
             objects = self.compiler.compile(
-                [kernels],
+                kernels,
                 output_dir=self.build_temp,
                 extra_postargs=[*CXX_FLAGS, "-fPIC", "-fvisibility=hidden"],
                 depends=sorted(os.path.join(CSRC, f) for f in os.listdir(CSRC) if f.endswith(".h")),

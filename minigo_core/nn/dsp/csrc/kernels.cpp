@@ -274,13 +274,17 @@ std::vector<T> pack_weights(const T* w, int K, int C, int R, bool flip, const T*
   return out;
 }
 
-std::vector<float> winograd_weights(const float* w, int K, int C, int m) {
+double winograd_g(int m, int i, int j) {
   // G of F(2x2,3x3) (points 0, 1, -1, inf) and of F(3x3,3x3) (points 0, 1, -1, 2, inf), in double
   static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
   static const double G3[5][3] = {
       {0.5, 0, 0}, {-0.5, -0.5, -0.5}, {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 6, 1.0 / 3, 2.0 / 3}, {0, 0, 1}};
+  return m == 3 ? G3[i][j] : G2[i][j];
+}
+
+std::vector<float> winograd_weights(const float* w, int K, int C, int m) {
   const int A = m + 2, A2 = A * A;
-  auto G = [&](int i, int j) { return m == 3 ? G3[i][j] : G2[i][j]; };
+  auto G = [&](int i, int j) { return winograd_g(m, i, j); };
   const int Kpad = round_up8(K);
   const size_t set = static_cast<size_t>(C) * Kpad;
   std::vector<float> U(A2 * static_cast<size_t>(K) * C), out(A2 * set, 0.f);
@@ -345,6 +349,20 @@ static void wgrad_images(const T* A, int Ca, int Rr, const T* Bm, int Bs, int Vc
 }
 
 template <typename T>
+void tree_sum(std::vector<std::vector<T>>& partial, size_t n) {
+  const int cores = static_cast<int>(partial.size());
+  for (int s = 1; s < cores; s *= 2) {  // level s adds core i+s's partial into core i's
+    parallel([&](int i) {
+      if (i % (2 * s) == 0 && i + s < cores) {
+        T* dst = partial[i].data();
+        const T* src = partial[i + s].data();
+        for (size_t j = 0; j < n; ++j) dst[j] += src[j];
+      }
+    });
+  }
+}
+
+template <typename T>
 void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K, int R, T* dw) {
   const int64_t M = static_cast<int64_t>(B) * H * W;
   const int taps = R * R;
@@ -370,16 +388,8 @@ void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K
     auto [b0, b1] = share(B, cores, i);
     wgrad_images<T>(A, Ca, Rr, Bm, Vc, Vc, b0, b1, H, W, R, partial[i].data());
   });
-  // 2. pairwise (binary tree) reduction across cores: level s adds core i+s's partial into core i's
-  for (int s = 1; s < cores; s *= 2) {
-    parallel([&](int i) {
-      if (i % (2 * s) == 0 && i + s < cores) {
-        T* dst = partial[i].data();
-        const T* src = partial[i + s].data();
-        for (size_t j = 0; j < gsize; ++j) dst[j] += src[j];
-      }
-    });
-  }
+  // 2. pairwise (binary tree) reduction across cores
+  tree_sum(partial, gsize);
   // 3. unpack to torch layout (K, C, R, R)
   const T* G = partial[0].data();
   for (int k = 0; k < K; ++k)
@@ -387,6 +397,23 @@ void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K
       for (int t = 0; t < taps; ++t)
         dw[(static_cast<size_t>(k) * C + c) * taps + t] =
             swapped ? G[static_cast<size_t>(k) * Vc + c] : G[(static_cast<size_t>(t) * Rr + c) * Vc + k];
+}
+
+// Winograd entry points of the training path (the passes themselves are in winograd_train.cpp)
+void winograd_conv_images(int m, const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
+                          const float* bias, float* out) {
+  if (m == 3)
+    MG_DISPATCH(winograd_conv<3>, x, nb, H, W, C, wino, K, bias, nullptr, false, out);
+  else
+    MG_DISPATCH(winograd_conv<2>, x, nb, H, W, C, wino, K, bias, nullptr, false, out);
+}
+
+void winograd_wgrad_images(int m, const float* x, const float* dy, int64_t nb, int H, int W, int C, int K,
+                           int ldk, float* Z) {
+  if (m == 3)
+    MG_DISPATCH(winograd_wgrad<3>, x, dy, nb, H, W, C, K, ldk, Z);
+  else
+    MG_DISPATCH(winograd_wgrad<2>, x, dy, nb, H, W, C, K, ldk, Z);
 }
 
 // ===========================================================================================================
@@ -521,6 +548,7 @@ void FusedNetCore::run(const void* input, bool is_u8, int B, bool softmax, float
   template void conv_forward_range<T>(const T*, int, int, int, const T*, int, int, const T*, const T*, bool, \
                                       T*, int64_t, int64_t);                                                 \
   template void conv_forward<T>(const T*, int, int, int, int, const T*, int, int, T*);                       \
+  template void tree_sum<T>(std::vector<std::vector<T>>&, size_t);                                           \
   template void conv_weight_grad<T>(const T*, const T*, int, int, int, int, int, int, T*);                   \
   template void bn_relu_forward<T>(const T*, const T*, int64_t, int, const T*, const T*, T*, T*, bool,       \
                                    double, double, T*, T*, T*);                                              \
