@@ -127,6 +127,7 @@ bool set_isa(int isa) {
   return true;
 }
 
+#define MG_COMMA ,  // a comma inside MG_DISPATCH's first argument (a template's arguments)
 #ifdef MG_HAVE_X86
 #define MG_DISPATCH(fn, ...)                                   \
   (get_isa() == kIsaAvx512       ? avx512::fn(__VA_ARGS__)     \
@@ -283,25 +284,32 @@ double winograd_g(int m, int i, int j) {
 }
 
 std::vector<float> winograd_weights(const float* w, int K, int C, int m) {
-  const int A = m + 2, A2 = A * A;
-  auto G = [&](int i, int j) { return winograd_g(m, i, j); };
-  const int Kpad = round_up8(K);
+  const int A = m + 2, A2 = A * A, Kpad = round_up8(K);
+  double G[5][3];
+  for (int i = 0; i < A; ++i)
+    for (int j = 0; j < 3; ++j) G[i][j] = winograd_g(m, i, j);
   const size_t set = static_cast<size_t>(C) * Kpad;
-  std::vector<float> U(A2 * static_cast<size_t>(K) * C), out(A2 * set, 0.f);
-  for (int k = 0; k < K; ++k)
-    for (int c = 0; c < C; ++c) {
-      const float* g = w + (static_cast<size_t>(k) * C + c) * 9;
-      double t[5][3], u[5][5];
-      for (int i = 0; i < A; ++i)  // G g
-        for (int j = 0; j < 3; ++j) t[i][j] = G(i, 0) * g[j] + G(i, 1) * g[3 + j] + G(i, 2) * g[6 + j];
-      for (int i = 0; i < A; ++i)  // (G g) G^T
-        for (int j = 0; j < A; ++j) u[i][j] = t[i][0] * G(j, 0) + t[i][1] * G(j, 1) + t[i][2] * G(j, 2);
-      for (int xi = 0; xi < A2; ++xi)
-        U[(static_cast<size_t>(xi) * K + k) * C + c] = static_cast<float>(u[xi / A][xi % A]);
-    }
-  for (int xi = 0; xi < A2; ++xi) {
-    const auto packed = pack_weights<float>(U.data() + static_cast<size_t>(xi) * K * C, K, C, 1, false);
-    std::copy(packed.begin(), packed.end(), out.begin() + xi * set);
+  std::vector<float> out(A2 * set, 0.f);
+  std::vector<double> g(9 * static_cast<size_t>(K)), t(15 * static_cast<size_t>(K));  // [tap][k], [i, j][k]
+  for (int c = 0; c < C; ++c) {  // one input channel at a time, the output channels k innermost
+    for (int k = 0; k < K; ++k)
+      for (int j = 0; j < 9; ++j) g[j * K + k] = w[(static_cast<size_t>(k) * C + c) * 9 + j];
+    for (int i = 0; i < A; ++i)  // G g
+      for (int j = 0; j < 3; ++j) {
+        double* tt = t.data() + (i * 3 + j) * K;
+        const double *g0 = g.data() + j * K, *g1 = g.data() + (3 + j) * K, *g2 = g.data() + (6 + j) * K;
+        for (int k = 0; k < K; ++k) tt[k] = G[i][0] * g0[k] + G[i][1] * g1[k] + G[i][2] * g2[k];
+      }
+    for (int i = 0; i < A; ++i)  // (G g) G^T, stored in the packed layout of transform point i * A + j
+      for (int j = 0; j < A; ++j) {
+        const double *t0 = t.data() + (i * 3) * K, *t1 = t0 + K, *t2 = t1 + K;
+        float* o = out.data() + (i * A + j) * set;
+        for (int k0 = 0; k0 < K; k0 += kKBlock) {
+          float* ob = o + kblock_offset(k0, 1, C) + static_cast<size_t>(c) * kblock_width(k0, Kpad) - k0;
+          for (int k = k0; k < std::min(K, k0 + kKBlock); ++k)
+            ob[k] = static_cast<float>(t0[k] * G[j][0] + t1[k] * G[j][1] + t2[k] * G[j][2]);
+        }
+      }
   }
   return out;
 }
@@ -402,10 +410,11 @@ void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K
 // Winograd entry points of the training path (the passes themselves are in winograd_train.cpp)
 void winograd_conv_images(int m, const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
                           const float* bias, float* out) {
+  // chunks of 24 tiles (the fused engine's 48 measured slower here: training's images come in larger batches)
   if (m == 3)
-    MG_DISPATCH(winograd_conv<3>, x, nb, H, W, C, wino, K, bias, nullptr, false, out);
+    MG_DISPATCH(winograd_conv<3 MG_COMMA 24>, x, nb, H, W, C, wino, K, bias, nullptr, false, out);
   else
-    MG_DISPATCH(winograd_conv<2>, x, nb, H, W, C, wino, K, bias, nullptr, false, out);
+    MG_DISPATCH(winograd_conv<2 MG_COMMA 24>, x, nb, H, W, C, wino, K, bias, nullptr, false, out);
 }
 
 void winograd_wgrad_images(int m, const float* x, const float* dy, int64_t nb, int H, int W, int C, int K,

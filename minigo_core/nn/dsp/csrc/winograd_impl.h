@@ -174,11 +174,11 @@ static MG_INLINE void wino_input_tile(const float* x, int H, int W, int C, int T
 }
 
 // x, residual, out: nb images of H x W pixels, NHWC. wino: (m+2)^2 packed (C -> K) weight sets (U = G g G^T).
-template <int M>
+// kTiles: tiles per chunk, V and M stay in L2 (each tile's outputs are the same whatever the chunk).
+template <int M, int64_t kTiles = 48>
 static void winograd_conv(const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
                           const float* bias, const float* residual, bool relu, float* out) {
   constexpr int A = Wino<M>::A, A2 = A * A;
-  constexpr int64_t kTiles = 48;  // tiles per chunk: V and M stay in L2
   const int TW = (W + M - 1) / M, TPI = ((H + M - 1) / M) * TW;
   const int64_t T = nb * TPI, wstride = static_cast<int64_t>(C) * round_up8(K);
   static_assert(kTiles % kGemmP == 0, "the products compute whole tiles of rows");

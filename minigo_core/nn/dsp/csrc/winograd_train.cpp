@@ -89,24 +89,27 @@ void winograd_weight_grad(const float* x, const float* dy, int B, int H, int W, 
   double G[5][3];
   for (int a = 0; a < A; ++a)
     for (int j = 0; j < 3; ++j) G[a][j] = winograd_g(m, a, j);
-  for (int k = 0; k < K; ++k)
-    for (int c = 0; c < C; ++c) {
-      double t[5][3];  // Z G
-      for (int a = 0; a < A; ++a)
+  std::vector<double> t(15 * static_cast<size_t>(K));  // Z G: [a, j][k]
+  for (int c = 0; c < C; ++c) {  // one input channel at a time, the output channels k innermost
+    std::fill(t.begin(), t.end(), 0.0);
+    for (int a = 0; a < A; ++a)
+      for (int b = 0; b < A; ++b) {
+        const float* z = Z + (static_cast<size_t>(a * A + b) * C + c) * ldk;
         for (int j = 0; j < 3; ++j) {
-          double s = 0;
-          for (int b = 0; b < A; ++b)
-            s += static_cast<double>(Z[(static_cast<size_t>(a * A + b) * C + c) * ldk + k]) * G[b][j];
-          t[a][j] = s;
+          double* tt = t.data() + (a * 3 + j) * K;
+          for (int k = 0; k < K; ++k) tt[k] += static_cast<double>(z[k]) * G[b][j];
         }
-      float* out = dw + (static_cast<size_t>(k) * C + c) * 9;
-      for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
+      }
+    for (int i = 0; i < 3; ++i)  // G^T (Z G)
+      for (int j = 0; j < 3; ++j) {
+        float* out = dw + static_cast<size_t>(c) * 9 + i * 3 + j;
+        for (int k = 0; k < K; ++k) {
           double s = 0;
-          for (int a = 0; a < A; ++a) s += G[a][i] * t[a][j];
-          out[i * 3 + j] = static_cast<float>(s);
+          for (int a = 0; a < A; ++a) s += G[a][i] * t[(a * 3 + j) * K + k];
+          out[static_cast<size_t>(k) * C * 9] = static_cast<float>(s);
         }
-    }
+      }
+  }
 }
 
 }  // namespace mgdsp
