@@ -8,7 +8,7 @@
   (torch's conv in double): max |error| / max |reference| of torch's float32 direct conv, the dsp direct
   kernel, Winograd F(2x2,3x3) and F(3x3,3x3), on the residual convs of both shapes.
 - losses: the tiny (5x5, 1x8) and default (9x9, 4x32) nets trained N steps from the same weights on the same
-  synthetic batches with Winograd and with the direct convs; the losses of both runs side by side.
+  synthetic batches with Winograd, with the direct convs, and on torch; mean losses per window side by side.
 """
 
 from __future__ import annotations
@@ -124,22 +124,27 @@ def numerics(shape: str) -> dict[str, list[float]]:
     return out
 
 
-def losses(shape: str, steps: int, every: int) -> list[tuple[int, list[float], list[float]]]:
-    """[(step, losses with Winograd, losses with the direct convs)] every `every` steps of two runs from the
-    same weights on the same batches (a fresh batch per step)."""
+def losses(shape: str, steps: int, every: int) -> list[tuple[int, dict[str, list[float]]]]:
+    """[(step, {run: mean losses over the last `every` steps})] of three runs from the same weights on the
+    same batches: dsp with Winograd, dsp with the direct convs, and torch (whose rounding differs from the
+    direct dsp kernels' as much as Winograd's does: the scale of divergence that rounding alone gives)."""
     cfg, b = SHAPES[shape]
-    nets = {mode: DualNet(cfg, backend="dsp") for mode in (1, 0)}
     start = random_model(cfg, 1, backend="torch").state_dict()
-    steps_fn = {}
-    for mode, net in nets.items():
+    runs = {}
+    for name, backend, mode in (("winograd", "dsp", 1), ("direct", "dsp", 0), ("torch", "torch", 1)):
+        net = DualNet(cfg, backend=backend)
         net.load_state_dict(start)
-        steps_fn[mode] = _with_mode(mode, _trainer(net))
-    rows = []
+        runs[name] = _with_mode(mode, _trainer(net))
+    rows, window = [], {name: [] for name in runs}
     for s in range(1, steps + 1):
         mb = _batch(cfg, b, 1000 + s % 16)  # 16 batches seen again and again: the losses fall
-        got = {mode: fn(mb) for mode, fn in steps_fn.items()}
-        if s % every == 0 or s == 1:
-            rows.append((s, list(got[1]), list(got[0])))
+        for name, fn in runs.items():
+            window[name].append(fn(mb))
+        if s % every == 0:
+            rows.append(
+                (s, {k: [statistics.mean(col) for col in zip(*v, strict=True)] for k, v in window.items()})
+            )
+            window = {name: [] for name in runs}
     dsp.set_winograd_training(True)
     return rows
 
@@ -172,8 +177,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {name:<22}" + "".join(f"{e:10.1e}" for e in errs))
     if args.part in ("losses", "all"):
         for shape in ("tiny", "default"):
-            print(f"\nlosses, {shape}: step, (policy, value, ownership, score) winograd | direct")
-            for s, a, b in losses(shape, args.steps, max(1, args.steps // 8)):
-                fmt = " ".join(f"{v:.4f}" for v in a) + " | " + " ".join(f"{v:.4f}" for v in b)
-                print(f"  {s:5d}  {fmt}   max|diff| {max(abs(x - y) for x, y in zip(a, b, strict=True)):.1e}")
+            every = max(1, args.steps // 8)
+            print(f"\nlosses, {shape}: (policy, value, ownership, score), means over {every} steps")
+            for s, means in losses(shape, args.steps, every):
+                print(
+                    f"  {s:5d}  "
+                    + "  ".join(f"{k} " + " ".join(f"{v:.4f}" for v in m) for k, m in means.items())
+                )
     return 0
