@@ -283,13 +283,16 @@ double winograd_g(int m, int i, int j) {
   return m == 3 ? G3[i][j] : G2[i][j];
 }
 
-std::vector<float> winograd_weights(const float* w, int K, int C, int m) {
+// Plain IEEE multiplies and adds (no FMA: -ffp-contract=off): the vector clones give the scalar code's bits.
+__attribute__((target_clones("avx512f", "avx2", "default"))) AlignedFloats winograd_weights(const float* w,
+                                                                                            int K, int C,
+                                                                                            int m) {
   const int A = m + 2, A2 = A * A, Kpad = round_up8(K);
   double G[5][3];
   for (int i = 0; i < A; ++i)
     for (int j = 0; j < 3; ++j) G[i][j] = winograd_g(m, i, j);
   const size_t set = static_cast<size_t>(C) * Kpad;
-  std::vector<float> out(A2 * set, 0.f);
+  AlignedFloats out(A2 * set, 0.f);
   std::vector<double> g(9 * static_cast<size_t>(K)), t(15 * static_cast<size_t>(K));  // [tap][k], [i, j][k]
   for (int c = 0; c < C; ++c) {  // one input channel at a time, the output channels k innermost
     for (int k = 0; k < K; ++k)
@@ -357,13 +360,13 @@ static void wgrad_images(const T* A, int Ca, int Rr, const T* Bm, int Bs, int Vc
 }
 
 template <typename T>
-void tree_sum(std::vector<std::vector<T>>& partial, size_t n) {
+void tree_sum(const std::vector<T*>& partial, size_t n) {
   const int cores = static_cast<int>(partial.size());
   for (int s = 1; s < cores; s *= 2) {  // level s adds core i+s's partial into core i's
     parallel([&](int i) {
       if (i % (2 * s) == 0 && i + s < cores) {
-        T* dst = partial[i].data();
-        const T* src = partial[i + s].data();
+        T* dst = partial[i];
+        const T* src = partial[i + s];
         for (size_t j = 0; j < n; ++j) dst[j] += src[j];
       }
     });
@@ -397,7 +400,9 @@ void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K
     wgrad_images<T>(A, Ca, Rr, Bm, Vc, Vc, b0, b1, H, W, R, partial[i].data());
   });
   // 2. pairwise (binary tree) reduction across cores
-  tree_sum(partial, gsize);
+  std::vector<T*> parts(cores);
+  for (int i = 0; i < cores; ++i) parts[i] = partial[i].data();
+  tree_sum(parts, gsize);
   // 3. unpack to torch layout (K, C, R, R)
   const T* G = partial[0].data();
   for (int k = 0; k < K; ++k)
@@ -557,7 +562,7 @@ void FusedNetCore::run(const void* input, bool is_u8, int B, bool softmax, float
   template void conv_forward_range<T>(const T*, int, int, int, const T*, int, int, const T*, const T*, bool, \
                                       T*, int64_t, int64_t);                                                 \
   template void conv_forward<T>(const T*, int, int, int, int, const T*, int, int, T*);                       \
-  template void tree_sum<T>(std::vector<std::vector<T>>&, size_t);                                           \
+  template void tree_sum<T>(const std::vector<T*>&, size_t);                                                 \
   template void conv_weight_grad<T>(const T*, const T*, int, int, int, int, int, int, T*);                   \
   template void bn_relu_forward<T>(const T*, const T*, int64_t, int, const T*, const T*, T*, T*, bool,       \
                                    double, double, T*, T*, T*);                                              \

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <new>
 #include <vector>
 
 namespace mgdsp {
@@ -32,6 +33,23 @@ const char* isa_name(int isa);        // "portable", "avx2", "avx512", "portable
 int isa_from_name(const char* name);  // -1 if unknown
 bool set_isa(int isa);                // false (and no change) if this CPU cannot run it
 int get_isa();
+
+// Allocator of 64-byte-aligned storage (one cache line, one AVX-512 vector): the Winograd buffers and weight
+// sets, whose rows are whole vectors, so that no vector load or store straddles two cache lines.
+template <typename T>
+struct AlignedAlloc {
+  using value_type = T;
+  AlignedAlloc() = default;
+  template <typename U>
+  AlignedAlloc(const AlignedAlloc<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64))); }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t(64)); }
+  template <typename U>
+  bool operator==(const AlignedAlloc<U>&) const {
+    return true;
+  }
+};
+using AlignedFloats = std::vector<float, AlignedAlloc<float>>;
 
 inline int round_up8(int k) { return (k + 7) / 8 * 8; }
 constexpr int kKBlock = 16;  // output channels per packed weight block (2 AVX2 vectors, 1 AVX-512 vector)
@@ -63,7 +81,7 @@ void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K
 // Sums per-core partials (n values each) into partial[0] by a pairwise tree on the cores (level s adds core
 // i+s's into core i's): the same order on every run.
 template <typename T>
-void tree_sum(std::vector<std::vector<T>>& partial, size_t n);
+void tree_sum(const std::vector<T*>& partial, size_t n);
 
 // Fused batch norm + ReLU (+ optional residual added before the ReLU), NHWC with M = B*H*W rows.
 // training: batch statistics (mean, invstd written out, running stats updated in place, unbiased variance);
@@ -86,13 +104,13 @@ struct FusedConv {
   int C, K, R;
   std::vector<float> w;     // packed (blocked layout), BN scale folded in
   std::vector<float> bias;  // Kpad: BN shift
-  std::vector<float> wino;  // conv3x3 with C >= kWinogradMinC: F(2x2,3x3)'s 16 packed weight sets, else empty
-  std::vector<float> wino3;  // and F(3x3,3x3)'s 25
+  AlignedFloats wino;       // conv3x3 with C >= kWinogradMinC: F(2x2,3x3)'s 16 packed weight sets, else empty
+  AlignedFloats wino3;      // and F(3x3,3x3)'s 25
 };
 
 // Winograd F(m x m, 3x3) weights U = G g G^T of torch-layout (K, C, 3, 3) weights (m = 2 or 3, computed in
 // double): (m+2)^2 packed (C -> K) sets.
-std::vector<float> winograd_weights(const float* w, int K, int C, int m);
+AlignedFloats winograd_weights(const float* w, int K, int C, int m);
 double winograd_g(int m, int i, int j);  // G[i][j] of F(m x m, 3x3), (m+2) x 3
 constexpr int kWinogradMinC = 16;
 // The fused inference path's 3x3 convs with C >= kWinogradMinC: mode 1 (default) = Winograd with the output

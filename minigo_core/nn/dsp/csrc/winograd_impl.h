@@ -173,6 +173,14 @@ static MG_INLINE void wino_input_tile(const float* x, int H, int W, int C, int T
   }
 }
 
+// Floats between two transform points' planes of n floats: whole cache lines, an odd number of them, so the
+// (m+2)^2 planes written side by side by one tile's transform fall in different L1 sets (a plane of 4 KiB,
+// 32 tiles x 32 channels, put every one in the same set).
+static inline int64_t plane_stride(int64_t n) {
+  const int64_t lines = (n + 15) / 16;
+  return 16 * (lines % 2 ? lines : lines + 1);
+}
+
 // x, residual, out: nb images of H x W pixels, NHWC. wino: (m+2)^2 packed (C -> K) weight sets (U = G g G^T).
 // kTiles: tiles per chunk, V and M stay in L2 (each tile's outputs are the same whatever the chunk).
 template <int M, int64_t kTiles = 48>
@@ -183,23 +191,22 @@ static void winograd_conv(const float* x, int64_t nb, int H, int W, int C, const
   const int64_t T = nb * TPI, wstride = static_cast<int64_t>(C) * round_up8(K);
   static_assert(kTiles % kGemmP == 0, "the products compute whole tiles of rows");
   const int ldm = (round_up8(K) + kLanes - 1) / kLanes * kLanes;  // row stride of the products
-  thread_local std::vector<float> Vb, Mb, zero;
-  Vb.resize(A2 * kTiles * C);
-  Mb.resize(A2 * kTiles * ldm);
+  thread_local AlignedFloats Vb, Mb, zero;
+  const int64_t vs = plane_stride(kTiles * C), ms = plane_stride(kTiles * ldm);
+  Vb.resize(A2 * vs);
+  Mb.resize(A2 * ms);
   zero.assign(std::max(C, K), 0.f);
   for (int64_t t0 = 0; t0 < T; t0 += kTiles) {
     const int64_t nt = std::min(kTiles, T - t0);
     for (int64_t i = 0; i < nt; ++i)  // input transform
-      wino_input_tile<M>(x, H, W, C, TW, TPI, t0 + i, zero.data(), Vb.data() + i * C, kTiles * C);
+      wino_input_tile<M>(x, H, W, C, TW, TPI, t0 + i, zero.data(), Vb.data() + i * C, vs);
     const int64_t rows = (nt + kGemmP - 1) / kGemmP * kGemmP;
     for (int xi = 0; xi < A2; ++xi)  // the products, (tiles x C) x (C x K) each
-      wino_gemm(Vb.data() + xi * kTiles * C, rows, C, wino + xi * wstride, K, Mb.data() + xi * kTiles * ldm,
-                ldm);
+      wino_gemm(Vb.data() + xi * vs, rows, C, wino + xi * wstride, K, Mb.data() + xi * ms, ldm);
     for (int64_t i = 0; i < nt; ++i) {  // output transform, bias, residual, ReLU
       const int64_t tile = t0 + i, b = tile / TPI;
       const int ty = static_cast<int>(tile % TPI) / TW, tx = static_cast<int>(tile % TPI) % TW;
       const float* m = Mb.data() + i * ldm;
-      const int64_t ms = kTiles * ldm;
       float* o[M * M];
       const float* rs[M * M];
       for (int r = 0; r < M; ++r)
@@ -344,19 +351,20 @@ static void winograd_wgrad(const float* x, const float* dy, int64_t nb, int H, i
   constexpr int RTM = kAcc / 2;   // rows (input channels) per register tile, x 2 vectors
   const int TW = (W + M - 1) / M, TPI = ((H + M - 1) / M) * TW, nvec = ldk / kLanes;
   const int64_t T = nb * TPI;
-  thread_local std::vector<float> Vb, Db, zero;
-  Vb.resize(A2 * kTiles * C);
-  Db.resize(A2 * kTiles * ldk);
+  thread_local AlignedFloats Vb, Db, zero;
+  const int64_t vs = plane_stride(kTiles * C), ds = plane_stride(kTiles * ldk);
+  Vb.resize(A2 * vs);
+  Db.resize(A2 * ds);
   zero.assign(std::max(C, K), 0.f);
   for (int64_t t0 = 0; t0 < T; t0 += kTiles) {
     const int64_t nt = std::min(kTiles, T - t0);
     for (int64_t i = 0; i < nt; ++i) {
-      wino_input_tile<M>(x, H, W, C, TW, TPI, t0 + i, zero.data(), Vb.data() + i * C, kTiles * C);
-      wino_grad_tile<M>(dy, H, W, K, ldk, TW, TPI, t0 + i, zero.data(), Db.data() + i * ldk, kTiles * ldk);
+      wino_input_tile<M>(x, H, W, C, TW, TPI, t0 + i, zero.data(), Vb.data() + i * C, vs);
+      wino_grad_tile<M>(dy, H, W, K, ldk, TW, TPI, t0 + i, zero.data(), Db.data() + i * ldk, ds);
     }
     for (int xi = 0; xi < A2; ++xi) {
-      const float* v = Vb.data() + xi * kTiles * C;
-      const float* d = Db.data() + xi * kTiles * ldk;
+      const float* v = Vb.data() + xi * vs;
+      const float* d = Db.data() + xi * ds;
       float* z = Z + static_cast<int64_t>(xi) * C * ldk;
       for (int r0 = 0, rt; r0 < C; r0 += rt) {
         const int left = C - r0;  // a remainder of RTM+1 .. 2RTM-1 rows: two near-equal tiles

@@ -16,6 +16,41 @@ namespace mgdsp {
 namespace {
 std::atomic<int> g_mode{1};
 
+// dW[k, c] = G^T Z[., c, k] G (Z: (m+2)^2 x C x ldk floats), in double, the output channels k innermost.
+// Plain IEEE multiplies and adds (no FMA: -ffp-contract=off), so the vector clones give the scalar code's
+// bits.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void transform_to_weights(const float* Z, int C,
+                                                                                       int K, int m, int ldk,
+                                                                                       float* dw) {
+  const int A = m + 2;
+  double G[5][3];
+  for (int a = 0; a < A; ++a)
+    for (int j = 0; j < 3; ++j) G[a][j] = winograd_g(m, a, j);
+  std::vector<double> t(15 * static_cast<size_t>(K)), s(K);  // Z G: [a, j][k]
+  for (int c = 0; c < C; ++c) {                              // one input channel at a time
+    std::fill(t.begin(), t.end(), 0.0);
+    for (int a = 0; a < A; ++a)
+      for (int b = 0; b < A; ++b) {
+        const float* z = Z + (static_cast<size_t>(a * A + b) * C + c) * ldk;
+        for (int j = 0; j < 3; ++j) {
+          double* tt = t.data() + (a * 3 + j) * K;
+          const double g = G[b][j];
+          for (int k = 0; k < K; ++k) tt[k] += static_cast<double>(z[k]) * g;
+        }
+      }
+    for (int i = 0; i < 3; ++i)  // G^T (Z G)
+      for (int j = 0; j < 3; ++j) {
+        std::fill(s.begin(), s.end(), 0.0);
+        for (int a = 0; a < A; ++a) {
+          const double g = G[a][i], *tt = t.data() + (a * 3 + j) * K;
+          for (int k = 0; k < K; ++k) s[k] += g * tt[k];
+        }
+        float* out = dw + static_cast<size_t>(c) * 9 + i * 3 + j;
+        for (int k = 0; k < K; ++k) out[static_cast<size_t>(k) * C * 9] = static_cast<float>(s[k]);
+      }
+  }
+}
+
 // [b0, b1) of core i's images when B images are split evenly across `cores`
 inline std::pair<int64_t, int64_t> image_share(int B, int cores, int i) {
   return {static_cast<int64_t>(B) * i / cores, static_cast<int64_t>(B) * (i + 1) / cores};
@@ -38,7 +73,8 @@ int winograd_training_tile(int H, int W, int C, int K) {
 }
 
 void winograd_forward(const float* x, int B, int H, int W, int C, const float* w, int K, int m, float* y) {
-  const std::vector<float> wino = winograd_weights(w, K, C, m), zero(round_up8(K), 0.f);
+  const AlignedFloats wino = winograd_weights(w, K, C, m);
+  const std::vector<float> zero(round_up8(K), 0.f);
   const int64_t HW = static_cast<int64_t>(H) * W;
   const int cores = num_threads();
   parallel([&](int i) {
@@ -57,7 +93,8 @@ void winograd_input_grad(const float* dy, int B, int H, int W, int C, const floa
     for (int c = 0; c < C; ++c)
       for (int t = 0; t < 9; ++t)
         wf[(static_cast<size_t>(c) * K + k) * 9 + t] = w[(static_cast<size_t>(k) * C + c) * 9 + 8 - t];
-  const std::vector<float> wino = winograd_weights(wf.data(), C, K, m), zero(round_up8(C), 0.f);
+  const AlignedFloats wino = winograd_weights(wf.data(), C, K, m);
+  const std::vector<float> zero(round_up8(C), 0.f);
   const int64_t HW = static_cast<int64_t>(H) * W;
   const int cores = num_threads();
   parallel([&](int i) {
@@ -74,7 +111,7 @@ void winograd_weight_grad(const float* x, const float* dy, int B, int H, int W, 
   const size_t zsize = static_cast<size_t>(A2) * C * ldk;
   const int64_t HW = static_cast<int64_t>(H) * W;
   const int cores = num_threads();
-  std::vector<std::vector<float>> partial(cores);
+  std::vector<AlignedFloats> partial(cores);
   // 1. each core: the transform-domain products of its share of the batch
   parallel([&](int i) {
     partial[i].assign(zsize, 0.f);
@@ -84,32 +121,10 @@ void winograd_weight_grad(const float* x, const float* dy, int B, int H, int W, 
                             partial[i].data());
   });
   // 2. the pairwise tree across cores; 3. dW[k, c] = G^T Z[., c, k] G, in double
-  tree_sum(partial, zsize);
-  const float* Z = partial[0].data();
-  double G[5][3];
-  for (int a = 0; a < A; ++a)
-    for (int j = 0; j < 3; ++j) G[a][j] = winograd_g(m, a, j);
-  std::vector<double> t(15 * static_cast<size_t>(K));  // Z G: [a, j][k]
-  for (int c = 0; c < C; ++c) {  // one input channel at a time, the output channels k innermost
-    std::fill(t.begin(), t.end(), 0.0);
-    for (int a = 0; a < A; ++a)
-      for (int b = 0; b < A; ++b) {
-        const float* z = Z + (static_cast<size_t>(a * A + b) * C + c) * ldk;
-        for (int j = 0; j < 3; ++j) {
-          double* tt = t.data() + (a * 3 + j) * K;
-          for (int k = 0; k < K; ++k) tt[k] += static_cast<double>(z[k]) * G[b][j];
-        }
-      }
-    for (int i = 0; i < 3; ++i)  // G^T (Z G)
-      for (int j = 0; j < 3; ++j) {
-        float* out = dw + static_cast<size_t>(c) * 9 + i * 3 + j;
-        for (int k = 0; k < K; ++k) {
-          double s = 0;
-          for (int a = 0; a < A; ++a) s += G[a][i] * t[(a * 3 + j) * K + k];
-          out[static_cast<size_t>(k) * C * 9] = static_cast<float>(s);
-        }
-      }
-  }
+  std::vector<float*> parts(cores);
+  for (int i = 0; i < cores; ++i) parts[i] = partial[i].data();
+  tree_sum(parts, zsize);
+  transform_to_weights(partial[0].data(), C, K, m, ldk, dw);
 }
 
 }  // namespace mgdsp
