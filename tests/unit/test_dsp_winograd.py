@@ -143,10 +143,11 @@ def test_tile_choice_by_board_and_channels(restore):
     _C.set_winograd_training(1)
     for n in BOARDS:
         assert dsp.winograd_training_tile(n, n, 32, 32) == 3  # F(3x3) needs the fewest multiplications
-    assert dsp.winograd_training_tile(19, 19, 4, 64) == 0  # too few channels: direct
+    assert dsp.winograd_training_tile(19, 19, 13, 64) == 0  # fewer channels than a vector: direct
     assert dsp.winograd_training_tile(1, 1, 32, 32) == 0  # one pixel: direct needs fewer
     dsp.set_winograd_training(2)
     assert dsp.winograd_training_tile(9, 9, 32, 32) == 2
+    assert dsp.winograd_training_tile(5, 5, 8, 8) == 2  # forced: every shape
     dsp.set_winograd_training(False)
     assert dsp.winograd_training_tile(9, 9, 32, 32) == 0
     with pytest.raises(ValueError, match="True, False, 2 or 3"):

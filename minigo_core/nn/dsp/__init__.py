@@ -113,8 +113,8 @@ def set_winograd(on: bool | int) -> None:
 
 def set_winograd_training(on: bool | int) -> None:
     """Training ops' float32 3x3 convs (forward, input and weight gradients): True (default) Winograd, the
-    tile by the board (F(3x3,3x3) on 5x5 to 19x19) where both channel counts are >= 8; 2 or 3 force
-    F(2x2,3x3) or F(3x3,3x3) (same channel rule); False the direct kernels (the reference). float64 always
+    tile by the board (F(3x3,3x3) on 5x5 to 19x19) where both channel counts are >= 16 (else direct); 2 or 3
+    force F(2x2,3x3) or F(3x3,3x3) on every shape; False the direct kernels (the reference). float64 always
     runs the direct kernels."""
 
     mode = int(on)  # True -> 1, False -> 0

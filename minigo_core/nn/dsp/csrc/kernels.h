@@ -123,9 +123,10 @@ int winograd_tile(int board);  // 0, 2 or 3 under the current mode
 // ---- Winograd 3x3 convolutions of the training path (winograd_train.cpp) ---------------------------------
 // The training ops' float 3x3 convs (forward, input gradient, weight gradient): mode 1 (default) = Winograd
 // with the tile of fewer multiplications for the board (winograd_tile's rule) where both channel counts are
-// >= kWinogradTrainMinC, 2 / 3 = F(2x2,3x3) / F(3x3,3x3) forced (still only where the channels allow), 0 =
-// the direct kernels. By board size and channels only, never by CPU. float64 always runs the direct kernels.
-constexpr int kWinogradTrainMinC = 8;
+// >= kWinogradTrainMinC (fewer channels than a vector leave the transforms to scalar code: the direct kernel
+// wins there, e.g. the 13 planes of mlperf07's conv3_initial), 2 / 3 = F(2x2,3x3) / F(3x3,3x3) forced on
+// every shape, 0 = the direct kernels. By the shape only, never by CPU. float64 always runs direct.
+constexpr int kWinogradTrainMinC = 16;
 void set_winograd_training(int mode);
 int winograd_training_mode();
 int winograd_training_tile(int H, int W, int C, int K);  // 0 (direct), 2 or 3

@@ -62,8 +62,8 @@ int winograd_training_mode() { return g_mode.load(); }
 
 int winograd_training_tile(int H, int W, int C, int K) {
   const int mode = g_mode.load();
-  if (mode == 0 || std::min(C, K) < kWinogradTrainMinC) return 0;
-  if (mode != 1) return mode;
+  if (mode != 1) return mode;  // forced (2, 3) or off (0), whatever the shape
+  if (std::min(C, K) < kWinogradTrainMinC) return 0;
   // multiplications per image and channel pair: direct 9 per pixel; F(3x3): 25 per 3x3 tile; F(2x2): 16 per
   // 2x2 tile
   const int direct = 9 * H * W, f3 = 25 * ((H + 2) / 3) * ((W + 2) / 3),
