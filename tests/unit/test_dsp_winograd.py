@@ -12,7 +12,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from minigo_core.nn import dsp
+from minigo_core.nn import dsp, training
+from minigo_core.nn.model import ModelConfig, random_model
 
 _C = dsp._C
 ISAS = dsp.supported_isas()
@@ -163,3 +164,33 @@ def test_float64_runs_the_direct_reference(restore):
     off = (_C.conv_forward(x, w), *_C.conv_backward(dy, x, w, True, True))
     for a, b in zip(on, off, strict=True):
         assert torch.equal(a, b)
+
+
+def _train_steps(mode: int, cores: int, steps: int = 3) -> dict[str, torch.Tensor]:
+    """The state dict after `steps` SGD steps of a 9x9 1x16 dsp net (3x3 convs: Winograd unless mode 0)."""
+    _C.set_winograd_training(mode)
+    dsp.set_num_threads(cores)
+    cfg = ModelConfig(9, 1, 16, 8, "agz", aux_heads=True)
+    net = random_model(cfg, 3, backend="dsp")
+    net.train()
+    opt = torch.optim.SGD(training.param_groups(net, 1e-4), lr=0.05, momentum=0.9)
+    g = torch.Generator().manual_seed(4)
+    for _ in range(steps):
+        mb = training.MicroBatch(
+            torch.randint(0, 2, (5, cfg.planes, 9, 9), generator=g).float(),
+            torch.softmax(torch.randn(5, 82, generator=g), 1),
+            torch.sign(torch.randn(5, generator=g)),
+            torch.sign(torch.randn(5, 81, generator=g)),
+            torch.randn(5, generator=g),
+        )
+        training.sgd_step(net, opt, [mb], 0.05, (1.0, 1.0, 1.0), 1, torch.device("cpu"))
+    return {k: v.detach().clone() for k, v in net.state_dict().items()}
+
+
+@pytest.mark.parametrize("cores", [1, 2])
+def test_training_with_winograd_reruns_byte_identical_and_tracks_direct(restore, cores):
+    assert dsp.winograd_training_tile(9, 9, 16, 16) == 3
+    first, again, direct = _train_steps(1, cores), _train_steps(1, cores), _train_steps(0, cores)
+    for k in first:
+        assert torch.equal(first[k], again[k]), f"{k}: a rerun differs"
+        torch.testing.assert_close(first[k], direct[k], rtol=1e-3, atol=1e-4, msg=f"{k} vs direct")
