@@ -78,9 +78,10 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
     )
 
     class BuildWithKernels(BuildExtension):
-        """Compiles kernels.cpp (no torch headers; its four instruction-set builds take a while) once, with
-        hidden visibility, and links the object into `_C`, `_infer` and `_engine`, so that no library's copy
-        interposes on another's in one process (`_engine_test` has no use for it)."""
+        """Compiles kernels.cpp (no torch headers; its four instruction-set builds take a while) and
+        winograd_train.cpp (the training path's Winograd passes) once, with hidden visibility, and links the
+        objects into `_C`, `_infer` and `_engine`, so that no library's copy interposes on another's in one
+        process (`_engine_test` has no use for them)."""
 
         def build_extensions(self) -> None:
             objects = self.compiler.compile(
