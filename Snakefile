@@ -23,6 +23,7 @@ include: "workflow/rules/generation0.smk"
 include: "workflow/rules/selfplay.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/pack.smk"
 include: "workflow/rules/summary.smk"
 
 

@@ -104,6 +104,11 @@ class EvaluateSettings:
 
 
 @dataclass(frozen=True)
+class StorageSettings:
+    pack_old_generations: bool = False
+
+
+@dataclass(frozen=True)
 class RunConfig:
     root: str = "runs/local"
     seed: int = 1
@@ -116,6 +121,7 @@ class RunConfig:
     window: WindowSettings = field(default_factory=WindowSettings)
     train: TrainSettings = field(default_factory=TrainSettings)
     evaluate: EvaluateSettings = field(default_factory=EvaluateSettings)
+    storage: StorageSettings = field(default_factory=StorageSettings)
 
     @property
     def softpick_moves(self) -> int:
@@ -138,6 +144,7 @@ SECTIONS = {
     "window": WindowSettings,
     "train": TrainSettings,
     "evaluate": EvaluateSettings,
+    "storage": StorageSettings,
 }
 
 

@@ -1,9 +1,11 @@
 """Dry-run planning cost at paper scale: `python -m minigo_core.bench dag [--games 8192] [--at 100]
-[--games-per-job K]`.
+[--games-per-job K] [--no-pack]`.
 
 Builds two run directories with placeholder files for the paper config (`config/paper.yaml`, 8192 games per
 generation): one where only generation 0 is finished (so the workflow plans generation 1) and one where
-generations 0..AT-1 are finished, every game file included (so it plans generation AT). Then times
+generations 0..AT-1 are finished (so it plans generation AT): the last W generations' game files, job
+records and logs loose, the older ones packed (the paper config's `storage.pack_old_generations`; with
+`--no-pack`, every file loose). Then times
 `snakemake -n` in each, and prints both times and their ratio (target: <= 1.2, and <= 20 s).
 
 The run's `generations` is set above AT so that both dry runs plan a full generation (ceil(8192 / K)
@@ -39,9 +41,17 @@ def _touch(path: str, mtime: float, text: str = "") -> None:
 
 
 def build_run(
-    root: str, config_file: Path, done: int, games: int, generations: int, games_per_job: int | None = None
+    root: str,
+    config_file: Path,
+    done: int,
+    games: int,
+    generations: int,
+    games_per_job: int | None = None,
+    pack: bool | None = None,
 ) -> Path:
-    """A run directory whose generations 0..done-1 are finished (placeholder files, increasing mtimes).
+    """A run directory whose generations 0..done-1 are finished (placeholder files, increasing mtimes); with
+    `storage.pack_old_generations` (or `pack`), the generations whose last window is built are packed (a
+    placeholder pack and its marker instead of their game files, job records and self-play logs).
 
     Returns the config file to plan it with (`root.yaml` next to the run directory).
     """
@@ -50,6 +60,8 @@ def build_run(
     data["selfplay"]["games"] = games
     if games_per_job is not None:
         data["selfplay"]["games_per_job"] = games_per_job
+    if pack is not None:
+        data.setdefault("storage", {})["pack_old_generations"] = pack
     cfg = load_config(data)
     os.makedirs(root, exist_ok=True)
     run_config = Path(root + ".yaml")
@@ -68,14 +80,7 @@ def build_run(
             _touch(layout.train_metrics_path(root, g), t - 1, "{}\n")
         os.makedirs(layout.model_path(root, g).rsplit("/", 1)[0], exist_ok=True)
         _touch(layout.model_path(root, g), t)
-        os.makedirs(layout.games_dir(root, g), exist_ok=True)
-        os.makedirs(os.path.dirname(layout.selfplay_log_path(root, g, 0)), exist_ok=True)
-        for i in range(games):
-            _touch(layout.game_path(root, g, i), t + 60)
-        for j in range(schedule.selfplay_job_count(cfg)):  # one record and one log per self-play job
-            _touch(layout.selfplay_job_path(root, g, j), t + 61, "{}")
-            _touch(layout.selfplay_log_path(root, g, j), t + 61)
-        _touch(layout.complete_marker_path(root, g), t + 120, "{}")
+        _add_games(cfg, g, t, packed=cfg.storage.pack_old_generations and g + cfg.window.generations < done)
         if g >= 1:
             os.makedirs(layout.eval_dir(root, g), exist_ok=True)
             for path in schedule.evaluation_files(cfg, g):  # the matches and the ladder rating
@@ -83,24 +88,50 @@ def build_run(
     return run_config
 
 
+def _add_games(cfg, g: int, t: float, packed: bool) -> None:
+    """Generation g's games: loose (a file per game, a record and a log per job) or packed (one pack)."""
+    root = cfg.root
+    os.makedirs(os.path.dirname(layout.complete_marker_path(root, g)), exist_ok=True)
+    if packed:  # packed once window g + W was built
+        _touch(layout.pack_path(root, g), t + 3600 * cfg.window.generations + 60)
+        _touch(layout.packed_marker_path(root, g), t + 3600 * cfg.window.generations + 61, "{}")
+    else:
+        os.makedirs(layout.games_dir(root, g), exist_ok=True)
+        os.makedirs(os.path.dirname(layout.selfplay_log_path(root, g, 0)), exist_ok=True)
+        for i in range(cfg.selfplay.games):
+            _touch(layout.game_path(root, g, i), t + 60)
+        for j in range(schedule.selfplay_job_count(cfg)):  # one record and one log per self-play job
+            _touch(layout.selfplay_job_path(root, g, j), t + 61, "{}")
+            _touch(layout.selfplay_log_path(root, g, j), t + 61)
+    _touch(layout.complete_marker_path(root, g), t + 120, "{}")
+
+
+def packed_generations(cfg, at: int) -> int:
+    """Generations packed at generation `at` (`storage.pack_old_generations`): those whose last window, g + W,
+    is built."""
+    return max(0, at - cfg.window.generations) if cfg.storage.pack_old_generations else 0
+
+
 def small_files_report(cfg, at: int, files: int) -> str:
-    """The run directory's file count at generation `at` and Snakemake's metadata files, against the layout
-    before self-play jobs wrote records (commit acf390c): a `.timing.json` sidecar per game, and every game
-    file an output Snakemake tracked (one metadata file each) instead of one record per job."""
-    games, jobs = cfg.selfplay.games * at, schedule.selfplay_job_count(cfg) * at
+    """The run directory's file count at generation `at` (loose and packed generations) and Snakemake's
+    metadata files; what it would be without packing; and the layout before self-play jobs wrote records
+    (commit acf390c): a `.timing.json` sidecar per game, every game file an output Snakemake tracked."""
+    packed = packed_generations(cfg, at)
+    per_gen, jobs_gen = cfg.selfplay.games, schedule.selfplay_job_count(cfg)
+    games, jobs = per_gen * (at - packed), jobs_gen * (at - packed)
+    loose = files + packed * (per_gen + 2 * jobs_gen - 2)  # a pack and its marker for 8192 + 256 files
     # outputs of a finished generation besides self-play's: model, marker, shards, manifest, metrics, evals
     others = sum(
         2 + (cfg.train.ranks + 2 + len(schedule.evaluation_files(cfg, g)) if g else 0) for g in range(at)
     )
-    before_files = files - jobs + games  # no job records; a sidecar per game
-    after_meta, before_meta = jobs + others, games + others
-    before, after = before_files + before_meta, files + after_meta
+    before_files = loose - jobs_gen * at + per_gen * at  # no job records; a sidecar per game
+    after_meta, before_meta = jobs_gen * at + others + packed, per_gen * at + others
     return (
-        f"small files at generation {at}: run directory {files:,} files now ({games:,} game files, "
-        f"{jobs:,} job records, {jobs:,} self-play logs), Snakemake metadata {after_meta:,} files (one per "
-        f"tracked output);\n  before job records (acf390c): {before_files:,} files (a sidecar per game), "
-        f"metadata {before_meta:,} files (one per game file): {before:,} -> {after:,} in all "
-        f"({after / before:.2f}x)"
+        f"small files at generation {at}: run directory {files:,} files ({games:,} game files, {jobs:,} job "
+        f"records, {jobs:,} self-play logs of {at - packed} loose generations; {packed} packs and their "
+        f"markers); without packing {loose:,} files ({loose / max(1, files):.1f}x);\n"
+        f"  Snakemake metadata {after_meta:,} files (one per tracked output); before job records (acf390c): "
+        f"{before_files:,} files (a sidecar per game), metadata {before_meta:,} files (one per game file)"
     )
 
 
@@ -153,25 +184,29 @@ def main(argv: list[str]) -> int:
         "--workdir", default=None, help="where to build the run directories (a temporary dir)"
     )
     parser.add_argument("--keep", action="store_true", help="keep the run directories")
+    parser.add_argument(
+        "--no-pack", action="store_true", help="no generation packed (storage.pack_old_generations: false)"
+    )
     args = parser.parse_args(argv)
 
     config_file = Path(args.config).resolve()
+    pack = False if args.no_pack else None  # None: the config's storage.pack_old_generations
     generations = args.at + 5
     base = args.workdir or tempfile.mkdtemp(prefix="minigo-bench-dag-")
     early, late = os.path.join(base, "at1"), os.path.join(base, f"at{args.at}")
     try:
         start = time.perf_counter()
         configs = {
-            1: build_run(early, config_file, 1, args.games, generations, args.games_per_job),
-            args.at: build_run(late, config_file, args.at, args.games, generations, args.games_per_job),
+            at: build_run(root, config_file, at, args.games, generations, args.games_per_job, pack)
+            for at, root in ((1, early), (args.at, late))
         }
         files = sum(len(names) for _, _, names in os.walk(late))
         cfg = load_config(str(configs[1]))
         print(
             f"built run directories in {time.perf_counter() - start:.1f} s under {base}: "
-            f"generation {args.at}'s has {files} files ({args.games} games x {args.at} finished "
-            f"generations); {schedule.selfplay_job_count(cfg)} self-play jobs of "
-            f"{cfg.selfplay.games_per_job} games per generation"
+            f"generation {args.at}'s has {files:,} files ({args.games} games x {args.at} finished "
+            f"generations, {packed_generations(cfg, args.at)} packed); "
+            f"{schedule.selfplay_job_count(cfg)} self-play jobs of {cfg.selfplay.games_per_job} games each"
         )
         print(small_files_report(cfg, args.at, files))
         results = {}

@@ -5,20 +5,22 @@ that hold nothing but wall-clock facts) and temporary files (`storage.is_tempora
 one a killed process left behind). An artifact that records wall-clock time next to deterministic content
 (`WALL_CLOCK`) is compared as data -- JSON, JSON lines or CSV -- with those fields removed at any depth;
 every other artifact byte for byte: game files, shards, model files, the effective config, the
-games-complete markers, the plots. Both runs must have the same root path: the root is part of the config and
-so of every game file's seed record.
+games-complete markers, the plots. A generation's pack (`data/pack.py`) is compared member by member under
+the same rules (its logs skipped, its job records without their wall-clock fields). Both runs must have the
+same root path: the root is part of the config and so of every game file's seed record.
 """
 
 from __future__ import annotations
 
 import csv
 import fnmatch
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from minigo_core.data import layout, storage
+from minigo_core.data import layout, pack, storage
 
 
 def _pattern(path: str) -> str:
@@ -109,23 +111,49 @@ def strip(value: Any, keys: frozenset[str] | set[str]) -> Any:
     return value
 
 
-def load_structured(path: Path) -> Any:
-    """A JSON, JSON-lines or CSV artifact as plain data (JSON lines: a list; CSV: a list of row dicts)."""
+def load_structured(path: Path, data: bytes | None = None) -> Any:
+    """A JSON, JSON-lines or CSV artifact (or its bytes `data`) as plain data (JSON lines: a list; CSV: a
+    list of row dicts)."""
+    text = path.read_text() if data is None else data.decode()
     if path.suffix == ".jsonl":
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
     if path.suffix == ".csv":
-        with open(path, newline="") as handle:
-            return list(csv.DictReader(handle))
-    return json.loads(path.read_text())
+        return list(csv.DictReader(io.StringIO(text, newline="")))
+    return json.loads(text)
+
+
+PACKS = _pattern(layout.pack_path("", "*"))
+
+
+def same_bytes(rel: str, a: bytes, b: bytes) -> bool:
+    """Whether two versions of the artifact `rel`, given as bytes, are the same (see `same_artifact`)."""
+    keys = wall_clock_fields(rel)
+    if keys is None:
+        return a == b
+    return strip(load_structured(Path(rel), a), keys) == strip(load_structured(Path(rel), b), keys)
+
+
+def pack_differences(a: Path, b: Path) -> list[str]:
+    """The members of two versions of a generation's pack that differ (`path: kind`); logs left out."""
+    pa, pb = pack.Pack(str(a)), pack.Pack(str(b))
+    out = [f"{rel}: missing" for rel in pa.paths if rel not in pb and not _skipped(rel)]
+    out += [f"{rel}: extra" for rel in pb.paths if rel not in pa and not _skipped(rel)]
+    for rel in pa.paths:
+        if rel in pb and not _skipped(rel) and not same_bytes(rel, pa.read(rel), pb.read(rel)):
+            out.append(f"{rel}: {'bytes' if wall_clock_fields(rel) is None else 'data'}")
+    return out
+
+
+def _skipped(rel: str) -> bool:
+    return any(fnmatch.fnmatch(rel, p) for p in SKIPPED)
 
 
 def same_artifact(rel: str, a: Path, b: Path) -> bool:
     """Whether two versions of the artifact `rel` are the same: byte for byte, or as data without their
-    wall-clock fields."""
-    keys = wall_clock_fields(rel)
-    if keys is None:
-        return a.read_bytes() == b.read_bytes()
-    return strip(load_structured(a), keys) == strip(load_structured(b), keys)
+    wall-clock fields; a pack member by member."""
+    if fnmatch.fnmatch(rel, PACKS):
+        return not pack_differences(a, b)
+    return same_bytes(rel, a.read_bytes(), b.read_bytes())
 
 
 def differences(a: Path, b: Path) -> list[Difference]:

@@ -353,6 +353,17 @@ def read_game_digest(url: str) -> tuple[GameRecord, int, str]:
     return _game_from_bytes(data, url), len(data), storage.sha256_bytes(data)
 
 
+def game_from_bytes(data: bytes, url: str) -> GameRecord:
+    """`read_game` of a game file's bytes already in memory (a packed generation's archive holds them);
+    `url` names where they came from in every error."""
+    return _game_from_bytes(data, url)
+
+
+def metadata_from_bytes(data: bytes, url: str) -> dict:
+    """`read_metadata` of a game file's bytes already in memory."""
+    return _metadata_of(_open_stream(data, url).schema, url)
+
+
 def _game_from_bytes(data: bytes, url: str) -> GameRecord:
     reader = _open_stream(data, url)
     metadata = _metadata_of(reader.schema, url)

@@ -5,6 +5,8 @@
     {root}/games/gen0007/game00042.arrow          one self-play game
     {root}/games/gen0007/job00002.json            one self-play job's record: its games' digests, its timings
     {root}/games/gen0007.complete.json            all of generation 7's games verified (beside the folder)
+    {root}/games/gen0002.pack.arrow               games, job records and logs of a generation past the window
+    {root}/games/gen0002.packed.json              its pack verified and the loose files gone
     {root}/window/gen0008/shard003.arrow          training data of generation 8, one shard per rank
     {root}/window/gen0008/manifest.json           which games, positions, skipped files and why
     {root}/train/gen0008/metrics.jsonl            losses and throughput (+ checkpoint.pt while training)
@@ -60,6 +62,8 @@ MODEL_SUFFIX = ".safetensors"
 GAME_SUFFIX = ".arrow"
 JOB_SUFFIX = ".json"
 COMPLETE_SUFFIX = ".complete.json"
+PACK_SUFFIX = ".pack.arrow"
+PACKED_SUFFIX = ".packed.json"
 
 Generation = int | str  # an int, or a wildcard pattern such as "{generation}"
 
@@ -123,6 +127,18 @@ def complete_marker_path(root: str, generation: Generation) -> str:
     grow with the run's history.
     """
     return join(root, "games", generation_name(generation) + COMPLETE_SUFFIX)
+
+
+def pack_path(root: str, generation: Generation) -> str:
+    """`games/genXXXX.pack.arrow`: a generation's game files, job records and self-play logs in one archive
+    (`minigo_core.data.pack`), once no window reads them; beside the folder it replaces."""
+    return join(root, "games", generation_name(generation) + PACK_SUFFIX)
+
+
+def packed_marker_path(root: str, generation: Generation) -> str:
+    """`games/genXXXX.packed.json`: the pack job's output, written once the pack is verified and the loose
+    files are gone (the pack itself is not a Snakemake output, so Snakemake never deletes it)."""
+    return join(root, "games", generation_name(generation) + PACKED_SUFFIX)
 
 
 def window_dir(root: str, generation: Generation) -> str:

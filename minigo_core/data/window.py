@@ -44,7 +44,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from minigo_core.base import config as config_mod
-from minigo_core.data import gamefile, layout, shards, storage
+from minigo_core.data import gamefile, layout, pack, shards, storage
 from minigo_core.game import features
 
 MANIFEST_FORMAT = "minigo-window"
@@ -72,11 +72,9 @@ def window_generations(generation: int, size: int) -> list[int]:
 
 
 def game_files(root: str, generations: Iterable[int]) -> list[tuple[int, str]]:
-    """(generation, url) of every finished game file (temporary names skipped), in a fixed order."""
-    out = []
-    for gen in generations:
-        out += [(gen, url) for url in storage.list_files(layout.games_dir(root, gen), GAME_SUFFIX)]
-    return out
+    """(generation, url) of every finished game file (temporary names skipped), loose or in its generation's
+    pack (`data/pack.py`: the same list either way), in a fixed order."""
+    return [(gen, url) for gen in generations for url in pack.game_urls(root, gen)]
 
 
 def sample_count(positions: int, fraction: float, rng: np.random.Generator) -> int:
@@ -108,7 +106,7 @@ def sample_game(
         return GameSample(index, url, generation, 0, empty, None, reason)
 
     try:
-        record = gamefile.read_game(url)
+        record = gamefile.game_from_bytes(pack.read_member(url), url)  # loose, or from the pack
     except Exception as exc:  # GameFileError and anything a damaged file provokes: skip and report
         return skip(_reason(exc))
     if record.board_size != cfg.board_size:

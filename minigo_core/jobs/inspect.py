@@ -4,6 +4,7 @@
   move (`--move K`: the position before move K) with the search's top moves and visit counts there, and SGF
   export (`--sgf OUT`, `-` for stdout) with the top moves of every recorded search as comments.
 - Directory: one line per game file (result, moves, positions, bytes); bad files are named, not fatal.
+- A packed generation's game files and folder by their old paths, its pack as its folder.
 - Model file: its config, provenance and parameter count.
 
 The text and SGF are `minigo_core.report.inspect`'s.
@@ -15,8 +16,8 @@ import argparse
 import sys
 
 from minigo_core.base.command import Command
-from minigo_core.data import storage
-from minigo_core.data.gamefile import read_game
+from minigo_core.data import pack, storage
+from minigo_core.data.gamefile import game_from_bytes
 from minigo_core.report import inspect
 
 
@@ -28,11 +29,11 @@ def show(args: argparse.Namespace) -> None:
     if kind == "model":
         print(inspect.inspect_model(args.path))
         return
-    record = read_game(args.path)
-    fs, path = storage.fs_and_path(args.path)
+    data = pack.read_member(args.path)  # the file, or its copy in its generation's pack
+    record = game_from_bytes(data, args.path)
     out: list[str] = []
     if args.sgf != "-":
-        out.append(inspect.summary(record, args.path, fs.size(path)))
+        out.append(inspect.summary(record, args.path, len(data)))
         move = len(record.moves) if args.move is None else args.move
         out.append(inspect.board_at(record, move, args.top))
     if args.sgf:

@@ -2,6 +2,7 @@
 
     minigo ladder calibrate --board-size 9 [--rungs random,uct:2,...] [--games-per-pair G] [--jobs J]
                             [--seed S] [--extend | --fit-only] [--out-dir config/ladder]
+    minigo ladder calibrate --board-size 9 --target-ci 50 [--max-cpu-hours H] [--batch 20] [--jobs J]
     minigo ladder show --board-size 9 [--json]
     minigo ladder rate SPEC --board-size 9 [--config C] [--start-elo E | --start-from JSON] [--out JSON]
 
@@ -31,10 +32,25 @@ def calibrate(args: argparse.Namespace) -> None:
     cfg = load_config(args.config) if args.config else RunConfig()
     keys = ("rungs", "games_per_pair", "reach", "seed", "komi")
     options = {k: getattr(args, k) for k in keys} | {"ladder_dir": args.out_dir}
+    adaptive = args.target_ci is not None
+    if adaptive:
+        if (
+            args.target_ci <= 0
+            or (args.max_cpu_hours is not None and args.max_cpu_hours <= 0)
+            or args.batch < 1
+        ):
+            raise UsageError("--target-ci, --max-cpu-hours and --batch must be > 0")
+        if args.fit_only:
+            raise UsageError("--target-ci plays games; use it without --fit-only")
+        if options["games_per_pair"] is None:
+            options["games_per_pair"] = cal.ADAPTIVE_FIRST_GAMES
     try:
-        plan = cal.plan_from_options(args.board_size, cfg, options, args.extend)
+        plan = cal.plan_from_options(args.board_size, cfg, options, args.extend or adaptive)
     except LadderError as exc:
         raise UsageError(str(exc)) from None
+    if adaptive:
+        _calibrate_adaptive(args, plan)
+        return
     log.info(
         "%d rungs, %d pairs of %d games: %s",
         len(plan.rungs),
@@ -58,6 +74,32 @@ def calibrate(args: argparse.Namespace) -> None:
         return
     print(cal.format_table(ladder))
     print(f"\nwritten {plan.ladder_file} ({played} new game(s))")
+
+
+def _calibrate_adaptive(args: argparse.Namespace, plan: cal.Plan) -> None:
+    from minigo_core.report import calibration_design as design  # lazy: only the adaptive calibration
+
+    log.info("%d rungs to +-%g Elo: %s", len(plan.rungs), args.target_ci, plan.pair_dir)
+    ladder, played = design.run_adaptive(
+        plan,
+        anchor=args.anchor,
+        anchor_elo=args.anchor_elo,
+        command=["minigo", "ladder", *args.argv],
+        target=args.target_ci,
+        batch=args.batch,
+        jobs=args.jobs,
+        max_cpu_s=None if args.max_cpu_hours is None else 3600 * args.max_cpu_hours,
+        log=log.info,
+        progress=args.verbose,
+        round_cpu_s=args.round_cpu_seconds,
+    )
+    if ladder is None:
+        print(f"{played} new game(s); no table yet: run the same command again to go on")
+        return
+    print(cal.format_table(ladder))
+    worst = max((r.ci95[1] - r.ci95[0]) / 2 for r in ladder.rungs)
+    state = "reached" if worst <= args.target_ci else "not reached yet (run the same command to go on)"
+    print(f"\nwritten {plan.ladder_file} ({played} new game(s)); +-{args.target_ci:g} {state}")
 
 
 def show(args: argparse.Namespace) -> None:
@@ -128,6 +170,21 @@ def _add_subcommands(parser: argparse.ArgumentParser) -> None:
     c.add_argument("--config", default=None, help="run config: komi and the GNU Go path")
     c.add_argument("--jobs", type=int, default=1, help="pairs played at once, one process each")
     c.add_argument("--max-new-games", type=int, default=None, help="at most this many new games per pair now")
+    c.add_argument(
+        "--target-ci",
+        type=float,
+        default=None,
+        help="adaptive: play the games that narrow the widest interval most per CPU-second until every "
+        "rung is within +-H Elo of the anchor (first --games-per-pair games per neighbours, default 10)",
+    )
+    c.add_argument("--max-cpu-hours", type=float, default=None, help="with --target-ci: stop after this")
+    c.add_argument("--batch", type=int, default=20, help="with --target-ci: games per chosen pair a round")
+    c.add_argument(
+        "--round-cpu-seconds",
+        type=float,
+        default=60.0,
+        help="with --target-ci: a cheap pair plays this many CPU-seconds of games a round (at most 2000)",
+    )
     c.add_argument("--anchor", default=CGOS_ANCHOR, help=f"the rung held fixed (default {CGOS_ANCHOR})")
     c.add_argument("--anchor-elo", type=float, default=CGOS_ANCHOR_ELO, help="its rating (default 1800)")
     c.add_argument("--out-dir", default=None, help="ladder folder (default: the repository's config/ladder)")

@@ -7,9 +7,11 @@ so planning costs the same at generation 100 as at generation 1.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from minigo_core.base.config import ConfigError, RunConfig
+from minigo_core.data import layout
 from minigo_core.data.schedule import frontier, generation_outputs, jobs_per_generation, missing_files
 
 DEFAULT_MAX_JOBS = (
@@ -20,8 +22,9 @@ DEFAULT_MAX_JOBS = (
 def plan_cost_per_generation(cfg: RunConfig) -> int:
     """What one generation counts against the plan's `max_jobs`: its jobs (`jobs_per_generation`). The
     workflow resolves one file per self-play job (its record), not one per game, so planning time grows
-    with the jobs, not with the games they play."""
-    return jobs_per_generation(cfg)
+    with the jobs, not with the games they play; with `storage.pack_old_generations` one more, the pack of
+    the generation its window leaves behind."""
+    return jobs_per_generation(cfg) + int(cfg.storage.pack_old_generations)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -33,7 +36,8 @@ class Plan:
     `first..last` get every rule (bootstrap/window/train/self-play/games-complete/evaluate); generations
     below `first` are finished and appear only as existing input files, so the DAG never reaches into
     them. `late_evaluations` are older generations that are done except for some evaluation files (an
-    evaluation that failed while the run went on): only their evaluate jobs are planned.
+    evaluation that failed while the run went on): only their evaluate jobs are planned. `packs` are the
+    generations whose files this invocation packs (`pack_generations`).
     """
 
     first: int
@@ -41,6 +45,7 @@ class Plan:
     generations: int
     late_evaluations: tuple[int, ...] = ()
     explicit: bool = False
+    packs: tuple[int, ...] = ()  # generations this invocation packs (`storage.pack_old_generations`)
 
     @property
     def planned(self) -> range:
@@ -48,7 +53,7 @@ class Plan:
 
     @property
     def finished(self) -> bool:
-        return self.first > self.generations and not self.late_evaluations
+        return self.first > self.generations and not self.late_evaluations and not self.packs
 
     @property
     def complete_run(self) -> bool:
@@ -63,6 +68,8 @@ class Plan:
             parts.append(f"generations {self.first}..{self.last} of {self.generations}")
         if self.late_evaluations:
             parts.append("late evaluations of generations " + ",".join(map(str, self.late_evaluations)))
+        if self.packs:
+            parts.append("packs of generations " + ",".join(map(str, self.packs)))
         return "; ".join(parts)
 
 
@@ -96,4 +103,37 @@ def plan(
             raise ConfigError(f"config key 'last_generation' = {last} is out of range; allowed: {start}..{G}")
         end = last if first is not None else min(end, last)
     late = tuple(g for g in late if g < start)
-    return Plan(first=start, last=end, generations=G, late_evaluations=late, explicit=first is not None)
+    if first is not None:
+        _refuse_packed(cfg, start, end)
+    packs = pack_generations(cfg, start, end)
+    return Plan(
+        first=start, last=end, generations=G, late_evaluations=late, explicit=first is not None, packs=packs
+    )
+
+
+def pack_generations(cfg: RunConfig, first: int, last: int) -> tuple[int, ...]:
+    """The generations to pack (`storage.pack_old_generations`): generation h once the last window that
+    reads it, h + W's, is built: h = g - W for each planned g, and older ones whose window h + W is built but
+    that are not packed yet (a run killed before their pack). Two `stat` calls per older generation."""
+    if not cfg.storage.pack_old_generations:
+        return ()
+    W = cfg.window.generations
+    late = [
+        h
+        for h in range(0, max(0, first - W))
+        if not os.path.exists(layout.packed_marker_path(cfg.root, h))
+        and os.path.exists(layout.window_manifest_path(cfg.root, h + W))
+    ]
+    return tuple(late + [g - W for g in range(max(first, W, 1), last + 1)])
+
+
+def _refuse_packed(cfg: RunConfig, first: int, last: int) -> None:
+    """A rerun of generations first..last replays their self-play: none of them may be packed."""
+    packed = [h for h in range(first, last + 1) if os.path.exists(layout.pack_path(cfg.root, h))]
+    if packed:
+        raise ConfigError(
+            f"config key 'first_generation' = {first}: the rerun would replay the self-play of generations "
+            f"{', '.join(map(str, packed))}, which are packed ({layout.pack_path(cfg.root, packed[0])}); "
+            "unpack each first: minigo unpack --config "
+            f"{layout.effective_config_path(cfg.root)} --generation {packed[0]}"
+        )

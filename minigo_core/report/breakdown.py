@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minigo_core.base.config import RunConfig, load_config
-from minigo_core.data import layout, storage
+from minigo_core.data import layout, pack, storage
 
 CATEGORIES = (
     ("selfplay_games", "self-play games"),
@@ -240,10 +240,28 @@ class _Tally:
             row[key] = (row[key] or 0.0) + core_s
 
 
+def _job_records(root: Path) -> list[tuple[Path, dict | None]]:
+    """Every self-play job record of the run: loose (`games/gen*/job*.json`) or in a generation's pack."""
+    records = {path: _read_json(path) for path in root.glob("games/gen*/job*" + layout.JOB_SUFFIX)}
+    for url in root.glob("games/gen*" + layout.PACK_SUFFIX):
+        try:
+            packed = pack.Pack(str(url))
+        except (OSError, ValueError):
+            continue
+        for m in packed.members():
+            if m.kind == "jobrecord" and root / m.path not in records:
+                try:
+                    data = json.loads(packed.read(m.path))
+                except ValueError:
+                    data = None
+                records[root / m.path] = data if isinstance(data, dict) else None
+    return sorted(records.items())
+
+
 def _add_selfplay(root: Path, tally: _Tally, by_output: dict, out: Breakdown) -> list[float]:
     starts = []
-    for path in sorted(root.glob("games/gen*/job*" + layout.JOB_SUFFIX)):
-        attempt = (_read_json(path) or {}).get("attempt")
+    for path, record in _job_records(root):
+        attempt = (record or {}).get("attempt")
         if not isinstance(attempt, dict):
             out.notes.append(f"{path} is not a readable job record: its job is in idle")
             continue

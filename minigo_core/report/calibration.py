@@ -8,13 +8,15 @@ games, a taking Black in even-numbered games, seeded as `minigo evaluate` seeds 
 (`search.match.match_seed(seed, None, a, b)`, then `game_seeds(match seed, game index)`), so game i of a
 pair is the same game however and whenever it is played.
 
-Each pair's games are kept in `{ladder_dir}/{N}x{N}/{a}_vs_{b}.json`, rewritten atomically after every game
-(only what the fit needs and the record of the game: its index, seeds, who had Black, a's score, the result
-string, the move count, how it ended, CPU seconds; no moves, so the repository stays small). A killed
-calibration keeps every finished game and a rerun plays only the missing ones. After the matches, one
-`ladder.calibrate_fit` over every stored game between the plan's rungs, anchored (GNU Go level 10 = 1800),
-is written with `ladder.write_ladder` to `{ladder_dir}/{N}x{N}.json` with its provenance (the command, seed,
-rungs, pairs, games per pair, komi, CPU model, date, the CPU seconds of every stored game, versions).
+Each pair's games are kept in `{ladder_dir}/{N}x{N}/{a}_vs_{b}.json`, rewritten atomically at most once a
+second while it plays and after its last game or a failure (only what the fit needs and the record of the
+game: its index, seeds, who had Black, a's score, the result string, the move count, how it ended, CPU
+seconds; no moves, so the repository stays small). A killed calibration keeps every game saved (all but
+the last second's) and a rerun plays only the missing ones: the same games, seeded by their index.
+After the matches, one `ladder.calibrate_fit` over every stored game between the plan's rungs, anchored
+(GNU Go level 10 = 1800), is written with `ladder.write_ladder` to `{ladder_dir}/{N}x{N}.json` with its
+provenance (the command, seed, rungs, pairs, games per pair, komi, CPU model, date, the CPU seconds of every
+stored game, versions). `--target-ci` plays adaptively instead (`calibration_design`).
 """
 
 from __future__ import annotations
@@ -60,12 +62,17 @@ RUNG_KINDS = ("random", "uct", "gnugo", "gtp")
 #   5 vs 10 5/10, 1 vs 10 2/10: two plateaus, levels 1-3 and 4-10, ~150-250 Elo apart (10-game matches
 #   cannot resolve 50 Elo), so levels 1, 4, 6, 8, 10 (2, 3, 5, 7, 9 add cost, not resolution).
 # Cost per game (CPU s): uct:N ~0.00074 N per side, GNU Go 0.3-0.8 (levels 1-3), ~1 (4-6), 2-3.5 (8-10).
-_UCT_9X9 = tuple(2**k for k in range(1, 16))  # uct:2 .. uct:32768
+# The adaptive calibration (`--target-ci`, calibration_design.py) starts from uct:N every 4x (it adds a rung
+# between two uct rungs fitted > 250 apart) up to uct:16384 (~240 below gnugo:1; uct:32768 costs 24 CPU s a
+# game side, more than it narrows), then GNU Go levels 1, 4 and 10 (one per plateau, and the anchor).
 DEFAULT_RUNGS: dict[int, tuple[str, ...]] = {
-    9: ("random", *(f"uct:{n}" for n in _UCT_9X9), *(f"gnugo:{level}" for level in (1, 4, 6, 8, 10))),
+    9: ("random", *(f"uct:{n}" for n in (2, 8, 32, 128, 512, 2048, 8192, 16384)), "gnugo:1", "gnugo:4",
+        "gnugo:10"),
     5: ("random", "uct:4", "uct:16", "uct:64", "uct:256", "uct:1024", "gnugo:1", "gnugo:5", "gnugo:10"),
-}
+}  # fmt: skip
 DEFAULT_GAMES_PER_PAIR = {9: 100, 5: 60}
+SAVE_EVERY_S = 1.0  # a pair file is rewritten at most this often (a kill replays at most this much play)
+ADAPTIVE_FIRST_GAMES = 10  # --target-ci: each pair of neighbours first plays this many games
 DEFAULT_SEED = 1
 DEFAULT_REACH = 2  # each rung plays the next two above it: neighbours and jumps of two
 
@@ -204,20 +211,28 @@ def _game_entry(index: int, lower: str, seeds: tuple[int, int], record: dict, cp
 
 
 def play_pair(
-    plan: Plan, lower: str, upper: str, max_new_games: int | None = None, progress: bool = False
+    plan: Plan,
+    lower: str,
+    upper: str,
+    max_new_games: int | None = None,
+    progress: bool = False,
+    target: int | None = None,
 ) -> int:
-    """Play the pair's missing games (at most `max_new_games`), saving after each (a line on stderr each
-    with `progress`); returns the games played."""
+    """Play the pair's missing games of the first `target` (default: the plan's games per pair), at most
+    `max_new_games`, saving them as it goes (a line on stderr each with `progress`); returns the games
+    played."""
     path = plan.pair_file(lower, upper)
     data = read_pair(path) or _new_pair(plan, lower, upper)
     _check_pair(path, data, plan, lower, upper, playing=True)
     have = {g["index"] for g in data["games"]}
-    todo = [i for i in range(plan.games_per_pair) if i not in have]
+    wanted = plan.games_per_pair if target is None else target
+    todo = [i for i in range(wanted) if i not in have]
     todo = todo if max_new_games is None else todo[: max(0, max_new_games)]
     if not todo:
         return 0
     search = SearchSettings(readouts=1)
     players = []
+    saved, unsaved = time.monotonic(), False
     try:
         for name in (lower, upper):
             players.append(make_player(resolve_spec(name, gnugo_path=plan.gnugo), search))
@@ -228,19 +243,30 @@ def play_pair(
             game = play_game(black, white, plan.board_size, plan.komi, seeds)
             cpu = time.process_time() + _engine_cpu(players) - cpu0
             record = {**game, "black_name": black.name, "moves": len(game["moves"])}
-            data["games"] = sorted([*data["games"], _game_entry(i, lower, seeds, record, cpu)], key=_index)
-            storage.write_text(path, pair_text(data))
+            data["games"].append(_game_entry(i, lower, seeds, record, cpu))
+            unsaved = True
+            if time.monotonic() - saved >= SAVE_EVERY_S:
+                unsaved = _save_pair(path, data)
+                saved = time.monotonic()
             if progress:
                 print(
-                    f"{lower} vs {upper}: game {i + 1}/{plan.games_per_pair}: {black.name} (B) "
+                    f"{lower} vs {upper}: game {i + 1}/{wanted}: {black.name} (B) "
                     f"{game['result']}, {record['moves']} moves, {cpu:.1f} CPU s",
                     file=sys.stderr,
                     flush=True,
                 )
     finally:
+        if unsaved:  # the games since the last save, also when a game failed
+            _save_pair(path, data)
         for p in players:
             p.close()
     return len(todo)
+
+
+def _save_pair(path: str, data: dict) -> bool:
+    data["games"].sort(key=_index)
+    storage.write_text(path, pair_text(data))
+    return False
 
 
 def pair_text(data: dict) -> str:

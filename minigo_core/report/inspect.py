@@ -4,6 +4,8 @@
   move (the position before move K) with the search's top moves and visit counts there, and the game as SGF
   with the top moves of every recorded search as comments.
 - Directory: one line per game file (result, moves, positions, bytes); bad files are named, not fatal.
+- A packed generation (`data/pack.py`) reads as if loose: its game files and folder by their old paths, and
+  its pack (`games/genGGGG.pack.arrow`) as its folder.
 - Model file: its config, provenance and parameter count.
 """
 
@@ -13,8 +15,8 @@ import json
 
 import numpy as np
 
-from minigo_core.data import storage
-from minigo_core.data.gamefile import GameFileError, GameRecord, read_metadata, result_of
+from minigo_core.data import layout, pack, storage
+from minigo_core.data.gamefile import GameFileError, GameRecord, metadata_from_bytes, result_of
 from minigo_core.game import coords, sgf
 from minigo_core.nn import modelfile
 
@@ -172,18 +174,21 @@ def game_sgf(record: GameRecord, top: int = 5) -> bytes:
 
 
 def inspect_directory(url: str) -> str:
+    """One line per game file of a folder, loose or packed (a pack file stands for its folder)."""
+    if url.endswith(layout.PACK_SUFFIX):
+        url = url[: -len(layout.PACK_SUFFIX)]
     lines = [f"{'file':<24} {'result':>8} {'moves':>6} {'positions':>9} {'bytes':>7}"]
-    fs, _ = storage.fs_and_path(url)
     bad = 0
-    for path in storage.list_files(url, ".arrow"):
+    for path in pack.list_folder(url, layout.GAME_SUFFIX):
         name = path.rsplit("/", 1)[-1]
         try:
-            m = read_metadata(path)
-        except GameFileError as exc:
+            data = pack.read_member(path)
+            m = metadata_from_bytes(data, path)
+        except (GameFileError, OSError) as exc:
             bad += 1
             lines.append(f"{name:<24} BAD: {exc}")
             continue
-        size = fs.size(storage.fs_and_path(path)[1])
+        size = len(data)
         lines.append(f"{name:<24} {result_of(m):>8} {m['num_moves']:>6} {m['num_positions']:>9} {size:>7}")
     lines.append(f"{len(lines) - 1} game files, {bad} bad")
     return "\n".join(lines)
@@ -205,11 +210,15 @@ def inspect_model(url: str) -> str:
 
 
 def kind_of(url: str) -> str:
-    """`directory`, `model` (a safetensors or format-1 zip file) or `game`: what `minigo inspect` shows."""
+    """`directory`, `model` (a safetensors or format-1 zip file) or `game`: what `minigo inspect` shows. A
+    packed generation's file or folder is what it was, its pack a directory."""
     fs, path = storage.fs_and_path(url)
     if not fs.exists(path):
-        raise FileNotFoundError(f"{url} does not exist")
-    if fs.isdir(path):
+        where = pack.locate(url)
+        if not pack.exists(url) or where is None:
+            raise FileNotFoundError(f"{url} does not exist")
+        return "game" if where[1].endswith(layout.GAME_SUFFIX) and url.endswith(where[1]) else "directory"
+    if fs.isdir(path) or path.endswith(layout.PACK_SUFFIX):
         return "directory"
     with fs.open(path, "rb") as handle:
         head = handle.read(4096)

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from minigo_core.base.config import load_config
+from minigo_core.bench.dag import build_run
 from minigo_core.data import layout, schedule
 
 REPO = Path(__file__).resolve().parents[2]
@@ -102,6 +103,28 @@ def test_dry_run_explicit_rerun_of_one_generation(finished_run):
     assert out.returncode == 0, out.stderr[-3000:]
     counts = job_counts(out.stdout + out.stderr)
     assert counts == {"selfplay": 2, "games_complete": 1, "all": 1}  # 4 games in jobs of 3 and 1
+
+
+def test_dry_run_packs_what_left_the_window_and_asks_nothing_of_packed_generations(tmp_path, write_config):
+    # generations 0..4 finished, 0..2 packed (their windows 2..4 built): nothing but placeholders' packs left
+    config = write_config(
+        tmp_path, generations=6, selfplay={"games": 5}, storage={"pack_old_generations": True}
+    )
+    run_config = build_run(str(tmp_path / "run"), config, 5, 5, 6)
+    cfg = load_config(str(run_config))
+    assert not os.path.exists(layout.games_dir(cfg.root, 2)) and os.path.exists(layout.games_dir(cfg.root, 3))
+    out = dry_run(run_config, "plan_max_jobs=1")
+    assert out.returncode == 0, out.stderr[-3000:]
+    counts = job_counts(out.stdout + out.stderr)
+    assert (
+        counts["pack"] == 1 and counts["window"] == 1
+    )  # generation 3, once window 5 (which reads it) is built
+    assert "packs of generations 3" in out.stdout + out.stderr
+    os.remove(layout.packed_marker_path(cfg.root, 1))  # a pack a killed run left undone
+    out = dry_run(run_config, "plan_max_jobs=1")
+    assert job_counts(out.stdout + out.stderr)["pack"] == 2, out.stderr[-3000:]
+    out = dry_run(run_config, "first_generation=2", "last_generation=2")
+    assert out.returncode != 0 and "minigo unpack" in out.stdout + out.stderr
 
 
 @pytest.mark.parametrize(

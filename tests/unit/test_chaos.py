@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from minigo_core.pipeline import workflow
-from tools.chaos.kills import kill_plan, kinds_of_dry_run, plannable_kinds
+from tools.chaos.kills import kill_plan, kinds_of_dry_run, pack_stage, plannable_kinds
 from tools.chaos.processes import KINDS, classify
 from tools.chaos.runs import config_data
 
@@ -35,6 +35,25 @@ def test_the_plan_of_the_whole_tiny_config_spreads_8_kills_over_most_kinds():
     assert "train-rank-node2" in plannable_kinds(tiny(), slurm=True)
     reduced = kill_plan(plannable_kinds(tiny(REDUCED)), KILLS, np.random.default_rng(SEED))
     assert len(set(reduced)) == KILLS and "selfplay" in reduced, reduced
+
+
+def test_a_run_that_packs_plans_pack_kills_at_three_stages(tmp_path):
+    packing = ["storage.pack_old_generations=true", "window.generations=1"]
+    kinds = plannable_kinds(tiny(packing))
+    assert "pack" in kinds and "pack" not in plannable_kinds(tiny())
+    assert kinds.index("pack") < kinds.index("evaluate")
+    cli = [sys.executable, "-m", "minigo_core.cli", "pack", "--config", "run/config.yaml"]
+    argv = [*cli, "--generation", "0000", "--out", "run/games/gen0000.packed.json"]
+    assert classify(argv) == "pack"
+    games = tmp_path / "run" / "games"
+    games.mkdir(parents=True)
+    writing, _ = pack_stage(argv, tmp_path, 1)
+    packed, _ = pack_stage(argv, tmp_path, 2)
+    assert not writing() and not packed()
+    (games / ".tmp-gen0000.pack.arrow.123.abcdef01").write_bytes(b"")
+    assert writing() and not packed()
+    (games / "gen0000.pack.arrow").write_bytes(b"")
+    assert packed()
 
 
 def test_kinds_of_processes_and_of_a_dry_run():

@@ -16,26 +16,29 @@ undisturbed run.
      train             the launcher of the training ranks (`minigo train --ranks N`; under Slurm its `srun`)
      train-rank        one training rank (under Slurm: a rank on node1)
      train-rank-node2  (Slurm, `--profile slurm`) a rank whose environment says SLURMD_NODENAME=node2
+     pack              `minigo pack` of a generation that left the window (`storage.pack_old_generations`)
      snakemake         Snakemake itself, while a job of it runs (its jobs run on, as on a cluster)
    (ratings and plots only through `--kinds`.)
 3. Runs it again in WORKDIR/B and kills. Each planned kill waits for a process of its kind -- as long as the
    run lasts, over as many Snakemake attempts as it takes -- and hits it at a random moment of its life
-   (seeded draws): a CPU reading drawn in 5-75 % of the shortest life of that kind in run A (halved after
-   each miss of the kind: a process that ended first; the next one is aimed at); a multi-game self-play
-   job, once m of its K game files are written (m drawn in 0..K-1; m = 0: a CPU reading), so that its retry
-   must keep them. Every running process of a pending kind is aimed at, each at its own moment; the first
-   moment to come is a kill, and the other processes of the job it hit (a launcher's ranks, a rank's
-   launcher) are no longer aimed at. A Snakemake kill waits for the kills planned before it, and for a
-   moment when a job runs and no process of a pending kind does. A kill is given up ("not reached", with
-   the reason) only when an attempt ends without a process of its kind and a dry run plans no job that
-   would start one (or the run finished). A killed job fails its attempt (local profile: retries 0), which
-   Snakemake ends after its other jobs; a killed Snakemake leaves its jobs running: they (under Slurm: the
-   run's jobs, until squeue no longer lists them as pending or running) are waited for and the lock is
-   released with `--unlock`; then Snakemake starts again with `--rerun-incomplete` -- until no kill is
-   pending and an attempt succeeds.
+   (seeded draws): a CPU reading drawn in 5-75 % of the shortest life of that kind in run A (halved after each
+   miss of the kind: a process that ended first; the next one is aimed at); a multi-game self-play job, once m
+   of its K game files are written (m drawn in 0..K-1; m = 0: a CPU reading), so that its retry must keep
+   them; a pack, in one of three stages drawn (a CPU reading, once its temporary file exists: writing, once
+   the pack exists: verifying and deleting the loose files). Every running process of a pending kind is aimed
+   at, each at its own moment; the first moment to come is a kill, and the other processes of the job it hit
+   (a launcher's ranks, a rank's launcher) are no longer aimed at. A Snakemake kill waits for the kills
+   planned before it, and for a moment when a job runs and no process of a pending kind does. A kill is given
+   up ("not reached", with the reason) only when an attempt ends without a process of its kind and a dry run
+   plans no job that would start one (or the run finished). A killed job fails its attempt (local profile:
+   retries 0), which Snakemake ends after its other jobs; a killed Snakemake leaves its jobs running: they
+   (under Slurm: the run's jobs, until squeue no longer lists them as pending or running) are waited for and
+   the lock is released with `--unlock`; then Snakemake starts again with `--rerun-incomplete` -- until no
+   kill is pending and an attempt succeeds.
 4. Checks run B: a final dry run has nothing left to do; no temporary (`.tmp-*`) file is left (one that a
    killed process wrote names it: its name holds the writer's pid); every artifact is valid (game files,
-   shards against their manifest checksums, models, JSON); run B is the same run as run A by
+   packs: every member its SHA-256, every game readable; shards against their manifest checksums, models,
+   JSON); run B is the same run as run A by
    `minigo_core.data.compare`: every artifact byte-identical, except the files that record wall-clock time
    (its WALL_CLOCK, compared with those fields removed). While run B runs, a watcher validates each artifact
    as soon as it appears under its final name: a half-written file under a final name is reported. For a

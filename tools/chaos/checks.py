@@ -15,7 +15,7 @@ import numpy as np
 import yaml
 
 from minigo_core.data import compare as comparison
-from minigo_core.data import gamefile, layout, shards, storage
+from minigo_core.data import gamefile, layout, pack, shards, storage
 from minigo_core.nn import modelfile
 from tools.chaos.kills import Chaos, Kill
 from tools.chaos.processes import Proc
@@ -26,6 +26,7 @@ MODEL_FILES = layout.model_path("", "*").lstrip("/")
 GAME_FILES = layout.game_path("", "*", "*").lstrip("/")
 SHARD_FILES = storage.join(layout.window_dir("", "*"), "shard*" + layout.GAME_SUFFIX).lstrip("/")
 MANIFESTS = layout.window_manifest_path("", "*").lstrip("/")
+PACK_FILES = layout.pack_path("", "*").lstrip("/")
 
 
 def validate(path: Path, rel: str, manifest_sha: dict[str, str] | None = None) -> str | None:
@@ -37,6 +38,8 @@ def validate(path: Path, rel: str, manifest_sha: dict[str, str] | None = None) -
             model.load_model(str(path), backend="torch")
         elif fnmatch.fnmatch(rel, GAME_FILES):
             gamefile.read_game(str(path)).training_examples()
+        elif fnmatch.fnmatch(rel, PACK_FILES):
+            return validate_pack(path)
         elif fnmatch.fnmatch(rel, SHARD_FILES):
             shard = shards.load_shard(str(path), (manifest_sha or {}).get(rel))
             shard.rows(0, shard.num_rows)
@@ -55,6 +58,16 @@ def validate(path: Path, rel: str, manifest_sha: dict[str, str] | None = None) -
     except Exception as exc:  # noqa: BLE001 - any failure to read is the finding
         return f"{type(exc).__name__}: {str(exc)[:300]}"
     return None
+
+
+def validate_pack(path: Path) -> str | None:
+    """None if every member of a pack is its recorded bytes and every packed game reads, else what is not."""
+    packed = pack.Pack(str(path))
+    problems = packed.damaged()
+    for m in packed.members():
+        if m.kind == "game":
+            gamefile.game_from_bytes(packed.read(m.path), f"{path}:{m.path}").training_examples()
+    return "; ".join(problems[:5]) or None
 
 
 def manifest_checksums(root: Path) -> dict[str, str]:
@@ -136,6 +149,8 @@ def describe_difference(rel: str, a: Path, b: Path, ignored: frozenset[str] = fr
                 {"config": fb.config.to_dict(), "provenance": fb.provenance},
             )
             return f"{head}; weights differ in {tensors[:5] or 'none'}; other fields: {fields[:6] or 'none'}"
+        if fnmatch.fnmatch(rel, PACK_FILES):
+            return f"{rel}: members differ: {comparison.pack_differences(a, b)[:8]}"
         if fnmatch.fnmatch(rel, GAME_FILES):
             ra, rb = gamefile.read_game(str(a)), gamefile.read_game(str(b))
             fields = _json_diff(ra.metadata, rb.metadata)
@@ -195,12 +210,16 @@ def check_selfplay_retries(workdir: Path, kills: list[Kill]) -> list[str]:
         d = kill.detail
         if kill.status != "killed" or not d.get("record"):
             continue
-        try:
-            kept = json.loads((workdir / d["record"]).read_text())["attempt"]["kept_from_earlier_attempt"]
+        try:  # loose, or in its generation's pack
+            kept = json.loads(pack.read_member(str(workdir / d["record"])))["attempt"][
+                "kept_from_earlier_attempt"
+            ]
         except (OSError, ValueError, KeyError, TypeError):
             kept = None
-        log = workdir / d["log"]
-        lines = log.read_text(errors="replace").splitlines() if log.is_file() else []
+        try:
+            lines = pack.read_member(str(workdir / d["log"])).decode(errors="replace").splitlines()
+        except OSError:
+            lines = []
         d["retry"] = {"kept": kept, "log": next((line for line in lines if line.startswith("kept ")), None)}
         if kept is not None and not set(d["game_files_at_kill"]) <= set(kept):
             problems.append(

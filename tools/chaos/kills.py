@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from minigo_core.data import schedule
+from minigo_core.data import layout, schedule, storage
 from tools.chaos.processes import (
     KINDS,
     RULE_OF,
@@ -45,6 +45,8 @@ def plannable_kinds(cfg: Any, slurm: bool = False) -> list[str]:
         kinds += ["train-rank"] * (cfg.train.ranks > 1) + ["train-rank-node2"] * (
             slurm and cfg.train.ranks > 1
         )
+        if cfg.storage.pack_old_generations and cfg.generations >= cfg.window.generations:
+            kinds.append("pack")  # generation 0 is packed once window W is built
         if any(schedule.evaluation_specs(cfg, g) for g in range(1, cfg.generations + 1)):
             kinds.append("evaluate")
     return kinds + ["snakemake"]
@@ -103,6 +105,17 @@ def game_files(argv: list[str], workdir: Path) -> list[tuple[int, Path]]:
     if count == 1 and "{game" not in pattern:
         return [(first, workdir / pattern)]
     return [(g, workdir / pattern.format(game=g)) for g in range(first, first + count)]
+
+
+def pack_stage(argv: list[str], workdir: Path, stage: int) -> tuple[Callable[[], bool], str]:
+    """The moment to kill a `minigo pack` job at `stage`: 1 once its pack's temporary file exists (writing),
+    2 once the pack exists (verifying, deleting the loose files)."""
+    marker = workdir / (option(argv, "--out") or "")
+    pack = marker.with_name(marker.name.removesuffix(layout.PACKED_SUFFIX) + layout.PACK_SUFFIX)
+    if stage == 1:
+        pattern = f"{storage.TMP_PREFIX}{pack.name}.*"
+        return (lambda: any(pack.parent.glob(pattern))), "once its pack's temporary file existed"
+    return pack.exists, "once its pack existed (verifying, deleting the loose files)"
 
 
 def _relative(path: str, workdir: Path) -> str:
@@ -246,6 +259,9 @@ class Chaos:
             files = [f for _, f in game_files(argv, self.workdir)]
             ready: Callable[[], bool] = lambda: sum(f.exists() for f in files) >= written  # noqa: E731
             moment, poll_s = f"once {written} of its {count} game files were written", 0.001
+        elif kind == "pack" and misses < 2 and (stage := int(self.rng.integers(0, 3))) > 0:
+            ready, moment = pack_stage(argv, self.workdir, stage)
+            poll_s = 0.001
         elif kind == "snakemake":
             at = time.monotonic() + float(self.rng.uniform(0.0, 1.0))
             ready, moment, poll_s = (lambda: time.monotonic() >= at), "< 1 s after a job of it was seen", 0.01

@@ -20,12 +20,13 @@ KIND_OF_SUBCOMMAND = {
     "ratings": "ratings",
     "games-complete": "games_complete",
     "plots": "plots",
+    "pack": "pack",
 }
 # Every kind a kill can aim at, in the order the pipeline first starts them, and the rule of its job.
 RULE_OF = {"bootstrap": "bootstrap", "selfplay": "selfplay", "selfplay-single": "selfplay",
            "games_complete": "games_complete", "window": "window", "train": "train", "train-rank": "train",
-           "train-rank-node2": "train", "evaluate": "evaluate", "ratings": "ratings", "plots": "plots",
-           "snakemake": None}  # fmt: skip
+           "train-rank-node2": "train", "pack": "pack", "evaluate": "evaluate", "ratings": "ratings",
+           "plots": "plots", "snakemake": None}  # fmt: skip
 KINDS = tuple(RULE_OF)
 # the node of kind train-rank-node2 (tests/cluster/slurm_cluster.py names them node1, node2)
 SECOND_NODE = "node2"

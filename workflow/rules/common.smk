@@ -34,6 +34,7 @@ if workflow.remote_exec:
     PLANNED = r"\d{4}"
     EVALUATED = r"\d{4}"
     BOOTSTRAPPED = r"0000"
+    PACKED = r"\d{4}"
 else:
     try:
         PLAN = minigo.plan(
@@ -51,6 +52,7 @@ else:
     PLANNED = _alternatives(PLAN.planned)
     EVALUATED = _alternatives([*PLAN.late_evaluations, *PLAN.planned])
     BOOTSTRAPPED = "0000" if 0 in PLAN.planned else "(?!)"
+    PACKED = _alternatives(PLAN.packs)
     logger.info(f"minigo: plan = {PLAN.describe()} (run root {ROOT})")
 
 
@@ -66,6 +68,8 @@ MODEL = layout.model_path(ROOT, "{generation}")
 GAME_PATTERN = layout.game_path_pattern(ROOT, "{generation}")
 # next to, not inside, the generation's directory of game files (see layout.complete_marker_path)
 GAMES_COMPLETE = layout.complete_marker_path(ROOT, "{generation}")
+# a packed generation's marker; the pack itself (layout.pack_path) is no output, so Snakemake never deletes it
+PACKED_MARKER = layout.packed_marker_path(ROOT, "{generation}")
 SELFPLAY_JOB = layout.selfplay_job_path(ROOT, "{generation}", "{job}")
 SELFPLAY_JOBS = minigo.selfplay_jobs(RUN)  # the game indices of each job
 WINDOW_MANIFEST = layout.window_manifest_path(ROOT, "{generation}")
@@ -103,7 +107,7 @@ def generation_targets():
         if defer and g == PLAN.last:
             outputs = [f for f in outputs if f not in minigo.evaluation_files(RUN, g)]
         targets += outputs
-    return targets
+    return targets + [layout.packed_marker_path(ROOT, h) for h in PLAN.packs]
 
 
 GENERATION_TARGETS = generation_targets()
@@ -149,6 +153,14 @@ def window_markers(wildcards):
         layout.complete_marker_path(ROOT, h)
         for h in range(max(0, g - RUN.window.generations), g)
     ]
+
+
+def last_window(wildcards):
+    """The manifest of the last window that reads a generation's games (generation + W's): once it exists,
+    the generation can be packed. Ancient: a rebuilt window (it reads packs too) does not repack it.
+    """
+    g = int(wildcards.generation)
+    return ancient(layout.window_manifest_path(ROOT, g + RUN.window.generations))
 
 
 def evaluate_options(wildcards):

@@ -1,0 +1,215 @@
+"""The adaptive calibration: play the games that narrow the widest interval most per CPU-second.
+
+`minigo ladder calibrate --target-ci H` plays until every rung's 95% interval (relative to the anchor) is
+within +-H Elo, or until `--max-cpu-hours`. Each round:
+
+1. every pair of neighbouring rungs has at least `games_per_pair` games (a first estimate of each gap);
+2. one fit of every stored game (`ladder.calibrate_fit`, the same fit the table is written from), then the
+   table is written, so a stopped calibration leaves its current table;
+3. where two neighbouring `uct:N` rungs are fitted more than `MAX_GAP` Elo apart a rung between them is added
+   (`uct:` the geometric mean of their playouts), so neighbours stay <= 250 Elo apart;
+4. otherwise, if some rung's interval is wider than the target, `jobs` pairs get `batch` more games each: the
+   pairs (any two rungs fitted at most `MAX_PAIR_GAP` apart) whose games would shrink the rungs' excess
+   variance (the sum over rungs of the variance above the target's) most per CPU-second. The gain of a pair
+   is computed from the Fisher information of Bradley-Terry at the fitted ratings: a game between rungs
+   i and j adds p (1 - p) (ln 10 / 400)^2 to the information between them (p: i's expected score), and the
+   variance of every rung relative to the anchor follows by a rank-one update of the inverse. Its cost is
+   the CPU seconds its stored games took (or the rungs' typical costs before it has any).
+
+Why: a chain of matches adds up its links' variances, so +-50 at the bottom of a 2,000 Elo ladder needs
+thousands of games across the cheap low rungs and a few hundred where the games are costly (strong `uct:N`,
+GNU Go); a fixed number of games per pair spends most of its CPU where it narrows least.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
+from multiprocessing import get_context
+
+import numpy as np
+
+from minigo_core.report import calibration as cal
+from minigo_core.report.ladder import Ladder, LadderError, write_ladder
+from minigo_core.report.ratings import information
+
+MAX_GAP = 250.0  # neighbours' largest fitted distance (Elo) before a uct:N rung is added between them
+MAX_PAIR_GAP = 600.0  # pairs further apart than this (fitted) carry too little per game to be chosen
+NATS_PER_ELO = math.log(10) / 400
+Z95 = 1.959963984540054
+# typical CPU seconds one side of a 9x9 game costs (uct:N scales with N), before a pair has games of its own
+_SIDE_COST = {"random": 0.001, "gnugo": 1.0, "gtp": 1.0}
+UCT_SIDE_COST_PER_PLAYOUT = 0.00074
+MAX_ROUND_GAMES = 2000  # games a chosen pair plays in a round at most
+
+
+def side_cost(name: str, board_size: int) -> float:
+    scale = (board_size / 9.0) ** 2
+    if name.startswith("uct:"):
+        return UCT_SIDE_COST_PER_PLAYOUT * int(name[4:]) * scale
+    return _SIDE_COST.get(name.split(":", 1)[0], 1.0) * scale
+
+
+def pair_costs(plan: cal.Plan) -> dict[tuple[str, str], float]:
+    """Mean CPU seconds per stored game of each pair that has at least 3 games."""
+    out = {}
+    for lower, upper in candidate_pairs(plan.rungs):
+        data = cal.read_pair(plan.pair_file(lower, upper))
+        games = (data or {}).get("games", [])
+        if len(games) >= 3:
+            out[(lower, upper)] = sum(float(g.get("cpu_seconds", 0.0)) for g in games) / len(games)
+    return out
+
+
+def candidate_pairs(rungs: tuple[str, ...]) -> list[tuple[str, str]]:
+    return [(rungs[i], rungs[j]) for i in range(len(rungs)) for j in range(i + 1, len(rungs))]
+
+
+def game_counts(plan: cal.Plan) -> dict[tuple[str, str], int]:
+    counts = {}
+    for lower, upper in candidate_pairs(plan.rungs):
+        data = cal.read_pair(plan.pair_file(lower, upper))
+        if data and data["games"]:
+            counts[(lower, upper)] = len(data["games"])
+    return counts
+
+
+def half_widths(
+    rungs: tuple[str, ...], elos: dict[str, float], counts: dict[tuple[str, str], int], anchor: str,
+    prior_draws: float = 1.0,
+) -> dict[str, float]:  # fmt: skip
+    """Each rung's 95% half-width relative to the anchor, from the Fisher information at `elos`."""
+    cov, index = _covariance(rungs, elos, counts, anchor, prior_draws)
+    return {r: Z95 * math.sqrt(max(cov[index[r], index[r]], 0.0)) / NATS_PER_ELO for r in index}
+
+
+def _covariance(
+    rungs: tuple[str, ...], elos: dict[str, float], counts: dict[tuple[str, str], float], anchor: str,
+    prior_draws: float,
+) -> tuple[np.ndarray, dict[str, int]]:  # fmt: skip
+    pos = {r: i for i, r in enumerate(rungs)}
+    n = np.zeros((len(rungs), len(rungs)))
+    for (a, b), games in counts.items():
+        n[pos[a], pos[b]] = n[pos[b], pos[a]] = games + prior_draws
+    theta = np.array([elos[r] * NATS_PER_ELO for r in rungs])
+    info = information(theta, n)
+    free = [i for i, r in enumerate(rungs) if r != anchor]
+    cov = np.linalg.inv(info[np.ix_(free, free)] + 1e-12 * np.eye(len(free)))
+    return cov, {rungs[i]: k for k, i in enumerate(free)}
+
+
+def best_pairs(
+    rungs: tuple[str, ...], elos: dict[str, float], counts: dict[tuple[str, str], int],
+    costs: dict[tuple[str, str], float], anchor: str, target: float, batch: int, how_many: int,
+    board_size: int = 9,
+) -> list[tuple[str, str]]:  # fmt: skip
+    """The `how_many` pairs whose next `batch` games cut the rungs' excess variance most per CPU-second."""
+    cov, index = _covariance(rungs, elos, counts, anchor, 1.0)
+    limit = (target / Z95 * NATS_PER_ELO) ** 2
+    var = np.diag(cov)
+    base = np.maximum(var - limit, 0.0).sum()
+    scored = []
+    for a, b in candidate_pairs(rungs):
+        gap = elos[b] - elos[a]
+        if abs(gap) > MAX_PAIR_GAP:
+            continue
+        p = 1.0 / (1.0 + 10 ** (-gap / 400.0))
+        weight = batch * p * (1 - p)
+        u = np.zeros(len(index))
+        if a in index:
+            u[index[a]] = 1.0
+        if b in index:
+            u[index[b]] = -1.0
+        su = cov @ u
+        new = var - weight * su * su / (1.0 + weight * (u @ su))
+        gain = base - np.maximum(new - limit, 0.0).sum()
+        cost = costs.get((a, b), side_cost(a, board_size) + side_cost(b, board_size))
+        if gain > 0:
+            scored.append((gain / (batch * max(cost, 1e-4)), (a, b)))
+    scored.sort(reverse=True)
+    return [pair for _, pair in scored[:how_many]]
+
+
+def split_wide_gaps(
+    rungs: tuple[str, ...], elos: dict[str, float], counts: dict[tuple[str, str], int], anchor: str
+) -> tuple[str, ...]:
+    """The rungs with a uct:N rung added between neighbouring uct rungs whose fitted gap is more than
+    MAX_GAP beyond doubt (its 95% interval lies above it: early estimates of few games split nothing)."""
+    cov, index = _covariance(rungs, elos, counts, anchor, 1.0)
+    out = [rungs[0]]
+    for lower, upper in zip(rungs, rungs[1:], strict=False):
+        u = np.zeros(len(index))
+        for name, sign in ((lower, -1.0), (upper, 1.0)):
+            if name in index:
+                u[index[name]] = sign
+        se = math.sqrt(max(float(u @ cov @ u), 0.0)) / NATS_PER_ELO
+        gap = elos[upper] - elos[lower]
+        if gap - Z95 * se > MAX_GAP and lower.startswith("uct:") and upper.startswith("uct:"):
+            a, b = int(lower[4:]), int(upper[4:])
+            middle = round(math.sqrt(a * b))
+            if a < middle < b and f"uct:{middle}" not in rungs:
+                out.append(f"uct:{middle}")
+        out.append(upper)
+    return tuple(out)
+
+
+def round_games(cost: float, batch: int, round_cpu_s: float = 60.0) -> int:
+    """Games a chosen pair plays in a round: `batch`, or more of a cheap pair (`round_cpu_s` worth, at most
+    MAX_ROUND_GAMES), so that the fits between rounds do not cost more than the games."""
+    return int(min(MAX_ROUND_GAMES, max(batch, round_cpu_s / max(cost, 1e-6))))
+
+
+def _play(plan: cal.Plan, pairs: list[tuple[str, str]], targets: dict, jobs: int, progress: bool) -> int:
+    if jobs <= 1 or len(pairs) <= 1:
+        return sum(cal.play_pair(plan, a, b, progress=progress, target=targets[(a, b)]) for a, b in pairs)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(cal.play_pair, plan, a, b, None, progress, targets[(a, b)]) for a, b in pairs]
+        return sum(f.result() for f in futures)
+
+
+def run_adaptive(
+    plan: cal.Plan, *, anchor: str, anchor_elo: float, command: list[str], target: float, batch: int,
+    jobs: int, max_cpu_s: float | None, log: Callable[[str], None], progress: bool = False,
+    round_cpu_s: float = 60.0,
+) -> tuple[Ladder | None, int]:  # fmt: skip
+    """Rounds of (neighbours' first games, fit, write the table, add a rung or play the best pairs) until
+    every rung is within +-`target` or `max_cpu_s` CPU-seconds of new games are spent."""
+    played, spent0 = 0, cal.stored_games(plan)[1]
+    ladder = None
+    while True:
+        counts = game_counts(plan)
+        first = {p: plan.games_per_pair for p in zip(plan.rungs, plan.rungs[1:], strict=False)}
+        short = [p for p, n in first.items() if counts.get(p, 0) < n]
+        if short:
+            played += _play(plan, short, first, jobs, progress)
+            continue
+        ladder = cal.fit(plan, anchor, anchor_elo, command)
+        ladder.provenance.update(target_ci=target, design="adaptive")
+        try:
+            write_ladder(ladder, plan.ladder_file)
+        except LadderError as exc:  # e.g. two rungs tied so far: more games will part them
+            log(f"table not written this round: {exc}")
+        elos = {r.player: r.elo for r in ladder.rungs}
+        wider = split_wide_gaps(plan.rungs, elos, counts, anchor)
+        if wider != plan.rungs:
+            added = ", ".join(sorted(set(wider) - set(plan.rungs)))
+            log(f"added rung(s) {added}: neighbours more than {MAX_GAP:g} Elo apart")
+            plan = replace(plan, rungs=wider)
+            continue
+        worst = max((r.ci95[1] - r.ci95[0]) / 2 for r in ladder.rungs)
+        spent = cal.stored_games(plan)[1] - spent0
+        log(f"widest interval +-{worst:.0f} Elo (target {target:g}); {spent / 3600:.2f} CPU-h spent")
+        if worst <= target or (max_cpu_s is not None and spent >= max_cpu_s):
+            return ladder, played
+        costs = pair_costs(plan)
+        pairs = best_pairs(plan.rungs, elos, counts, costs, anchor, target, batch, max(1, jobs),
+                           plan.board_size)  # fmt: skip
+        if not pairs:
+            return ladder, played
+        more = {
+            p: round_games(costs.get(p, sum(side_cost(r, plan.board_size) for r in p)), batch) for p in pairs
+        }
+        log("next: " + ", ".join(f"{a} vs {b} (+{more[(a, b)]})" for a, b in pairs))
+        played += _play(plan, pairs, {p: counts.get(p, 0) + more[p] for p in pairs}, jobs, progress)

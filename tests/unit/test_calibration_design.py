@@ -1,0 +1,111 @@
+"""The adaptive calibration (`minigo ladder calibrate --target-ci`): its variance model, its choice of pairs,
+the rungs it adds, and a real run on cheap 5x5 rungs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from minigo_core.cli import main
+from minigo_core.report import calibration as cal
+from minigo_core.report import calibration_design as design
+from minigo_core.report.ladder import calibrate_fit, load_ladder
+
+RUNGS = ("random", "uct:2", "uct:8", "uct:32", "gnugo:10")
+TRUE = {"random": 0.0, "uct:2": 200.0, "uct:8": 400.0, "uct:32": 600.0, "gnugo:10": 800.0}
+
+
+def synthetic(counts: dict[tuple[str, str], int], seed: int = 0) -> list[tuple[str, str, float]]:
+    rng = np.random.default_rng(seed)
+    games = []
+    for (a, b), n in counts.items():
+        p = 1.0 / (1.0 + 10 ** (-(TRUE[a] - TRUE[b]) / 400))
+        games += [(a, b, float(rng.random() < p)) for _ in range(n)]
+    return games
+
+
+def test_half_widths_are_the_fits_intervals():
+    counts = {("random", "uct:2"): 200, ("uct:2", "uct:8"): 100, ("uct:8", "uct:32"): 60,
+              ("uct:32", "gnugo:10"): 40, ("uct:2", "uct:32"): 30}  # fmt: skip
+    rungs = calibrate_fit(synthetic(counts), anchor="gnugo:10", anchor_elo=1800.0)
+    elos = {r.player: r.elo for r in rungs}
+    widths = design.half_widths(RUNGS, elos, counts, "gnugo:10")
+    for r in rungs:
+        if r.player != "gnugo:10":
+            assert widths[r.player] == pytest.approx((r.ci95[1] - r.ci95[0]) / 2, rel=1e-6)
+
+
+def test_the_chosen_pair_narrows_the_widest_rung_cheaply():
+    counts = {("random", "uct:2"): 400, ("uct:2", "uct:8"): 400, ("uct:8", "uct:32"): 400,
+              ("uct:32", "gnugo:10"): 20}  # fmt: skip
+    elos = {k: v + 1000 for k, v in TRUE.items()}
+    costs = dict.fromkeys(counts, 0.01)
+    # every rung hangs on the one thin link to the anchor: that is the pair to play
+    assert design.best_pairs(RUNGS, elos, counts, costs, "gnugo:10", 50, 20, 1) == [("uct:32", "gnugo:10")]
+    # unless its games cost so much more that the links below buy more per CPU-second
+    costs[("uct:32", "gnugo:10")] = 1e6
+    assert ("uct:32", "gnugo:10") not in design.best_pairs(RUNGS, elos, counts, costs, "gnugo:10", 50, 20, 3)
+
+
+def test_pairs_far_apart_are_never_chosen():
+    elos = {"random": 0.0, "uct:2": 100.0, "uct:8": 1500.0, "uct:32": 1600.0, "gnugo:10": 1700.0}
+    counts = {("random", "uct:2"): 10, ("uct:2", "uct:8"): 10, ("uct:8", "uct:32"): 10,
+              ("uct:32", "gnugo:10"): 10}  # fmt: skip
+    chosen = design.best_pairs(RUNGS, elos, counts, {}, "gnugo:10", 50, 20, 10)
+    assert chosen and all(abs(elos[b] - elos[a]) <= design.MAX_PAIR_GAP for a, b in chosen)
+
+
+def test_a_rung_is_added_only_where_the_gap_is_wide_beyond_doubt():
+    rungs = ("uct:8", "uct:128", "gnugo:10")
+    elos = {"uct:8": 1000.0, "uct:128": 1400.0, "gnugo:10": 1600.0}
+    few = {("uct:8", "uct:128"): 10, ("uct:128", "gnugo:10"): 200}
+    many = {("uct:8", "uct:128"): 400, ("uct:128", "gnugo:10"): 200}
+    assert design.split_wide_gaps(rungs, elos, few, "gnugo:10") == rungs
+    assert design.split_wide_gaps(rungs, elos, many, "gnugo:10") == ("uct:8", "uct:32", "uct:128", "gnugo:10")
+    # never between a uct rung and GNU Go
+    elos = {"uct:8": 1000.0, "uct:128": 1100.0, "gnugo:10": 1600.0}
+    assert design.split_wide_gaps(rungs, elos, many, "gnugo:10") == rungs
+
+
+def test_round_games_gives_cheap_pairs_more_games():
+    assert design.round_games(10.0, 20) == 20
+    assert design.round_games(0.1, 20, 60.0) == 600
+    assert design.round_games(1e-9, 20) == design.MAX_ROUND_GAMES
+
+
+def test_adaptive_calibration_reaches_its_target_on_cheap_rungs(tmp_path, capsys):
+    argv = ["ladder", "calibrate", "--board-size", "5", "--rungs", "random,uct:2,uct:8", "--anchor", "uct:8",
+            "--anchor-elo", "1000", "--target-ci", "250", "--round-cpu-seconds", "0.2",
+            "--out-dir", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "+-250 reached" in out
+    ladder = load_ladder(tmp_path / "5x5.json")
+    assert [r.player for r in ladder.rungs] == ["random", "uct:2", "uct:8"]
+    assert all((r.ci95[1] - r.ci95[0]) / 2 <= 250 for r in ladder.rungs)
+    assert ladder.provenance["design"] == "adaptive" and ladder.provenance["target_ci"] == 250
+    # resumable: the same command again plays nothing more
+    pair = tmp_path / "5x5" / "random_vs_uct-2.json"
+    before = len(json.loads(pair.read_text())["games"])
+    assert main(argv) == 0
+    assert len(json.loads(pair.read_text())["games"]) == before
+    assert "0 new game(s)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [(["--target-ci", "0"], "must be > 0"), (["--target-ci", "50", "--fit-only"], "without --fit-only")],
+)
+def test_adaptive_options_are_checked(tmp_path, extra, message, capsys):
+    assert main(["ladder", "calibrate", "--board-size", "5", "--out-dir", str(tmp_path), *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_play_pair_plays_up_to_its_target(tmp_path):
+    plan = dataclasses.replace(cal.default_plan(5), rungs=("random", "uct:2"), ladder_dir=str(tmp_path))
+    assert cal.play_pair(plan, "random", "uct:2", target=3) == 3
+    assert cal.play_pair(plan, "random", "uct:2", target=5) == 2
+    assert len(cal.read_pair(plan.pair_file("random", "uct:2"))["games"]) == 5
