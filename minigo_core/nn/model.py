@@ -158,7 +158,7 @@ class DualNet(nn.Module):
             return dsp.bn_relu(y, m.bn, training, residual)
 
         if dsp.BN_RELU_IMPL == "dsp" and dsp.ONE_NODE_TRUNK:  # the whole trunk is one autograd node
-            from minigo_core.nn.dsp import trunk
+            from minigo_core.nn.dsp import trunk  # lazy: as dsp above (the torch backend needs no extension)
 
             h = trunk.trunk(self, h, training)
         else:
