@@ -23,6 +23,7 @@ import torch.nn.functional as F
 
 from minigo_core.bench.ops import cpu_model, resolve_isas
 from minigo_core.nn import dsp, training
+from minigo_core.nn.flatsgd import FlatSGD
 from minigo_core.nn.model import DualNet, ModelConfig, random_model
 
 SHAPES = {  # name: (config, batch)
@@ -50,7 +51,7 @@ def _batch(cfg: ModelConfig, b: int, seed: int) -> training.MicroBatch:
 
 def _trainer(net: DualNet, lr: float = 0.01):
     net.train()
-    opt = torch.optim.SGD(training.param_groups(net, 1e-4), lr=lr, momentum=0.9)
+    opt = FlatSGD(training.param_groups(net, 1e-4), lr=lr, momentum=0.9)  # as the Trainer's
 
     def step(mb: training.MicroBatch) -> tuple[float, ...]:
         return training.sgd_step(net, opt, [mb], lr, (1.0, 1.0, 1.0), 1, CPU)
