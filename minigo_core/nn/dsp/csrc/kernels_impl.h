@@ -463,8 +463,11 @@ static void wgrad_images_isa(const T* A, int Ca, int Rr, const T* Bm, int Bs, in
 // Sums are accumulated in T over blocks of rows (vectorises fully), then added into double totals.
 constexpr int64_t kBnBlock = 64;
 
+#include "bn_vec_impl.h"  // NOLINT(build/include_what_you_use): float rows of whole vectors
+
 template <typename T>
 static void bn_stats_range(const T* x, int64_t m0, int64_t m1, int C, double* sum, double* sumsq) {
+  MG_BN_VEC(T, C, bn_stats_vec, x, m0, m1, sum, sumsq);
   std::vector<T> s(C), ss(C);
   for (int64_t mb = m0; mb < m1; mb += kBnBlock) {
     std::fill(s.begin(), s.end(), T(0));
@@ -490,6 +493,7 @@ static void bn_stats_range(const T* x, int64_t m0, int64_t m1, int C, double* su
 template <typename T>
 static void bn_apply_range(const T* x, const T* res, int64_t m0, int64_t m1, int C, const T* scale,
                            const T* shift, T* y) {
+  MG_BN_VEC(T, C, bn_apply_vec, x, res, m0, m1, scale, shift, y);
   for (int64_t m = m0; m < m1; ++m) {
     const T* __restrict__ xr = x + m * C;
     T* __restrict__ yr = y + m * C;
@@ -512,6 +516,7 @@ static void bn_apply_range(const T* x, const T* res, int64_t m0, int64_t m1, int
 template <typename T>
 static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int C,
                                const T* mean, double* sg, double* sgx) {
+  MG_BN_VEC(T, C, bn_bwd_stats_vec, dy, y, x, m0, m1, mean, sg, sgx);
   std::vector<T> s(C), sx(C);
   for (int64_t mb = m0; mb < m1; mb += kBnBlock) {
     std::fill(s.begin(), s.end(), T(0));
@@ -540,6 +545,7 @@ static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, 
 template <typename T>
 static void bn_bwd_apply_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int C,
                                const T* mean, const T* ca, const T* cb, const T* cc, T* dx, T* dres) {
+  MG_BN_VEC(T, C, bn_bwd_apply_vec, dy, y, x, m0, m1, mean, ca, cb, cc, dx, dres);
   for (int64_t m = m0; m < m1; ++m) {
     const T* __restrict__ d = dy + m * C;
     const T* __restrict__ yr = y + m * C;
