@@ -26,6 +26,11 @@ def _layers(net) -> list:
 class TrunkFunction(torch.autograd.Function):
     """h (B,H,W,F) = the trunk of NHWC x; params: (conv weight, BN gamma, BN beta) per layer."""
 
+    # Free each layer's saved activations as soon as its backward is done (the per-op path's memory
+    # pattern: freeing them all at the end costs ~1000 page faults a step on the 9x9 net as malloc hands
+    # the memory back and takes it again); False keeps them for a second backward (retain_graph).
+    release = True
+
     @staticmethod
     def forward(ctx, x, bns, training, *params):
         h = x.contiguous()
@@ -73,6 +78,9 @@ class TrunkFunction(torch.autograd.Function):
             if pending is not None:  # conv1 of a block: its input is also the skip
                 da.add_(pending)
             dh, pending = da, dres
+            if TrunkFunction.release:  # as the per-op path frees each layer's tensors after its backward
+                pre[i] = outs[i] = None
+                acts[i + 1 : i + 2] = [None] * len(acts[i + 1 : i + 2])
         return (dh if need_x else None), None, None, *grads
 
 
