@@ -356,8 +356,16 @@ static void winograd_wgrad(const float* x, const float* dy, int64_t nb, int H, i
   Vb.resize(A2 * vs);
   Db.resize(A2 * ds);
   zero.assign(std::max(C, K), 0.f);
+  const int64_t HW = static_cast<int64_t>(H) * W;
   for (int64_t t0 = 0; t0 < T; t0 += kTiles) {
     const int64_t nt = std::min(kTiles, T - t0);
+    if (t0 + kTiles < T) {  // the next chunk's images into the cache (x was written long before: cold)
+      const int64_t b0 = (t0 + kTiles) / TPI, b1 = std::min(nb, (t0 + 2 * kTiles + TPI - 1) / TPI);
+      const char *xp = reinterpret_cast<const char*>(x + b0 * HW * C),
+                 *dp = reinterpret_cast<const char*>(dy + b0 * HW * K);
+      for (int64_t o = 0; o < (b1 - b0) * HW * C * 4; o += 64) __builtin_prefetch(xp + o);
+      for (int64_t o = 0; o < (b1 - b0) * HW * K * 4; o += 64) __builtin_prefetch(dp + o);
+    }
     for (int64_t i = 0; i < nt; ++i) {
       wino_input_tile<M>(x, H, W, C, TW, TPI, t0 + i, zero.data(), Vb.data() + i * C, vs);
       wino_grad_tile<M>(dy, H, W, K, ldk, TW, TPI, t0 + i, zero.data(), Db.data() + i * ldk, ds);
