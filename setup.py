@@ -29,7 +29,7 @@ cmdclass = {}
 if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
     from torch.utils.cpp_extension import BuildExtension, CppExtension
 
-    kernels = os.path.join(CSRC, "kernels.cpp")
+    kernels = [os.path.join(CSRC, f) for f in ("kernels.cpp", "winograd_train.cpp")]
     ext_modules.append(
         CppExtension(
             "minigo_core.nn.dsp._C",
@@ -78,13 +78,14 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
     )
 
     class BuildWithKernels(BuildExtension):
-        """Compiles kernels.cpp (no torch headers; its four instruction-set builds take a while) once, with
-        hidden visibility, and links the object into `_C`, `_infer` and `_engine`, so that no library's copy
-        interposes on another's in one process (`_engine_test` has no use for it)."""
+        """Compiles kernels.cpp (no torch headers; its four instruction-set builds take a while) and
+        winograd_train.cpp (the training path's Winograd passes) once, with hidden visibility, and links the
+        objects into `_C`, `_infer` and `_engine`, so that no library's copy interposes on another's in one
+        process (`_engine_test` has no use for them)."""
 
         def build_extensions(self) -> None:
             objects = self.compiler.compile(
-                [kernels],
+                kernels,
                 output_dir=self.build_temp,
                 extra_postargs=[*CXX_FLAGS, "-fPIC", "-fvisibility=hidden"],
                 depends=sorted(os.path.join(CSRC, f) for f in os.listdir(CSRC) if f.endswith(".h")),

@@ -2,9 +2,12 @@
 
 Prints, like the paper's Table 4, one row per operator (conv3_initial, conv3_residual, conv1_policy,
 conv1_value, bn_relu), forward and backward: milliseconds with PyTorch's CPU operators (oneDNN,
-channels_last) and with the DSP-emulation kernels, the speedup, and each conv's GFLOP/s as a percentage of
-the FP32 peak. Then a whole training step (forward + loss + backward + SGD) and inference at batch 1, 8, 16,
-32 and 64, self-play's batches (`predict`: the fused one-call path on dsp, Winograd and direct conv).
+channels_last) and with the DSP-emulation kernels, the speedup, each conv's effective GFLOP/s (the direct
+conv's flops over the time) and as a percentage of the FP32 peak, and for dsp the percentage of the peak in
+the multiplications it actually does (Winograd F(3x3,3x3) does 3.24x fewer on 9x9; `dsp conv` says which).
+Then a whole training step (forward + loss + backward + SGD; dsp with Winograd and with direct convs) and
+inference at batch 1, 8, 16, 32 and 64, self-play's batches (`predict`: the fused one-call path on dsp,
+Winograd and direct conv).
 
 Instruction sets: the dsp kernels come in several builds chosen at run time. `--isa best` (default) runs the
 widest this CPU has, `--isa NAME` one of `dsp.supported_isas()`, `--isa all` the whole benchmark once per
@@ -189,10 +192,23 @@ def bench_conv(
     fwd = interleaved({"torch": torch_fwd, "dsp": dsp_fwd}, repeats)
     bwd = interleaved({"torch": torch_bwd, "dsp": dsp_bwd}, repeats)
     bwd_flops = flops * (2 if input_grad else 1)
-    return [
+    rows = [
         _row(name, "forward", fwd, flops, (b, n, c, k, r)),
         _row(name, "backward", bwd, bwd_flops, (b, n, c, k, r)),
     ]
+    tile = dsp.winograd_training_tile(n, n, c, k) if r == 3 else 0
+    for row in rows:  # the multiplications the dsp kernels actually do (Winograd: fewer than direct)
+        row["dsp_conv"] = f"F({tile}x{tile},3x3)" if tile else "direct"
+        row["dsp_mult_flops"] = row["flops"] * winograd_mult_ratio(n, tile)
+    return rows
+
+
+def winograd_mult_ratio(n: int, tile: int) -> float:
+    """Multiplications of Winograd F(tile x tile, 3x3) on an n x n board over the direct conv's (1 if 0)."""
+    if not tile:
+        return 1.0
+    tiles = -(-n // tile)
+    return tiles * tiles * (tile + 2) ** 2 / (9 * n * n)
 
 
 def _row(op: str, direction: str, t: dict[str, float], flops: float | None, shape: tuple) -> dict:
@@ -344,7 +360,15 @@ def run(args: argparse.Namespace, machine: dict | None = None) -> dict:
         if "flops" in row:
             row["torch_pct_peak"] = 100 * row["torch_gflops"] / (torch_peak_core * threads)
             row["dsp_pct_peak"] = 100 * row["dsp_gflops"] / (peak_core * threads)
+        if "dsp_mult_flops" in row:
+            row["dsp_mult_pct_peak"] = (
+                100 * row["dsp_mult_flops"] / (row["dsp_ms"] / 1e3) / 1e9 / (peak_core * threads)
+            )
     whole = [bench_training_step(args, max(3, r // 2))]
+    dsp.set_winograd_training(False)
+    whole.append(bench_training_step(args, max(3, r // 2)))
+    whole[-1]["direction"] += ", direct conv"
+    dsp.set_winograd_training(True)
     for batch in args.infer_batches:
         whole.append(bench_inference(args, batch, max(10, 4 * r)))
         for mode in args.other_convs:
@@ -408,16 +432,23 @@ def print_header(res: dict) -> None:
 def print_report(res: dict) -> None:
     print_header(res)
     head = f"{'operator':<16}{'pass':<10}{'torch ms':>10}{'dsp ms':>10}{'speedup':>9}"
-    head += f"{'torch %pk':>11}{'dsp %pk':>9}"
+    head += f"{'torch GF/s':>11}{'dsp GF/s':>10}{'torch %pk':>10}{'dsp %pk':>9}{'dsp mult %pk':>14}  dsp conv"
     print(head)
     print("-" * len(head))
     for row in res["operators"]:
         tp = f"{row['torch_pct_peak']:.0f}%" if "torch_pct_peak" in row else "-"
         dp = f"{row['dsp_pct_peak']:.0f}%" if "dsp_pct_peak" in row else "-"
+        mp = f"{row['dsp_mult_pct_peak']:.0f}%" if "dsp_mult_pct_peak" in row else "-"
+        tg = f"{row['torch_gflops']:.1f}" if "torch_gflops" in row else "-"
+        dg = f"{row['dsp_gflops']:.1f}" if "dsp_gflops" in row else "-"
         print(
             f"{row['op']:<16}{row['direction']:<10}{row['torch_ms']:>10.2f}{row['dsp_ms']:>10.2f}"
-            f"{row['speedup']:>8.2f}x{tp:>11}{dp:>9}"
+            f"{row['speedup']:>8.2f}x{tg:>11}{dg:>10}{tp:>10}{dp:>9}{mp:>14}  {row.get('dsp_conv', '')}"
         )
+    print(
+        "GF/s: direct-equivalent (2*B*H*W*C*K*R*R per pass), so Winograd's exceed the peak; %pk of the FP32 "
+        "peak; mult %pk: the multiply-adds the dsp kernels actually do"
+    )
     c = res["bn_relu_choice"]
     print(
         f"\nbn_relu fwd+bwd: dsp fused {c['dsp_ms']:.2f} ms, torch batch_norm+relu {c['torch_ms']:.2f} ms -> "

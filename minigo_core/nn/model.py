@@ -157,10 +157,15 @@ class DualNet(nn.Module):
             y = dsp.conv(h, m.conv.weight)
             return dsp.bn_relu(y, m.bn, training, residual)
 
-        h = conv_bn_relu(self.conv3_initial, h)
-        for block in self.blocks:
-            r = conv_bn_relu(block.conv1, h)
-            h = conv_bn_relu(block.conv2, r, residual=h)
+        if dsp.BN_RELU_IMPL == "dsp" and dsp.ONE_NODE_TRUNK:  # the whole trunk is one autograd node
+            from minigo_core.nn.dsp import trunk  # lazy: as dsp above (the torch backend needs no extension)
+
+            h = trunk.trunk(self, h, training)
+        else:
+            h = conv_bn_relu(self.conv3_initial, h)
+            for block in self.blocks:
+                r = conv_bn_relu(block.conv1, h)
+                h = conv_bn_relu(block.conv2, r, residual=h)
         p = conv_bn_relu(self.conv1_policy, h).permute(0, 3, 1, 2).flatten(1)  # NCHW flatten order
         v = conv_bn_relu(self.conv1_value, h).flatten(1)
         return h, p, v

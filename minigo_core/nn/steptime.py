@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from minigo_core.base.config import RunConfig
+from minigo_core.nn.flatsgd import FlatSGD
 from minigo_core.nn.model import ModelConfig, random_model
 from minigo_core.nn.training import MicroBatch, param_groups, sgd_step, torch_state_kept
 
@@ -40,7 +41,7 @@ def step_seconds(run_cfg: RunConfig, batch: int, steps: int = 3, threads: int = 
         torch.set_num_threads(threads)
         net = random_model(cfg, 0, backend=tcfg.backend)
         net.train()
-        opt = torch.optim.SGD(param_groups(net, tcfg.l2), lr=1e-3, momentum=tcfg.momentum)
+        opt = FlatSGD(param_groups(net, tcfg.l2), lr=1e-3, momentum=tcfg.momentum)
         for i in range(steps + 1):
             start = time.process_time()
             sgd_step(net, opt, micro, 1e-3, weights, 1, torch.device("cpu"))

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from minigo_core.base import config as config_mod
 from minigo_core.data import storage
 from minigo_core.nn import model as model_mod
+from minigo_core.nn.flatsgd import FlatSGD
 from minigo_core.nn.modelfile import ModelConfig
 
 CHECKPOINT_FORMAT = "minigo-train-checkpoint"
@@ -196,7 +197,7 @@ class Trainer:
         self.net, self.device, self.world = net, device, world
         self.global_step0 = int(net.provenance.get("global_step", 0))  # the parent's: the schedule goes on
         net.to(device).train()
-        self.opt = torch.optim.SGD(
+        self.opt = FlatSGD(  # torch's SGD over one flat buffer: the same floats, ~4x faster
             param_groups(net, tcfg.l2),
             lr=config_mod.learning_rate_at(tcfg.learning_rate, self.global_step0),
             momentum=tcfg.momentum,

@@ -7,7 +7,9 @@ extension `minigo_core.nn.dsp._C` (built at install time from `csrc/`) plays tha
 - `conv(x, w)`: stride-1 conv3x3 (pad 1) or conv1x1 on NHWC activations, the batch split evenly across the
   cores, K output channels held in SIMD registers (one input value broadcast and multiplied with K weights);
   backward: input gradient as the conv with the flipped kernel, weight gradient accumulated per core and
-  combined by a pairwise tree reduction;
+  combined by a pairwise tree reduction; float32 3x3 convs run all three passes as Winograd F(3x3,3x3) (or
+  F(2x2,3x3), by the board: `set_winograd_training`; Lavin & Gray 2016), the weight gradient's per-core
+  partials summed by the same tree in the transform domain;
 - `bn_relu(x, bn, training, residual)`: fused batch norm (+ residual add) + ReLU, forward and backward;
 - `FusedNet(net)`: the whole network in one call with BN folded into the convolutions (self-play inference);
   each core runs its share of the batch through every layer, in chunks of images that stay in L2; 3x3
@@ -52,13 +54,20 @@ __all__ = [
     "set_isa",
     "set_num_threads",
     "set_winograd",
+    "set_winograd_training",
     "supported_isas",
+    "winograd_training_tile",
 ]
 
 # Which BN+ReLU implementation the dsp backend uses for training: "dsp" (fused kernel) or "torch" (PyTorch's
 # batch_norm + relu on the same NHWC tensors). `python -m minigo_core.bench ops` measures both and says which
 # is faster on this machine; the fused kernel won there, so it is the default.
 BN_RELU_IMPL = "dsp"
+
+# With the fused BN+ReLU kernel, the training trunk (initial conv and residual blocks) runs as one autograd
+# Function (`minigo_core.nn.dsp.trunk`: the same kernels in the same order, the same floats; ~4% faster on the
+# default 9x9 step); False: one Function per conv and per BN+ReLU (the reference).
+ONE_NODE_TRUNK = True
 
 
 def default_num_threads() -> int:
@@ -105,6 +114,23 @@ def set_winograd(on: bool | int) -> None:
     force F(2x2,3x3) or F(3x3,3x3); False the direct kernel (see `fused.set_winograd`)."""
 
     fused.set_winograd(on)
+
+
+def set_winograd_training(on: bool | int) -> None:
+    """Training ops' float32 3x3 convs (forward, input and weight gradients): True (default) Winograd, the
+    tile by the board (F(3x3,3x3) on 5x5 to 19x19) where both channel counts are >= 16 (else direct); 2 or 3
+    force F(2x2,3x3) or F(3x3,3x3) on every shape; False the direct kernels (the reference). float64 always
+    runs the direct kernels."""
+
+    mode = int(on)  # True -> 1, False -> 0
+    if mode not in (0, 1, 2, 3):
+        raise ValueError(f"set_winograd_training: True, False, 2 or 3, not {on!r}")
+    _C.set_winograd_training(mode)
+
+
+def winograd_training_tile(h: int, w: int, c: int, k: int) -> int:
+    """The Winograd tile m of F(m x m, 3x3) a float32 3x3 training conv of this shape runs now; 0: direct."""
+    return int(_C.winograd_training_tile(int(h), int(w), int(c), int(k)))
 
 
 def get_num_threads() -> int:

@@ -127,6 +127,7 @@ bool set_isa(int isa) {
   return true;
 }
 
+#define MG_COMMA ,  // a comma inside MG_DISPATCH's first argument (a template's arguments)
 #ifdef MG_HAVE_X86
 #define MG_DISPATCH(fn, ...)                                   \
   (get_isa() == kIsaAvx512       ? avx512::fn(__VA_ARGS__)     \
@@ -274,30 +275,44 @@ std::vector<T> pack_weights(const T* w, int K, int C, int R, bool flip, const T*
   return out;
 }
 
-std::vector<float> winograd_weights(const float* w, int K, int C, int m) {
+double winograd_g(int m, int i, int j) {
   // G of F(2x2,3x3) (points 0, 1, -1, inf) and of F(3x3,3x3) (points 0, 1, -1, 2, inf), in double
   static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
   static const double G3[5][3] = {
       {0.5, 0, 0}, {-0.5, -0.5, -0.5}, {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 6, 1.0 / 3, 2.0 / 3}, {0, 0, 1}};
-  const int A = m + 2, A2 = A * A;
-  auto G = [&](int i, int j) { return m == 3 ? G3[i][j] : G2[i][j]; };
-  const int Kpad = round_up8(K);
+  return m == 3 ? G3[i][j] : G2[i][j];
+}
+
+// Plain IEEE multiplies and adds (no FMA: -ffp-contract=off): the vector clones give the scalar code's bits.
+__attribute__((target_clones("avx512f", "avx2", "default"))) AlignedFloats winograd_weights(const float* w,
+                                                                                            int K, int C,
+                                                                                            int m) {
+  const int A = m + 2, A2 = A * A, Kpad = round_up8(K);
+  double G[5][3];
+  for (int i = 0; i < A; ++i)
+    for (int j = 0; j < 3; ++j) G[i][j] = winograd_g(m, i, j);
   const size_t set = static_cast<size_t>(C) * Kpad;
-  std::vector<float> U(A2 * static_cast<size_t>(K) * C), out(A2 * set, 0.f);
-  for (int k = 0; k < K; ++k)
-    for (int c = 0; c < C; ++c) {
-      const float* g = w + (static_cast<size_t>(k) * C + c) * 9;
-      double t[5][3], u[5][5];
-      for (int i = 0; i < A; ++i)  // G g
-        for (int j = 0; j < 3; ++j) t[i][j] = G(i, 0) * g[j] + G(i, 1) * g[3 + j] + G(i, 2) * g[6 + j];
-      for (int i = 0; i < A; ++i)  // (G g) G^T
-        for (int j = 0; j < A; ++j) u[i][j] = t[i][0] * G(j, 0) + t[i][1] * G(j, 1) + t[i][2] * G(j, 2);
-      for (int xi = 0; xi < A2; ++xi)
-        U[(static_cast<size_t>(xi) * K + k) * C + c] = static_cast<float>(u[xi / A][xi % A]);
-    }
-  for (int xi = 0; xi < A2; ++xi) {
-    const auto packed = pack_weights<float>(U.data() + static_cast<size_t>(xi) * K * C, K, C, 1, false);
-    std::copy(packed.begin(), packed.end(), out.begin() + xi * set);
+  AlignedFloats out(A2 * set, 0.f);
+  std::vector<double> g(9 * static_cast<size_t>(K)), t(15 * static_cast<size_t>(K));  // [tap][k], [i, j][k]
+  for (int c = 0; c < C; ++c) {  // one input channel at a time, the output channels k innermost
+    for (int k = 0; k < K; ++k)
+      for (int j = 0; j < 9; ++j) g[j * K + k] = w[(static_cast<size_t>(k) * C + c) * 9 + j];
+    for (int i = 0; i < A; ++i)  // G g
+      for (int j = 0; j < 3; ++j) {
+        double* tt = t.data() + (i * 3 + j) * K;
+        const double *g0 = g.data() + j * K, *g1 = g.data() + (3 + j) * K, *g2 = g.data() + (6 + j) * K;
+        for (int k = 0; k < K; ++k) tt[k] = G[i][0] * g0[k] + G[i][1] * g1[k] + G[i][2] * g2[k];
+      }
+    for (int i = 0; i < A; ++i)  // (G g) G^T, stored in the packed layout of transform point i * A + j
+      for (int j = 0; j < A; ++j) {
+        const double *t0 = t.data() + (i * 3) * K, *t1 = t0 + K, *t2 = t1 + K;
+        float* o = out.data() + (i * A + j) * set;
+        for (int k0 = 0; k0 < K; k0 += kKBlock) {
+          float* ob = o + kblock_offset(k0, 1, C) + static_cast<size_t>(c) * kblock_width(k0, Kpad) - k0;
+          for (int k = k0; k < std::min(K, k0 + kKBlock); ++k)
+            ob[k] = static_cast<float>(t0[k] * G[j][0] + t1[k] * G[j][1] + t2[k] * G[j][2]);
+        }
+      }
   }
   return out;
 }
@@ -345,6 +360,20 @@ static void wgrad_images(const T* A, int Ca, int Rr, const T* Bm, int Bs, int Vc
 }
 
 template <typename T>
+void tree_sum(const std::vector<T*>& partial, size_t n) {
+  const int cores = static_cast<int>(partial.size());
+  for (int s = 1; s < cores; s *= 2) {  // level s adds core i+s's partial into core i's
+    parallel([&](int i) {
+      if (i % (2 * s) == 0 && i + s < cores) {
+        T* dst = partial[i];
+        const T* src = partial[i + s];
+        for (size_t j = 0; j < n; ++j) dst[j] += src[j];
+      }
+    });
+  }
+}
+
+template <typename T>
 void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K, int R, T* dw) {
   const int64_t M = static_cast<int64_t>(B) * H * W;
   const int taps = R * R;
@@ -370,16 +399,10 @@ void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K
     auto [b0, b1] = share(B, cores, i);
     wgrad_images<T>(A, Ca, Rr, Bm, Vc, Vc, b0, b1, H, W, R, partial[i].data());
   });
-  // 2. pairwise (binary tree) reduction across cores: level s adds core i+s's partial into core i's
-  for (int s = 1; s < cores; s *= 2) {
-    parallel([&](int i) {
-      if (i % (2 * s) == 0 && i + s < cores) {
-        T* dst = partial[i].data();
-        const T* src = partial[i + s].data();
-        for (size_t j = 0; j < gsize; ++j) dst[j] += src[j];
-      }
-    });
-  }
+  // 2. pairwise (binary tree) reduction across cores
+  std::vector<T*> parts(cores);
+  for (int i = 0; i < cores; ++i) parts[i] = partial[i].data();
+  tree_sum(parts, gsize);
   // 3. unpack to torch layout (K, C, R, R)
   const T* G = partial[0].data();
   for (int k = 0; k < K; ++k)
@@ -387,6 +410,24 @@ void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K
       for (int t = 0; t < taps; ++t)
         dw[(static_cast<size_t>(k) * C + c) * taps + t] =
             swapped ? G[static_cast<size_t>(k) * Vc + c] : G[(static_cast<size_t>(t) * Rr + c) * Vc + k];
+}
+
+// Winograd entry points of the training path (the passes themselves are in winograd_train.cpp)
+void winograd_conv_images(int m, const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
+                          const float* bias, float* out) {
+  // chunks of 24 tiles (the fused engine's 48 measured slower here: training's images come in larger batches)
+  if (m == 3)
+    MG_DISPATCH(winograd_conv<3 MG_COMMA 24>, x, nb, H, W, C, wino, K, bias, nullptr, false, out);
+  else
+    MG_DISPATCH(winograd_conv<2 MG_COMMA 24>, x, nb, H, W, C, wino, K, bias, nullptr, false, out);
+}
+
+void winograd_wgrad_images(int m, const float* x, const float* dy, int64_t nb, int H, int W, int C, int K,
+                           int ldk, float* Z) {
+  if (m == 3)
+    MG_DISPATCH(winograd_wgrad<3>, x, dy, nb, H, W, C, K, ldk, Z);
+  else
+    MG_DISPATCH(winograd_wgrad<2>, x, dy, nb, H, W, C, K, ldk, Z);
 }
 
 // ===========================================================================================================
@@ -521,6 +562,7 @@ void FusedNetCore::run(const void* input, bool is_u8, int B, bool softmax, float
   template void conv_forward_range<T>(const T*, int, int, int, const T*, int, int, const T*, const T*, bool, \
                                       T*, int64_t, int64_t);                                                 \
   template void conv_forward<T>(const T*, int, int, int, int, const T*, int, int, T*);                       \
+  template void tree_sum<T>(const std::vector<T*>&, size_t);                                                 \
   template void conv_weight_grad<T>(const T*, const T*, int, int, int, int, int, int, T*);                   \
   template void bn_relu_forward<T>(const T*, const T*, int64_t, int, const T*, const T*, T*, T*, bool,       \
                                    double, double, T*, T*, T*);                                              \

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <new>
 #include <vector>
 
 namespace mgdsp {
@@ -32,6 +33,23 @@ const char* isa_name(int isa);        // "portable", "avx2", "avx512", "portable
 int isa_from_name(const char* name);  // -1 if unknown
 bool set_isa(int isa);                // false (and no change) if this CPU cannot run it
 int get_isa();
+
+// Allocator of 64-byte-aligned storage (one cache line, one AVX-512 vector): the Winograd buffers and weight
+// sets, whose rows are whole vectors, so that no vector load or store straddles two cache lines.
+template <typename T>
+struct AlignedAlloc {
+  using value_type = T;
+  AlignedAlloc() = default;
+  template <typename U>
+  AlignedAlloc(const AlignedAlloc<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64))); }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t(64)); }
+  template <typename U>
+  bool operator==(const AlignedAlloc<U>&) const {
+    return true;
+  }
+};
+using AlignedFloats = std::vector<float, AlignedAlloc<float>>;
 
 inline int round_up8(int k) { return (k + 7) / 8 * 8; }
 constexpr int kKBlock = 16;  // output channels per packed weight block (2 AVX2 vectors, 1 AVX-512 vector)
@@ -60,6 +78,11 @@ void conv_forward(const T* x, int B, int H, int W, int C, const T* wp, int K, in
 template <typename T>
 void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K, int R, T* dw);
 
+// Sums per-core partials (n values each) into partial[0] by a pairwise tree on the cores (level s adds core
+// i+s's into core i's): the same order on every run.
+template <typename T>
+void tree_sum(const std::vector<T*>& partial, size_t n);
+
 // Fused batch norm + ReLU (+ optional residual added before the ReLU), NHWC with M = B*H*W rows.
 // training: batch statistics (mean, invstd written out, running stats updated in place, unbiased variance);
 // eval: running statistics (mean, invstd computed from them and written out).
@@ -81,13 +104,14 @@ struct FusedConv {
   int C, K, R;
   std::vector<float> w;     // packed (blocked layout), BN scale folded in
   std::vector<float> bias;  // Kpad: BN shift
-  std::vector<float> wino;  // conv3x3 with C >= kWinogradMinC: F(2x2,3x3)'s 16 packed weight sets, else empty
-  std::vector<float> wino3;  // and F(3x3,3x3)'s 25
+  AlignedFloats wino;       // conv3x3 with C >= kWinogradMinC: F(2x2,3x3)'s 16 packed weight sets, else empty
+  AlignedFloats wino3;      // and F(3x3,3x3)'s 25
 };
 
 // Winograd F(m x m, 3x3) weights U = G g G^T of torch-layout (K, C, 3, 3) weights (m = 2 or 3, computed in
 // double): (m+2)^2 packed (C -> K) sets.
-std::vector<float> winograd_weights(const float* w, int K, int C, int m);
+AlignedFloats winograd_weights(const float* w, int K, int C, int m);
+double winograd_g(int m, int i, int j);  // G[i][j] of F(m x m, 3x3), (m+2) x 3
 constexpr int kWinogradMinC = 16;
 // The fused inference path's 3x3 convs with C >= kWinogradMinC: mode 1 (default) = Winograd with the output
 // tile of fewer multiplications for the board (F(3x3,3x3) on 5x5 .. 19x19), 2 / 3 = F(2x2,3x3) / F(3x3,3x3)
@@ -96,6 +120,31 @@ constexpr int kWinogradMinC = 16;
 void set_winograd(int mode);
 int winograd_mode();
 int winograd_tile(int board);  // 0, 2 or 3 under the current mode
+// ---- Winograd 3x3 convolutions of the training path (winograd_train.cpp) ---------------------------------
+// The training ops' float 3x3 convs (forward, input gradient, weight gradient): mode 1 (default) = Winograd
+// with the tile of fewer multiplications for the board (winograd_tile's rule) where both channel counts are
+// >= kWinogradTrainMinC (fewer channels than a vector leave the transforms to scalar code: the direct kernel
+// wins there, e.g. the 13 planes of mlperf07's conv3_initial), 2 / 3 = F(2x2,3x3) / F(3x3,3x3) forced on
+// every shape, 0 = the direct kernels. By the shape only, never by CPU. float64 always runs direct.
+constexpr int kWinogradTrainMinC = 16;
+void set_winograd_training(int mode);
+int winograd_training_mode();
+int winograd_training_tile(int H, int W, int C, int K);  // 0 (direct), 2 or 3
+// Per-ISA entry points (kernels.cpp): nb images through winograd_conv (bias: >= K floats) and the weight
+// gradient's products accumulated into Z ((m+2)^2 x C x ldk, ldk = K rounded up to 16).
+void winograd_conv_images(int m, const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
+                          const float* bias, float* out);
+void winograd_wgrad_images(int m, const float* x, const float* dy, int64_t nb, int H, int W, int C, int K,
+                           int ldk, float* Z);
+// Multi-core passes, the batch split across the cores (whole images), float32, 3x3, pad 1; w in torch layout
+// (K, C, 3, 3). The weight gradient: per-core partials in the transform domain, summed by the same pairwise
+// tree as the direct kernel's, then dW = G^T Z G (in double).
+void winograd_forward(const float* x, int B, int H, int W, int C, const float* w, int K, int m, float* y);
+void winograd_input_grad(const float* dy, int B, int H, int W, int C, const float* w, int K, int m,
+                         float* dx);
+void winograd_weight_grad(const float* x, const float* dy, int B, int H, int W, int C, int K, int m,
+                          float* dw);
+
 // Floats of one activation buffer per chunk of images the fused engine runs through the whole network at once
 // (3 such buffers stay in a 512 KiB L2 alongside the weights).
 constexpr int64_t kFusedChunkFloats = 24 * 1024;

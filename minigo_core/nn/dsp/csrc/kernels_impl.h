@@ -463,8 +463,11 @@ static void wgrad_images_isa(const T* A, int Ca, int Rr, const T* Bm, int Bs, in
 // Sums are accumulated in T over blocks of rows (vectorises fully), then added into double totals.
 constexpr int64_t kBnBlock = 64;
 
+#include "bn_vec_impl.h"  // NOLINT(build/include_what_you_use): float rows of whole vectors
+
 template <typename T>
 static void bn_stats_range(const T* x, int64_t m0, int64_t m1, int C, double* sum, double* sumsq) {
+  MG_BN_VEC(T, C, bn_stats_vec, x, m0, m1, sum, sumsq);
   std::vector<T> s(C), ss(C);
   for (int64_t mb = m0; mb < m1; mb += kBnBlock) {
     std::fill(s.begin(), s.end(), T(0));
@@ -490,6 +493,7 @@ static void bn_stats_range(const T* x, int64_t m0, int64_t m1, int C, double* su
 template <typename T>
 static void bn_apply_range(const T* x, const T* res, int64_t m0, int64_t m1, int C, const T* scale,
                            const T* shift, T* y) {
+  MG_BN_VEC(T, C, bn_apply_vec, x, res, m0, m1, scale, shift, y);
   for (int64_t m = m0; m < m1; ++m) {
     const T* __restrict__ xr = x + m * C;
     T* __restrict__ yr = y + m * C;
@@ -512,6 +516,7 @@ static void bn_apply_range(const T* x, const T* res, int64_t m0, int64_t m1, int
 template <typename T>
 static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int C,
                                const T* mean, double* sg, double* sgx) {
+  MG_BN_VEC(T, C, bn_bwd_stats_vec, dy, y, x, m0, m1, mean, sg, sgx);
   std::vector<T> s(C), sx(C);
   for (int64_t mb = m0; mb < m1; mb += kBnBlock) {
     std::fill(s.begin(), s.end(), T(0));
@@ -540,6 +545,7 @@ static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, 
 template <typename T>
 static void bn_bwd_apply_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int C,
                                const T* mean, const T* ca, const T* cb, const T* cc, T* dx, T* dres) {
+  MG_BN_VEC(T, C, bn_bwd_apply_vec, dy, y, x, m0, m1, mean, ca, cb, cc, dx, dres);
   for (int64_t m = m0; m < m1; ++m) {
     const T* __restrict__ d = dy + m * C;
     const T* __restrict__ yr = y + m * C;
@@ -554,358 +560,6 @@ static void bn_bwd_apply_range(const T* dy, const T* y, const T* x, int64_t m0, 
       for (int c = 0; c < C; ++c) r[c] = yr[c] > T(0) ? d[c] : T(0);
     }
   }
-}
-
-// ---- dense layers and the fused network -------------------------------------------------------------------
-// out[o] = b[o] + sum_i in[i] * wt[i, o], one FMA per term in the order of i (zero inputs, common after ReLU,
-// are skipped: fma(0, w, s) == s for finite w, so skipping changes no bit)
-static void dense_forward(const float* in, int I, const float* wt, const float* b, int O, float* out) {
-  for (int o = 0; o < O; ++o) out[o] = b[o];
-  for (int i = 0; i < I; ++i) {
-    const float a = in[i];
-    if (a == 0.f) continue;
-    const float* w = wt + static_cast<int64_t>(i) * O;
-    for (int o = 0; o < O; ++o) out[o] = __builtin_fmaf(a, w[o], out[o]);
-  }
-}
-
-// e^x in double, the same bits on every CPU (libm may pick an FMA or a non-FMA variant of exp when it loads):
-// x = n ln2 + r with |r| <= ln2/2 (Cody-Waite, two FMAs), e^r by its Taylor polynomial of degree 13 (Horner,
-// an FMA per step; truncation < 1e-17 relative), times 2^n.
-static inline double det_exp(double x) {
-  if (!(x > -745.0)) return x != x ? x : 0.0;
-  if (x > 709.0) return HUGE_VAL;
-  const double n = std::nearbyint(x * 1.4426950408889634);
-  double r = __builtin_fma(-n, 6.93147180369123816490e-01, x);
-  r = __builtin_fma(-n, 1.90821492927058770002e-10, r);
-  double p = 1.0 / 6227020800.0;  // 1/13!
-  constexpr double inv_fact[13] = {1.0 / 479001600.0,
-                                   1.0 / 39916800.0,
-                                   1.0 / 3628800.0,
-                                   1.0 / 362880.0,
-                                   1.0 / 40320.0,
-                                   1.0 / 5040.0,
-                                   1.0 / 720.0,
-                                   1.0 / 120.0,
-                                   1.0 / 24.0,
-                                   1.0 / 6.0,
-                                   0.5,
-                                   1.0,
-                                   1.0};  // 1/12! .. 1/0!
-  for (double f : inv_fact) p = __builtin_fma(p, r, f);
-  return std::ldexp(p, static_cast<int>(n));
-}
-
-// tanh from det_exp: sign(v) (1 - e) / (1 + e), e = exp(-2|v|)
-static inline double det_tanh(double v) {
-  const double e = det_exp(-2.0 * std::fabs(v)), t = (1.0 - e) / (1.0 + e);
-  return v < 0 ? -t : t;
-}
-
-// ---- Winograd F(m x m, 3x3) for the fused inference path --------------------------------------------------
-// Per tile of m x m outputs, the (m+2) x (m+2) input patch is transformed (V = B^T d B), then for each of the
-// (m+2)^2 transform points a (tiles x C) by (C x K) product runs on the same broadcast-FMA kernel as the
-// direct conv (as a 1x1 conv), then the output transform (Y = A^T M A) adds bias and residual and applies the
-// ReLU. F(2x2, 3x3): 16 multiplications per 4 outputs (direct: 36); F(3x3, 3x3) (points 0, 1, -1, 2, inf): 25
-// per 9 outputs (direct: 81), and a 9x9 board is exactly 3 x 3 tiles. The transforms are channel by channel
-// (lanes are channels) written out below (adds, subtracts, 2x as x + x, 3x a multiply; no FMA:
-// -ffp-contract=off), in the same order in every build and for the channels that do not fill a vector. kLanes
-// floats as a GCC vector (the transforms only add, subtract and scale: the same bits in every build)
-typedef float VT __attribute__((vector_size(4 * kLanes)));
-static inline VT ldv(const float* p) {
-  VT v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-static inline void stv(float* p, VT v) { std::memcpy(p, &v, sizeof(v)); }
-
-// The 1-D transforms, on vectors of channels or on single floats: bt (B^T, A inputs -> A outputs) and at
-// (A^T, A inputs -> M outputs); in[j * is], out[i * os].
-template <int M>
-struct Wino;
-template <>
-struct Wino<2> {  // points 0, 1, -1, inf
-  static constexpr int A = 4;
-  template <typename V>
-  static MG_INLINE void bt(const V* in, int is, V* out, int os) {
-    const V d0 = in[0], d1 = in[is], d2 = in[2 * is], d3 = in[3 * is];
-    out[0] = d0 - d2;
-    out[os] = d1 + d2;
-    out[2 * os] = d2 - d1;
-    out[3 * os] = d1 - d3;
-  }
-  template <typename V>
-  static MG_INLINE void at(const V* in, int is, V* out, int os) {
-    const V m0 = in[0], m1 = in[is], m2 = in[2 * is], m3 = in[3 * is];
-    out[0] = (m0 + m1) + m2;
-    out[os] = (m1 - m2) - m3;
-  }
-};
-template <>
-struct Wino<3> {  // points 0, 1, -1, 2, inf (2x: x + x, exact)
-  static constexpr int A = 5;
-  template <typename V>
-  static MG_INLINE void bt(const V* in, int is, V* out, int os) {
-    const V d0 = in[0], d1 = in[is], d2 = in[2 * is], d3 = in[3 * is], d4 = in[4 * is];
-    const V d1x2 = d1 + d1, d2x2 = d2 + d2;
-    out[0] = (((d0 + d0) - d1) - d2x2) + d3;
-    out[os] = (d3 - d1x2) - d2;
-    out[2 * os] = (d1x2 - d2 * 3.f) + d3;
-    out[3 * os] = d3 - d1;
-    out[4 * os] = ((d1x2 - d2) - (d3 + d3)) + d4;
-  }
-  template <typename V>
-  static MG_INLINE void at(const V* in, int is, V* out, int os) {
-    const V m0 = in[0], m1 = in[is], m2 = in[2 * is], m3 = in[3 * is], m4 = in[4 * is];
-    const V m3x2 = m3 + m3;
-    out[0] = ((m0 + m1) + m2) + m3;
-    out[os] = (m1 - m2) + m3x2;
-    out[2 * os] = ((m1 + m2) + (m3x2 + m3x2)) + m4;
-  }
-};
-
-// The Winograd products: Mx (rows x ldm) = Vx (rows x C) times one packed (C -> K) weight set, rows a
-// multiple of P (the rows past the chunk's tiles are computed and never read), ldm a multiple of kLanes:
-// full-vector stores, no bias, residual or masks; the same broadcast-FMA order as the direct kernel.
-template <int P, int NV, bool PART>
-static MG_INLINE void gemm_tile(const float* a, int C, const float* const* w0, const int* ws, int wl,
-                                float* m, int ldm) {
-  VF acc[P][NV];
-#pragma GCC unroll 32
-  for (int p = 0; p < P; ++p)
-#pragma GCC unroll 32
-    for (int v = 0; v < NV; ++v) acc[p][v] = vzero();
-  const float* w[NV];
-#pragma GCC unroll 32
-  for (int v = 0; v < NV; ++v) w[v] = w0[v];
-  const float* x[P];
-#pragma GCC unroll 32
-  for (int p = 0; p < P; ++p) x[p] = a + static_cast<int64_t>(p) * C;
-  for (int c = 0; c < C; ++c) bfma_step<P, NV, PART>(acc, x, c, w, ws, wl);
-#pragma GCC unroll 32
-  for (int p = 0; p < P; ++p)
-#pragma GCC unroll 32
-    for (int v = 0; v < NV; ++v) vstore(m + static_cast<int64_t>(p) * ldm + kLanes * v, acc[p][v]);
-}
-
-constexpr int kGemmP = kAcc / 2;  // rows per tile, x 2 vectors of output channels
-
-static void wino_gemm(const float* V, int64_t rows, int C, const float* wp, int K, float* M, int ldm) {
-  const int Kpad = round_up8(K), nvec = (Kpad + kLanes - 1) / kLanes;
-  for (int v0 = 0; v0 < nvec; v0 += 2) {
-    const int nv = std::min(2, nvec - v0), k0 = kLanes * v0;
-    const float* w0[2];
-    int ws[2];
-    const int wl = weight_group(wp, 1, C, Kpad, v0, nv, w0, ws);
-    const bool part = wl < kLanes;
-    for (int64_t i = 0; i < rows; i += kGemmP) {
-      const float* a = V + i * C;
-      float* m = M + i * ldm + k0;
-      if (kLanes == 16 && part) {
-        if (nv == 2)
-          gemm_tile<kGemmP, 2, true>(a, C, w0, ws, wl, m, ldm);
-        else
-          gemm_tile<kGemmP, 1, true>(a, C, w0, ws, wl, m, ldm);
-      } else if (nv == 2) {
-        gemm_tile<kGemmP, 2, false>(a, C, w0, ws, wl, m, ldm);
-      } else {
-        gemm_tile<kGemmP, 1, false>(a, C, w0, ws, wl, m, ldm);
-      }
-    }
-  }
-}
-
-// x, residual, out: nb images of H x W pixels, NHWC. wino: (m+2)^2 packed (C -> K) weight sets (U = G g G^T).
-template <int M>
-static void winograd_conv(const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
-                          const float* bias, const float* residual, bool relu, float* out) {
-  constexpr int A = Wino<M>::A, A2 = A * A;
-  constexpr int64_t kTiles = 48;  // tiles per chunk: V and M stay in L2
-  const int TW = (W + M - 1) / M, TPI = ((H + M - 1) / M) * TW;
-  const int64_t T = nb * TPI, wstride = static_cast<int64_t>(C) * round_up8(K);
-  static_assert(kTiles % kGemmP == 0, "the products compute whole tiles of rows");
-  const int ldm = (round_up8(K) + kLanes - 1) / kLanes * kLanes;  // row stride of the products
-  thread_local std::vector<float> Vb, Mb, zero;
-  Vb.resize(A2 * kTiles * C);
-  Mb.resize(A2 * kTiles * ldm);
-  zero.assign(std::max(C, K), 0.f);
-  for (int64_t t0 = 0; t0 < T; t0 += kTiles) {
-    const int64_t nt = std::min(kTiles, T - t0);
-    for (int64_t i = 0; i < nt; ++i) {  // input transform
-      const int64_t tile = t0 + i, b = tile / TPI;
-      const int ty = static_cast<int>(tile % TPI) / TW, tx = static_cast<int>(tile % TPI) % TW;
-      const float* d[A2];
-      for (int r = 0; r < A; ++r)
-        for (int s = 0; s < A; ++s) {
-          const int h = M * ty - 1 + r, w = M * tx - 1 + s;
-          d[r * A + s] = (h < 0 || h >= H || w < 0 || w >= W) ? zero.data() : x + ((b * H + h) * W + w) * C;
-        }
-      float* v = Vb.data() + i * C;
-      const int64_t vs = kTiles * C;  // stride between transform points
-      int c = 0;
-      for (; c + kLanes <= C; c += kLanes) {
-        VT in[A2], t[A2], o[A2];
-#pragma GCC unroll 32
-        for (int j = 0; j < A2; ++j) in[j] = ldv(d[j] + c);
-#pragma GCC unroll 8
-        for (int s = 0; s < A; ++s) Wino<M>::bt(in + s, A, t + s, A);  // B^T d (columns)
-#pragma GCC unroll 8
-        for (int r = 0; r < A; ++r) Wino<M>::bt(t + r * A, 1, o + r * A, 1);  // (B^T d) B (rows)
-#pragma GCC unroll 32
-        for (int j = 0; j < A2; ++j) stv(v + j * vs + c, o[j]);
-      }
-      for (; c < C; ++c) {
-        float in[A2], t[A2], o[A2];
-        for (int j = 0; j < A2; ++j) in[j] = d[j][c];
-#pragma GCC unroll 8
-        for (int s = 0; s < A; ++s) Wino<M>::bt(in + s, A, t + s, A);
-#pragma GCC unroll 8
-        for (int r = 0; r < A; ++r) Wino<M>::bt(t + r * A, 1, o + r * A, 1);
-        for (int j = 0; j < A2; ++j) v[j * vs + c] = o[j];
-      }
-    }
-    const int64_t rows = (nt + kGemmP - 1) / kGemmP * kGemmP;
-    for (int xi = 0; xi < A2; ++xi)  // the products, (tiles x C) x (C x K) each
-      wino_gemm(Vb.data() + xi * kTiles * C, rows, C, wino + xi * wstride, K, Mb.data() + xi * kTiles * ldm,
-                ldm);
-    for (int64_t i = 0; i < nt; ++i) {  // output transform, bias, residual, ReLU
-      const int64_t tile = t0 + i, b = tile / TPI;
-      const int ty = static_cast<int>(tile % TPI) / TW, tx = static_cast<int>(tile % TPI) % TW;
-      const float* m = Mb.data() + i * ldm;
-      const int64_t ms = kTiles * ldm;
-      float* o[M * M];
-      const float* rs[M * M];
-      for (int r = 0; r < M; ++r)
-        for (int s = 0; s < M; ++s) {
-          const int h = M * ty + r, w = M * tx + s;
-          const bool ok = h < H && w < W;
-          const int64_t q = (b * H + h) * W + w;
-          o[r * M + s] = ok ? out + q * K : nullptr;
-          rs[r * M + s] = ok && residual ? residual + q * K : zero.data();
-        }
-      int k = 0;
-      for (; k + kLanes <= K; k += kLanes) {
-        VT in[A2], t[M * A], y[M * M];
-#pragma GCC unroll 32
-        for (int j = 0; j < A2; ++j) in[j] = ldv(m + j * ms + k);
-#pragma GCC unroll 8
-        for (int s = 0; s < A; ++s) Wino<M>::at(in + s, A, t + s, A);  // A^T M: M x A
-#pragma GCC unroll 8
-        for (int r = 0; r < M; ++r) Wino<M>::at(t + r * A, 1, y + r * M, 1);  // (A^T M) A: M x M
-        const VT bk = ldv(bias + k), vz{};
-#pragma GCC unroll 16
-        for (int j = 0; j < M * M; ++j) {
-          if (!o[j]) continue;
-          VT val = y[j] + bk;
-          if (residual) val += ldv(rs[j] + k);
-          if (relu) val = val > vz ? val : vz;
-          stv(o[j] + k, val);
-        }
-      }
-      for (; k < K; ++k) {
-        float in[A2], t[M * A], y[M * M];
-        for (int j = 0; j < A2; ++j) in[j] = m[j * ms + k];
-#pragma GCC unroll 8
-        for (int s = 0; s < A; ++s) Wino<M>::at(in + s, A, t + s, A);
-#pragma GCC unroll 8
-        for (int r = 0; r < M; ++r) Wino<M>::at(t + r * A, 1, y + r * M, 1);
-        for (int j = 0; j < M * M; ++j) {
-          if (!o[j]) continue;
-          float val = y[j] + bias[k];
-          if (residual) val += rs[j][k];
-          if (relu) val = val > 0.f ? val : 0.f;
-          o[j][k] = val;
-        }
-      }
-    }
-  }
-}
-
-// Runs images [b0, b1) of the batch through the whole network on the calling core.
-static void fused_run_chunk(const FusedNetCore& net, const void* input, bool is_u8, int64_t b0, int64_t b1,
-                            bool softmax, float* policy, float* value) {
-  const int N = net.N, HW = N * N, P = net.planes, F = net.filters;
-  const int64_t nb = b1 - b0, npix = nb * HW;
-  if (nb <= 0) return;
-  thread_local std::vector<float> in_buf, buf0, buf1, buf2, head;
-  in_buf.resize(npix * P);
-  const size_t act = static_cast<size_t>(npix) * F;
-  buf0.resize(act);
-  buf1.resize(act);
-  buf2.resize(act);
-  head.resize(static_cast<size_t>(HW) * 2 + 2 * (HW + 1) + net.fc + 8);
-  // NCHW input -> NHWC float
-  for (int64_t b = 0; b < nb; ++b) {
-    float* dst = in_buf.data() + b * HW * P;
-    if (is_u8) {
-      const uint8_t* src = static_cast<const uint8_t*>(input) + (b0 + b) * HW * P;
-      for (int c = 0; c < P; ++c)
-        for (int q = 0; q < HW; ++q) dst[q * P + c] = static_cast<float>(src[c * HW + q]);
-    } else {
-      const float* src = static_cast<const float*>(input) + (b0 + b) * HW * P;
-      for (int c = 0; c < P; ++c)
-        for (int q = 0; q < HW; ++q) dst[q * P + c] = src[c * HW + q];
-    }
-  }
-  const int tile = winograd_tile(N);  // 0 (direct), 2 or 3: by the board size only, the same on every CPU
-  auto conv = [&](const FusedConv& L, const float* x, const float* res, float* out) {
-    if (tile == 3 && !L.wino3.empty())
-      winograd_conv<3>(x, nb, N, N, L.C, L.wino3.data(), L.K, L.bias.data(), res, true, out);
-    else if (tile == 2 && !L.wino.empty())
-      winograd_conv<2>(x, nb, N, N, L.C, L.wino.data(), L.K, L.bias.data(), res, true, out);
-    else
-      conv_forward_range_isa<float>(x, N, N, L.C, L.w.data(), L.K, L.R, L.bias.data(), res, true, out, 0,
-                                    npix);
-  };
-  float *h = buf0.data(), *r = buf1.data(), *h2 = buf2.data();
-  conv(net.convs[0], in_buf.data(), nullptr, h);
-  for (int k = 0; k < net.blocks; ++k) {
-    conv(net.convs[1 + 2 * k], h, nullptr, r);
-    conv(net.convs[2 + 2 * k], r, h, h2);
-    std::swap(h, h2);
-  }
-  const FusedConv& pol = net.convs[1 + 2 * net.blocks];
-  const FusedConv& val = net.convs[2 + 2 * net.blocks];
-  float* pfeat = head.data();        // 2*HW
-  float* logits = pfeat + 2 * HW;    // HW + 1
-  float* vfeat = logits + (HW + 1);  // HW
-  float* hidden = vfeat + HW + 1;    // fc
-  for (int64_t b = 0; b < nb; ++b) {
-    const float* hb = h + b * HW * F;
-    conv_forward_range_isa<float>(hb, N, N, F, pol.w.data(), 2, 1, pol.bias.data(), nullptr, true, pfeat, 0,
-                                  HW);
-    conv_forward_range_isa<float>(hb, N, N, F, val.w.data(), 1, 1, val.bias.data(), nullptr, true, vfeat, 0,
-                                  HW);
-    float* out_p = policy + (b0 + b) * (HW + 1);
-    dense_forward(pfeat, 2 * HW, net.policy_wt.data(), net.policy_b.data(), HW + 1, logits);
-    if (softmax) {
-      float mx = logits[0];
-      for (int i = 1; i <= HW; ++i) mx = std::max(mx, logits[i]);
-      double s = 0;
-      for (int i = 0; i <= HW; ++i) {
-        out_p[i] = static_cast<float>(det_exp(static_cast<double>(logits[i] - mx)));
-        s += out_p[i];
-      }
-      const float inv = static_cast<float>(1.0 / s);
-      for (int i = 0; i <= HW; ++i) out_p[i] *= inv;
-    } else {
-      std::memcpy(out_p, logits, sizeof(float) * (HW + 1));
-    }
-    dense_forward(vfeat, HW, net.value_w1t.data(), net.value_b1.data(), net.fc, hidden);
-    double v = net.value_b2;
-    for (int i = 0; i < net.fc; ++i) v += static_cast<double>(std::max(hidden[i], 0.f)) * net.value_w2[i];
-    value[b0 + b] = static_cast<float>(det_tanh(v));
-  }
-}
-
-// Runs images [b0, b1) through the network in chunks whose activations (3 buffers) stay in L2 (each image is
-// computed alone: the chunking changes no result).
-static void fused_run_images(const FusedNetCore& net, const void* input, bool is_u8, int64_t b0, int64_t b1,
-                             bool softmax, float* policy, float* value) {
-  const int64_t per_image = static_cast<int64_t>(net.N) * net.N * std::max(net.filters, net.planes);
-  const int64_t chunk = std::max<int64_t>(1, kFusedChunkFloats / per_image);
-  for (int64_t c0 = b0; c0 < b1; c0 += chunk)
-    fused_run_chunk(net, input, is_u8, c0, std::min(b1, c0 + chunk), softmax, policy, value);
 }
 
 // ---- FP32 peak: independent FMA chains on this build's widest vectors, enough to cover FMA latency x ports
@@ -931,3 +585,9 @@ static double fma_loop(int64_t iters, double* flops) {
   *flops = static_cast<double>(iters) * kChains * kLanes * 2;
   return out[0];
 }
+
+// Winograd convolutions (inference and training), then the fused network that uses them, written against the
+// same vocabulary (in this order)
+#include "winograd_impl.h"
+
+#include "fused_impl.h"  // NOLINT(build/include_order): after winograd_impl.h

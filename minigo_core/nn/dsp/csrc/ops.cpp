@@ -31,6 +31,14 @@ Tensor conv_forward(const Tensor& x, const Tensor& w) {
   const Tensor wc = w.contiguous();
   const int B = x.size(0), H = x.size(1), W = x.size(2), C = x.size(3), K = w.size(0), R = w.size(2);
   Tensor y = torch::empty({B, H, W, K}, x.options());
+  const int tile =
+      R == 3 && x.scalar_type() == torch::kFloat32 ? mgdsp::winograd_training_tile(H, W, C, K) : 0;
+  if (tile) {  // Winograd (float32 3x3 only; float64 stays on the direct reference kernel)
+    pybind11::gil_scoped_release nogil;
+    mgdsp::winograd_forward(x.data_ptr<float>(), B, H, W, C, wc.data_ptr<float>(), K, tile,
+                            y.data_ptr<float>());
+    return y;
+  }
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "conv_forward", [&] {
     pybind11::gil_scoped_release nogil;
     auto wp = mgdsp::pack_weights<scalar_t>(wc.data_ptr<scalar_t>(), K, C, R, false);
@@ -54,6 +62,18 @@ std::vector<Tensor> conv_backward(const Tensor& dy, const Tensor& x, const Tenso
   Tensor dx, dw;
   if (need_input) dx = torch::empty({B, H, W, C}, x.options());
   if (need_weight) dw = torch::empty({K, C, R, R}, x.options());
+  const int tile =
+      R == 3 && x.scalar_type() == torch::kFloat32 ? mgdsp::winograd_training_tile(H, W, C, K) : 0;
+  if (tile) {  // Winograd (float32 3x3 only)
+    pybind11::gil_scoped_release nogil;
+    if (need_input)
+      mgdsp::winograd_input_grad(dy.data_ptr<float>(), B, H, W, C, wc.data_ptr<float>(), K, tile,
+                                 dx.data_ptr<float>());
+    if (need_weight)
+      mgdsp::winograd_weight_grad(x.data_ptr<float>(), dy.data_ptr<float>(), B, H, W, C, K, tile,
+                                  dw.data_ptr<float>());
+    return {dx, dw};
+  }
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "conv_backward", [&] {
     pybind11::gil_scoped_release nogil;
     if (need_input) {
@@ -130,6 +150,12 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         pybind11::arg("w"), pybind11::arg("need_input"), pybind11::arg("need_weight"));
   m.def("bn_relu_forward", &bn_relu_forward, "fused BN (+residual) + ReLU forward -> (y, mean, invstd)");
   m.def("bn_relu_backward", &bn_relu_backward, "fused BN + ReLU backward -> (dx, dgamma, dbeta, dresidual)");
+  m.def("set_winograd_training", &mgdsp::set_winograd_training,
+        "training 3x3 convs: 1 Winograd by board (default), 2 F(2x2,3x3), 3 F(3x3,3x3), 0 direct");
+  m.def("winograd_training_mode", &mgdsp::winograd_training_mode);
+  m.def("winograd_training_tile", &mgdsp::winograd_training_tile,
+        "the Winograd tile (0: direct) a float32 3x3 conv of this shape runs under the current mode",
+        pybind11::arg("H"), pybind11::arg("W"), pybind11::arg("C"), pybind11::arg("K"));
   m.def("set_num_threads", &mgdsp::set_num_threads, "number of DSP cores (worker threads)");
   m.def("get_num_threads", &mgdsp::num_threads);
   m.def("cpu_has_avx2", &mgdsp::cpu_has_avx2);

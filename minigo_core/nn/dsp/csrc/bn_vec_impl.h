@@ -1,0 +1,127 @@
+// Float BN + ReLU row loops for NHWC rows of a whole number of vectors (1 to 4: 16 to 64 channels on
+// AVX-512, 8 to 32 on AVX2), included by kernels_impl.h once per instruction-set build, inside its
+// namespace. The per-channel sums stay in registers over a block of rows (the generic loops keep them in
+// memory, the channel count unknown at compile time); every element runs the generic loop's expression, in
+// the same order, without FMA (-ffp-contract=off), so the floats are the generic loops'. No include guard on
+// purpose.
+
+typedef float BnV __attribute__((vector_size(4 * kLanes)));
+static inline BnV bnv_ld(const float* p) {
+  BnV v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+static inline void bnv_st(float* p, BnV v) { std::memcpy(p, &v, sizeof(v)); }
+
+// the sums of a block of rows into the double totals, channel by channel
+template <int NV>
+static MG_INLINE void bn_vec_flush(const BnV* a, const BnV* b, double* sa, double* sb) {
+  float fa[NV * kLanes], fb[NV * kLanes];
+  for (int j = 0; j < NV; ++j) {
+    bnv_st(fa + j * kLanes, a[j]);
+    bnv_st(fb + j * kLanes, b[j]);
+  }
+  for (int c = 0; c < NV * kLanes; ++c) {
+    sa[c] += fa[c];
+    sb[c] += fb[c];
+  }
+}
+
+template <int NV>
+static void bn_stats_vec(const float* x, int64_t m0, int64_t m1, double* sum, double* sumsq) {
+  constexpr int C = NV * kLanes;
+  for (int64_t mb = m0; mb < m1; mb += kBnBlock) {
+    BnV s[NV], ss[NV];
+    for (int j = 0; j < NV; ++j) s[j] = ss[j] = BnV{};
+    const int64_t me = std::min(m1, mb + kBnBlock);
+    for (int64_t m = mb; m < me; ++m)
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) {
+        const BnV v = bnv_ld(x + m * C + j * kLanes);
+        s[j] += v;
+        ss[j] += v * v;
+      }
+    bn_vec_flush<NV>(s, ss, sum, sumsq);
+  }
+}
+
+template <int NV>
+static void bn_apply_vec(const float* x, const float* res, int64_t m0, int64_t m1, const float* scale,
+                         const float* shift, float* y) {
+  constexpr int C = NV * kLanes;
+  BnV sc[NV], sh[NV];
+  for (int j = 0; j < NV; ++j) {
+    sc[j] = bnv_ld(scale + j * kLanes);
+    sh[j] = bnv_ld(shift + j * kLanes);
+  }
+  const BnV z{};
+  for (int64_t m = m0; m < m1; ++m)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) {
+      const int64_t o = m * C + j * kLanes;
+      BnV v = bnv_ld(x + o) * sc[j] + sh[j];
+      if (res) v += bnv_ld(res + o);
+      bnv_st(y + o, v > z ? v : z);
+    }
+}
+
+template <int NV>
+static void bn_bwd_stats_vec(const float* dy, const float* y, const float* x, int64_t m0, int64_t m1,
+                             const float* mean, double* sg, double* sgx) {
+  constexpr int C = NV * kLanes;
+  BnV mu[NV];
+  for (int j = 0; j < NV; ++j) mu[j] = bnv_ld(mean + j * kLanes);
+  const BnV z{};
+  for (int64_t mb = m0; mb < m1; mb += kBnBlock) {
+    BnV s[NV], sx[NV];
+    for (int j = 0; j < NV; ++j) s[j] = sx[j] = BnV{};
+    const int64_t me = std::min(m1, mb + kBnBlock);
+    for (int64_t m = mb; m < me; ++m)
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) {
+        const int64_t o = m * C + j * kLanes;
+        const BnV g = bnv_ld(y + o) > z ? bnv_ld(dy + o) : z;
+        s[j] += g;
+        sx[j] += g * (bnv_ld(x + o) - mu[j]);
+      }
+    bn_vec_flush<NV>(s, sx, sg, sgx);
+  }
+}
+
+template <int NV>
+static void bn_bwd_apply_vec(const float* dy, const float* y, const float* x, int64_t m0, int64_t m1,
+                             const float* mean, const float* ca, const float* cb, const float* cc, float* dx,
+                             float* dres) {
+  constexpr int C = NV * kLanes;
+  BnV mu[NV], a[NV], b[NV], c0[NV];
+  for (int j = 0; j < NV; ++j) {
+    mu[j] = bnv_ld(mean + j * kLanes);
+    a[j] = bnv_ld(ca + j * kLanes);
+    b[j] = bnv_ld(cb + j * kLanes);
+    c0[j] = bnv_ld(cc + j * kLanes);
+  }
+  const BnV z{};
+  for (int64_t m = m0; m < m1; ++m)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) {
+      const int64_t o = m * C + j * kLanes;
+      const BnV g = bnv_ld(y + o) > z ? bnv_ld(dy + o) : z;
+      bnv_st(dx + o, a[j] * g + b[j] * (bnv_ld(x + o) - mu[j]) + c0[j]);
+      if (dres) bnv_st(dres + o, g);
+    }
+}
+
+// The vector loop for float rows of C = NV * kLanes channels, NV 1..4: call fn<NV>(args...) and return
+// true; false for any other shape or type.
+#define MG_BN_VEC(T, C, fn, ...)                     \
+  do {                                               \
+    if constexpr (std::is_same_v<T, float>) {        \
+      if ((C) % kLanes == 0) switch ((C) / kLanes) { \
+          case 1: fn<1>(__VA_ARGS__); return;        \
+          case 2: fn<2>(__VA_ARGS__); return;        \
+          case 3: fn<3>(__VA_ARGS__); return;        \
+          case 4: fn<4>(__VA_ARGS__); return;        \
+          default: break;                            \
+        }                                            \
+    }                                                \
+  } while (0)

@@ -1,0 +1,130 @@
+// The Winograd 3x3 convolutions of the training path (Lavin & Gray 2016), on the pool of DSP cores: the
+// batch split across the cores in whole images as the direct kernels split it; each core runs the same
+// transforms and broadcast-FMA products as the fused inference path (kernels.cpp's per-ISA entry points).
+// The forward pass and the input gradient (a conv K -> C with the flipped, transposed weights) are
+// winograd_conv; the weight gradient accumulates per-core partials in the transform domain, sums them by the
+// direct kernel's pairwise tree, then takes them back to 3x3 weights (G^T Z G, in double). Every sum runs in
+// one order fixed by the shape and the number of cores, so reruns give the same bytes.
+#include <algorithm>
+#include <atomic>
+#include <vector>
+
+#include "kernels.h"
+
+namespace mgdsp {
+
+namespace {
+std::atomic<int> g_mode{1};
+
+// dW[k, c] = G^T Z[., c, k] G (Z: (m+2)^2 x C x ldk floats), in double, the output channels k innermost.
+// Plain IEEE multiplies and adds (no FMA: -ffp-contract=off), so the vector clones give the scalar code's
+// bits.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void transform_to_weights(const float* Z, int C,
+                                                                                       int K, int m, int ldk,
+                                                                                       float* dw) {
+  const int A = m + 2;
+  double G[5][3];
+  for (int a = 0; a < A; ++a)
+    for (int j = 0; j < 3; ++j) G[a][j] = winograd_g(m, a, j);
+  std::vector<double> t(15 * static_cast<size_t>(K)), s(K);  // Z G: [a, j][k]
+  for (int c = 0; c < C; ++c) {                              // one input channel at a time
+    std::fill(t.begin(), t.end(), 0.0);
+    for (int a = 0; a < A; ++a)
+      for (int b = 0; b < A; ++b) {
+        const float* z = Z + (static_cast<size_t>(a * A + b) * C + c) * ldk;
+        for (int j = 0; j < 3; ++j) {
+          double* tt = t.data() + (a * 3 + j) * K;
+          const double g = G[b][j];
+          for (int k = 0; k < K; ++k) tt[k] += static_cast<double>(z[k]) * g;
+        }
+      }
+    for (int i = 0; i < 3; ++i)  // G^T (Z G)
+      for (int j = 0; j < 3; ++j) {
+        std::fill(s.begin(), s.end(), 0.0);
+        for (int a = 0; a < A; ++a) {
+          const double g = G[a][i], *tt = t.data() + (a * 3 + j) * K;
+          for (int k = 0; k < K; ++k) s[k] += g * tt[k];
+        }
+        float* out = dw + static_cast<size_t>(c) * 9 + i * 3 + j;
+        for (int k = 0; k < K; ++k) out[static_cast<size_t>(k) * C * 9] = static_cast<float>(s[k]);
+      }
+  }
+}
+
+// [b0, b1) of core i's images when B images are split evenly across `cores`
+inline std::pair<int64_t, int64_t> image_share(int B, int cores, int i) {
+  return {static_cast<int64_t>(B) * i / cores, static_cast<int64_t>(B) * (i + 1) / cores};
+}
+}  // namespace
+
+void set_winograd_training(int mode) { g_mode.store(mode >= 0 && mode <= 3 ? mode : 1); }
+int winograd_training_mode() { return g_mode.load(); }
+
+int winograd_training_tile(int H, int W, int C, int K) {
+  const int mode = g_mode.load();
+  if (mode != 1) return mode;  // forced (2, 3) or off (0), whatever the shape
+  if (std::min(C, K) < kWinogradTrainMinC) return 0;
+  // multiplications per image and channel pair: direct 9 per pixel; F(3x3): 25 per 3x3 tile; F(2x2): 16 per
+  // 2x2 tile
+  const int direct = 9 * H * W, f3 = 25 * ((H + 2) / 3) * ((W + 2) / 3),
+            f2 = 16 * ((H + 1) / 2) * ((W + 1) / 2);
+  if (direct <= std::min(f3, f2)) return 0;
+  return f3 <= f2 ? 3 : 2;
+}
+
+void winograd_forward(const float* x, int B, int H, int W, int C, const float* w, int K, int m, float* y) {
+  const AlignedFloats wino = winograd_weights(w, K, C, m);
+  const std::vector<float> zero(round_up8(K), 0.f);
+  const int64_t HW = static_cast<int64_t>(H) * W;
+  const int cores = num_threads();
+  parallel([&](int i) {
+    auto [b0, b1] = image_share(B, cores, i);
+    if (b1 > b0)
+      winograd_conv_images(m, x + b0 * HW * C, b1 - b0, H, W, C, wino.data(), K, zero.data(),
+                           y + b0 * HW * K);
+  });
+}
+
+void winograd_input_grad(const float* dy, int B, int H, int W, int C, const float* w, int K, int m,
+                         float* dx) {
+  // the input gradient's kernel: a conv K -> C with wf[c, k, t] = w[k, c, 8 - t]
+  std::vector<float> wf(static_cast<size_t>(C) * K * 9);
+  for (int k = 0; k < K; ++k)
+    for (int c = 0; c < C; ++c)
+      for (int t = 0; t < 9; ++t)
+        wf[(static_cast<size_t>(c) * K + k) * 9 + t] = w[(static_cast<size_t>(k) * C + c) * 9 + 8 - t];
+  const AlignedFloats wino = winograd_weights(wf.data(), C, K, m);
+  const std::vector<float> zero(round_up8(C), 0.f);
+  const int64_t HW = static_cast<int64_t>(H) * W;
+  const int cores = num_threads();
+  parallel([&](int i) {
+    auto [b0, b1] = image_share(B, cores, i);
+    if (b1 > b0)
+      winograd_conv_images(m, dy + b0 * HW * K, b1 - b0, H, W, K, wino.data(), C, zero.data(),
+                           dx + b0 * HW * C);
+  });
+}
+
+void winograd_weight_grad(const float* x, const float* dy, int B, int H, int W, int C, int K, int m,
+                          float* dw) {
+  const int A = m + 2, A2 = A * A, ldk = (K + 15) / 16 * 16;
+  const size_t zsize = static_cast<size_t>(A2) * C * ldk;
+  const int64_t HW = static_cast<int64_t>(H) * W;
+  const int cores = num_threads();
+  std::vector<AlignedFloats> partial(cores);
+  // 1. each core: the transform-domain products of its share of the batch
+  parallel([&](int i) {
+    partial[i].assign(zsize, 0.f);
+    auto [b0, b1] = image_share(B, cores, i);
+    if (b1 > b0)
+      winograd_wgrad_images(m, x + b0 * HW * C, dy + b0 * HW * K, b1 - b0, H, W, C, K, ldk,
+                            partial[i].data());
+  });
+  // 2. the pairwise tree across cores; 3. dW[k, c] = G^T Z[., c, k] G, in double
+  std::vector<float*> parts(cores);
+  for (int i = 0; i < cores; ++i) parts[i] = partial[i].data();
+  tree_sum(parts, zsize);
+  transform_to_weights(partial[0].data(), C, K, m, ldk, dw);
+}
+
+}  // namespace mgdsp

@@ -1,0 +1,97 @@
+"""The residual trunk of the dsp backend as one autograd Function (`trunk`): conv3x3 -> BN -> ReLU, then the
+residual blocks, NHWC throughout.
+
+One Function for the whole trunk instead of one per conv and per BN+ReLU: forward and backward call the same
+compiled kernels (`_C.conv_forward`, `_C.bn_relu_forward`, ...) in the same order with the same inputs, so
+the floats are those of the per-op path, but the autograd engine sees one node (not ~20, each with its
+Python `apply`, saved-tensor unpacking and gradient accumulation), and the skip connection's two gradients
+are added in place by the backward itself.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from minigo_core.nn.dsp import _C
+
+
+def _layers(net) -> list:
+    """The trunk's ConvBN layers in forward order: the initial conv, then conv1, conv2 of each block."""
+    out = [net.conv3_initial]
+    for block in net.blocks:
+        out += [block.conv1, block.conv2]
+    return out
+
+
+class TrunkFunction(torch.autograd.Function):
+    """h (B,H,W,F) = the trunk of NHWC x; params: (conv weight, BN gamma, BN beta) per layer."""
+
+    # Free each layer's saved activations as soon as its backward is done (the per-op path's memory
+    # pattern: freeing them all at the end costs ~1000 page faults a step on the 9x9 net as malloc hands
+    # the memory back and takes it again); False keeps them for a second backward (retain_graph).
+    release = True
+
+    @staticmethod
+    def forward(ctx, x, bns, training, *params):
+        h = x.contiguous()
+        ws, gs, bs = params[0::3], params[1::3], params[2::3]
+        ctx.training = training
+        ctx.acts, ctx.pre, ctx.stats = [h], [], []  # conv inputs, BN inputs, (mean, invstd)
+
+        def conv_bn_relu(i: int, a: torch.Tensor, res: torch.Tensor | None) -> torch.Tensor:
+            bn = bns[i]
+            y = _C.conv_forward(a, ws[i].contiguous())
+            z, mean, invstd = _C.bn_relu_forward(
+                y, gs[i].contiguous(), bs[i].contiguous(), bn.running_mean, bn.running_var, res, training,
+                bn.momentum, bn.eps,
+            )  # fmt: skip
+            ctx.pre.append(y)
+            ctx.stats.append((mean, invstd))
+            return z
+
+        h = conv_bn_relu(0, h, None)
+        for i in range(1, len(ws), 2):
+            ctx.acts.append(h)
+            r = conv_bn_relu(i, h, None)
+            ctx.acts.append(r)
+            h = conv_bn_relu(i + 1, r, h)
+        ctx.save_for_backward(h, *params)
+        return h
+
+    @staticmethod
+    def backward(ctx, dh):
+        h, *params = ctx.saved_tensors
+        ws, gs = params[0::3], params[1::3]
+        acts, pre, stats = ctx.acts, ctx.pre, ctx.stats
+        grads: list = [None] * len(params)
+        outs = [*acts[1:], h]  # layer i reads acts[i] and writes outs[i] (= acts[i + 1])
+        dh, pending = dh.contiguous(), None  # pending: the skip's gradient, added at its block's input
+        need_x = ctx.needs_input_grad[0]
+        for i in range(len(ws) - 1, -1, -1):
+            residual = i > 0 and i % 2 == 0  # conv2 of a block: BN + skip + ReLU
+            mean, invstd = stats[i]
+            dy, dg, db, dres = _C.bn_relu_backward(
+                dh, outs[i], pre[i], gs[i].contiguous(), mean, invstd, ctx.training, residual
+            )
+            da, dw = _C.conv_backward(dy, acts[i], ws[i].contiguous(), i > 0 or need_x, True)
+            grads[3 * i : 3 * i + 3] = [dw, dg, db]
+            if pending is not None:  # conv1 of a block: its input is also the skip
+                da.add_(pending)
+            dh, pending = da, dres
+            if TrunkFunction.release:  # as the per-op path frees each layer's tensors after its backward
+                pre[i] = outs[i] = None
+                acts[i + 1 : i + 2] = [None] * len(acts[i + 1 : i + 2])
+        return (dh if need_x else None), None, None, *grads
+
+
+def trunk(net, x: torch.Tensor, training: bool) -> torch.Tensor:
+    """The trunk of DualNet `net` on NHWC `x` (a differentiable NHWC result); updates BN running stats when
+    training, as `dsp.bn_relu` does."""
+    layers = _layers(net)
+    bns = [m.bn for m in layers]
+    if training:
+        for bn in bns:
+            if bn.num_batches_tracked is not None:
+                bn.num_batches_tracked.add_(1)
+    params = [t for m in layers for t in (m.conv.weight, m.bn.weight, m.bn.bias)]
+    return TrunkFunction.apply(x, bns, training, *params)

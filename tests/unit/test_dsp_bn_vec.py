@@ -1,0 +1,46 @@
+"""The float BN+ReLU loops for rows of whole vectors (csrc/bn_vec_impl.h) give the generic loops' bytes:
+the same channels with one extra channel appended (a row that is no whole number of vectors: the generic
+loops) must come out the same, forward (with and without the residual) and backward, on every build."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from minigo_core.nn import dsp
+
+_C = dsp._C
+
+
+@pytest.fixture
+def restore_isa():
+    old = dsp.get_isa()
+    yield
+    dsp.set_isa(old)
+
+
+def _bn(x, res, dy, training, params):
+    c = x.shape[-1]
+    gamma, beta, rm, rv = (p[:c].clone() for p in params)
+    y, mean, invstd = _C.bn_relu_forward(x, gamma, beta, rm, rv, res, training, 0.05, 1e-5)
+    dx, dg, db, dres = _C.bn_relu_backward(dy, y, x, gamma, mean, invstd, training, res is not None)
+    return [y, dx, dres] if res is not None else [y, dx], [mean, invstd, dg, db, rm, rv]
+
+
+@pytest.mark.parametrize("isa", dsp.supported_isas())
+@pytest.mark.parametrize("c", [8, 16, 32, 48, 64])
+@pytest.mark.parametrize("residual", [False, True])
+@pytest.mark.parametrize("training", [True, False])
+def test_vector_rows_give_the_generic_bytes(restore_isa, isa, c, residual, training):
+    dsp.set_isa(isa)
+    g = torch.Generator().manual_seed(7)
+    x, res, dy = (torch.randn(3, 9, 9, c + 1, generator=g) for _ in range(3))
+    params = (torch.rand(c + 1, generator=g) + 0.5, torch.randn(c + 1, generator=g),
+              torch.randn(c + 1, generator=g), torch.rand(c + 1, generator=g) + 0.5)  # fmt: skip
+    cut = [t[..., :c].contiguous() for t in (x, res, dy)]
+    acts_full, vecs_full = _bn(x, res if residual else None, dy, training, params)
+    acts_cut, vecs_cut = _bn(cut[0], cut[1] if residual else None, cut[2], training, params)
+    for a, b in zip(acts_full, acts_cut, strict=True):
+        assert torch.equal(a[..., :c], b)
+    for a, b in zip(vecs_full, vecs_cut, strict=True):
+        assert torch.equal(a[:c], b)

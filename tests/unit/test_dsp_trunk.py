@@ -1,0 +1,60 @@
+"""The dsp backend's one-node training trunk (`minigo_core.nn.dsp.trunk`): the same bytes as the per-op path
+(one autograd Function per conv and per BN+ReLU) in outputs, every parameter's gradient and the BN running
+statistics, on Winograd and direct convs, 1 and 2 DSP cores; gradients by finite differences in float64."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from minigo_core.nn import dsp
+from minigo_core.nn.dsp import trunk
+from minigo_core.nn.model import DualNet, ModelConfig, random_model
+
+
+@pytest.fixture
+def restore():
+    old_flag, old_cores, old_mode = dsp.ONE_NODE_TRUNK, dsp.get_num_threads(), dsp._C.winograd_training_mode()
+    yield
+    dsp.ONE_NODE_TRUNK = old_flag
+    dsp.set_num_threads(old_cores)
+    dsp.set_winograd_training(old_mode)
+
+
+def _run(cfg: ModelConfig, one_node: bool, training: bool, x: torch.Tensor) -> list[torch.Tensor]:
+    dsp.ONE_NODE_TRUNK = one_node
+    net = DualNet(cfg, backend="dsp")
+    net.load_state_dict(random_model(cfg, 3).state_dict())
+    net.train(training)
+    logits, value, own, score = net.forward_all(x)
+    (logits.square().mean() + value.sum() + own.mean() + score.sum()).backward()
+    return [logits, value, *(p.grad for p in net.parameters()), *net.buffers()]
+
+
+@pytest.mark.parametrize("cores", [1, 2])
+@pytest.mark.parametrize("mode", [0, 1])
+@pytest.mark.parametrize("training", [True, False])
+def test_one_node_trunk_gives_the_per_op_bytes(restore, cores, mode, training):
+    dsp.set_num_threads(cores)
+    dsp.set_winograd_training(mode)
+    cfg = ModelConfig(7, 2, 16, 16, "agz", aux_heads=True)
+    x = torch.randint(0, 2, (5, cfg.planes, 7, 7), generator=torch.Generator().manual_seed(1)).float()
+    for a, b in zip(_run(cfg, True, training, x), _run(cfg, False, training, x), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_one_node_trunk_gradients_by_finite_differences(restore):
+    cfg = ModelConfig(5, 1, 4, 4, "agz")
+    net = DualNet(cfg, backend="dsp").double().train()
+    x = torch.randn(2, 5, 5, cfg.planes, dtype=torch.float64, requires_grad=True)
+    bns = [m.bn for m in trunk._layers(net)]
+    params = [t for m in trunk._layers(net) for t in (m.conv.weight, m.bn.weight, m.bn.bias)]
+
+    def f(xx, *ps):
+        return trunk.TrunkFunction.apply(xx, bns, True, *ps)
+
+    trunk.TrunkFunction.release = False  # gradcheck runs several backwards of one graph
+    try:
+        assert torch.autograd.gradcheck(f, (x, *params), eps=1e-6, atol=1e-5)
+    finally:
+        trunk.TrunkFunction.release = True
