@@ -16,8 +16,8 @@ capped at 2 N^2). Self-play at the run's start is longer (untrained nets play to
 resignation is on. GNU Go's own time in the evaluations is not counted, nor Snakemake's and Slurm's start-up.
 Files: a generation creates its game files, one record and one log per self-play job, the model, the
 games-complete marker, the window's shards and manifest, the training metrics, the evaluations' results files
-and one log per generation-level job; with `storage.pack_old_generations` generations that left the window keep one pack
-instead of their game files, records and self-play logs.
+and one log per generation-level job; with `storage.pack_old_generations` generations that left the window
+keep one pack instead of their game files, records and self-play logs.
 """
 
 from __future__ import annotations
@@ -384,7 +384,11 @@ def format_plan(cfg: RunConfig, source: str, m: Measured, moves: int, run: RunCo
         "  training    one core a rank:",
         *_wrapped([f"{r} rank{'s' if r > 1 else ''} {_h(run.train_s(r))}" for r in ranks]),
         f"  files       {int(run.total('files_created')):,} created, {run.files_kept:,} kept "
-        + ("(generations out of the window packed)" if run.packed else "(no packing: storage.pack_old_generations is off)"),
+        + (
+            "(generations out of the window packed)"
+            if run.packed
+            else "(storage.pack_old_generations is off)"
+        ),
         f"  disk        {_bytes(run.bytes_kept)} (games, shards, models)",
     ]
     return "\n".join(lines)
