@@ -15,14 +15,13 @@
 from __future__ import annotations
 
 import argparse
-import ctypes
-import ctypes.util
 import statistics
 import time
 
 import torch
 import torch.nn.functional as F
 
+from minigo_core.base import native
 from minigo_core.bench.ops import cpu_model, resolve_isas
 from minigo_core.nn import dsp, training
 from minigo_core.nn.flatsgd import FlatSGD
@@ -74,9 +73,11 @@ def keep_heap() -> None:
     nets interleaved in one process, whose frees and allocations otherwise made malloc hand ~5 MB back and
     fault it in again every step (~1,300 page faults a step, torch and dsp alike); a training process runs
     one net and sees none. No-op off glibc."""
-    name = ctypes.util.find_library("c")
-    libc = ctypes.CDLL(name) if name else None
-    if libc is not None and hasattr(libc, "mallopt"):
+    try:
+        libc = native.libc()
+    except OSError:  # not glibc
+        return
+    if hasattr(libc, "mallopt"):
         libc.mallopt(-3, 1 << 26)  # M_MMAP_THRESHOLD: 64 MiB
         libc.mallopt(-1, 1 << 28)  # M_TRIM_THRESHOLD: 256 MiB
 
