@@ -48,15 +48,19 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
         )
     )
     # The compiled self-play engine: Go rules, features, symmetries, PUCT and Gumbel search and the multi-game
-    # scheduler (minigo_core/search/csrc), with its own copy of the kernels for in-process inference, and the
-    # `uct:N` reference player (uct.cpp: tree search with random playouts, no network).
+    # scheduler (minigo_core/search/csrc), with its own copy of the kernels for in-process inference, the
+    # `uct:N` reference player (uct.cpp: tree search with random playouts, no network) and the replay of a
+    # game's moves into training examples (replay.cpp, for `minigo window`).
     engine_src = os.path.join("minigo_core", "search", "csrc")
     ext_modules.append(
         Extension(
             "minigo_core.search._engine",
             [
                 os.path.join(CSRC, "infer_capi.cpp"),
-                *(os.path.join(engine_src, f) for f in ("board.cpp", "engine.cpp", "search.cpp", "uct.cpp")),
+                *(
+                    os.path.join(engine_src, f)
+                    for f in ("board.cpp", "engine.cpp", "search.cpp", "uct.cpp", "replay.cpp")
+                ),
             ],
             include_dirs=[CSRC, engine_src],
             language="c++",

@@ -42,10 +42,10 @@ class ModelSettings:
 
 @dataclass(frozen=True)
 class SelfplaySettings:
-    games: int = 32
-    games_per_job: int = 16
-    readouts: int = 16
-    fast_readouts: int = 8
+    games: int = 1344
+    games_per_job: int = 224
+    readouts: int = 4
+    fast_readouts: int = 4
     full_search_fraction: float = 1.0
     parallel_readouts: int = 1
     c_base: float = 19652.0
@@ -56,25 +56,26 @@ class SelfplaySettings:
     resign_disabled_fraction: float = 0.05
     init_unvisited: str = "parent"
     search: str = "gumbel"
-    gumbel_considered: int = 16
+    gumbel_considered: int = 4
     gumbel_c_visit: float = 50.0
     gumbel_c_scale: float = 1.0
     threads: int = 1
+    model_lag: int = 1
 
 
 @dataclass(frozen=True)
 class WindowSettings:
-    generations: int = 5
-    sample_fraction: float = 0.5
+    generations: int = 3
+    sample_fraction: float = 0.25
     max_bad_fraction: float = 0.05
-    read_threads: int = 2
+    read_threads: int = 1
 
 
 @dataclass(frozen=True)
 class TrainSettings:
-    ranks: int = 2
-    batch_per_rank: int = 32
-    learning_rate: tuple = ((0, 0.03), (3000, 0.01), (8000, 0.003))
+    ranks: int = 1
+    batch_per_rank: int = 128
+    learning_rate: tuple = ((0, 0.03), (5000, 0.01), (10000, 0.003))
     momentum: float = 0.9
     l2: float = 1e-4
     value_weight: float = 1.0
@@ -82,8 +83,9 @@ class TrainSettings:
     score_weight: float = 1.0
     threads_per_rank: int = 1
     prefetch_batches: int = 8
-    checkpoint_every: int = 50
+    checkpoint_every: int = 200
     backend: str = "dsp"
+    replay_ratio: float | None = 0.75
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ class RunConfig:
     board_size: int = 9
     komi: float = 7.5
     features: str = "agz"
-    generations: int = 100
+    generations: int = 20
     model: ModelSettings = field(default_factory=ModelSettings)
     selfplay: SelfplaySettings = field(default_factory=SelfplaySettings)
     window: WindowSettings = field(default_factory=WindowSettings)
@@ -158,6 +160,9 @@ def to_plain(obj: Any) -> Any:
 
 
 def _check_type(key: str, value: Any, expected: Any) -> Any:
+    optional = [a for a in typing.get_args(expected) if a is not type(None)]
+    if optional and len(optional) < len(typing.get_args(expected)):  # `X | None`: null, or an X
+        return None if value is None else _check_type(key, value, optional[0])
     if expected is bool:
         if not isinstance(value, bool):
             raise ConfigError(f"config key '{key}' must be true or false, got {value!r}")
@@ -260,6 +265,8 @@ def validate(cfg: RunConfig) -> RunConfig:
     _require(s.gumbel_c_visit > 0, "selfplay.gumbel_c_visit", "> 0", s.gumbel_c_visit)
     _require(s.gumbel_c_scale > 0, "selfplay.gumbel_c_scale", "> 0", s.gumbel_c_scale)
     _require(1 <= s.threads <= 1024, "selfplay.threads", "1..1024", s.threads)
+    _require(s.model_lag in (0, 1), "selfplay.model_lag", "0 (games of generation g by model g) or 1 (by "
+             "model g-1, while model g trains)", s.model_lag)  # fmt: skip
     w = cfg.window
     _require(1 <= w.generations <= 100, "window.generations", "1..100", w.generations)
     _require(0 < w.sample_fraction <= 1, "window.sample_fraction", "(0, 1]", w.sample_fraction)
@@ -278,6 +285,9 @@ def validate(cfg: RunConfig) -> RunConfig:
     _require(1 <= t.prefetch_batches <= 4096, "train.prefetch_batches", "1..4096", t.prefetch_batches)
     _require(1 <= t.checkpoint_every, "train.checkpoint_every", ">= 1", t.checkpoint_every)
     _require(t.backend in BACKENDS, "train.backend", " or ".join(BACKENDS), t.backend)
+    if t.replay_ratio is not None:
+        _require(0 < t.replay_ratio <= 1000, "train.replay_ratio", "null (one pass over the window) or a "
+                 "number in (0, 1000]", t.replay_ratio)  # fmt: skip
     e = cfg.evaluate
     _require(0 <= e.games <= 100000, "evaluate.games", "0..100000", e.games)
     _require(

@@ -12,6 +12,11 @@ against the Python C API.
 
 A struct `S` in `Library.structs` needs the C function `size_t <sizeof_prefix>_sizeof_S(void)`: the load
 fails with `NativeUnavailable` when it differs from `ctypes.sizeof(S)` (a library built from other sources).
+
+One `.so` may have several `Library` tables: a lower layer that needs a few of its functions declares only
+those (`game/native_replay.py` the engine's `mg_replay_examples`, below `search/engine.py`'s full table).
+The file is opened once per process; each table is declared (and its `on_load` run) on that one handle the
+first time it is loaded, and two tables that declare one function differently are an error.
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ from typing import Any
 
 # the directory holding the `minigo_core` package
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_LOADED: dict[tuple[str, str], ctypes.CDLL] = {}
+_LOADED: dict[tuple[str, str], ctypes.CDLL] = {}  # (package, name) -> the opened file's handle
+_PATHS: dict[tuple[str, str], str] = {}  # (package, name) -> the file it was opened from
+_DECLARED: set[Library] = set()  # the tables declared on their handle (by identity)
 _LOCK = threading.RLock()  # re-entrant: an `on_load` may load another library
 
 # (restype, argtypes) of one C function
@@ -93,23 +100,29 @@ def library_path(lib: Library) -> str:
 
 
 def loaded(lib: Library) -> ctypes.CDLL | None:
-    """The handle of `lib` if this process has loaded it, else None (loads nothing)."""
-    return _LOADED.get((lib.package, lib.name))
+    """The handle of `lib` if this process has loaded it (this table), else None (loads nothing)."""
+    return _LOADED.get((lib.package, lib.name)) if lib in _DECLARED else None
 
 
 def load(lib: Library) -> ctypes.CDLL:
-    """The library `lib`, loaded on the first call (under a lock) and the same handle on every later one."""
+    """The library `lib`, loaded on the first call (under a lock) and the same handle on every later one.
+
+    A file already opened for another table of it is not opened again: `lib`'s functions are declared on
+    its handle, its structs checked and its `on_load` run, once."""
     key = (lib.package, lib.name)
     with _LOCK:
         handle = _LOADED.get(key)
+        if handle is not None and lib in _DECLARED:
+            return handle
+        path = library_path(lib) if handle is None else _PATHS[key]
         if handle is None:
-            path = library_path(lib)
             handle = ctypes.CDLL(path)
-            _declare(handle, lib, path)
-            _check_struct_sizes(handle, lib, path)
-            if lib.on_load is not None:
-                lib.on_load(handle)
-            _LOADED[key] = handle
+        _declare(handle, lib, path)
+        _check_struct_sizes(handle, lib, path)
+        if lib.on_load is not None:
+            lib.on_load(handle)
+        _LOADED[key], _PATHS[key] = handle, path
+        _DECLARED.add(lib)
         return handle
 
 
@@ -132,6 +145,8 @@ def _declare(handle: ctypes.CDLL, lib: Library, path: str) -> None:
             fn = getattr(handle, name)
         except AttributeError:
             raise NativeUnavailable(f"{_rebuild_hint(lib, path)}: it has no function {name}") from None
+        if fn.argtypes is not None and (fn.restype, list(fn.argtypes)) != (restype, list(argtypes)):
+            raise ValueError(f"{path}: {name} is declared differently by two tables of {lib.description}")
         fn.restype = restype
         fn.argtypes = list(argtypes)
 

@@ -66,10 +66,17 @@ WALL_CLOCK = {
         "started_at",
         "finished_at",
         "wall_seconds",
+        "cpu_seconds",
+        "startup_cpu_seconds",
         "seconds",
         "wall_time_s",
     },  # fmt: skip
-    _pattern(layout.ladder_rating_path("", "*")): {"date", "wall_seconds"},  # `minigo ladder rate --out`
+    _pattern(layout.ladder_rating_path("", "*")): {
+        "date",
+        "wall_seconds",
+        "cpu_seconds",
+        "startup_cpu_seconds",
+    },  # `minigo ladder rate --out`
     _summary(layout.RATINGS_FILE): {"model_time_s", "evaluated_time_s"},
     _summary(layout.RATINGS_CSV): {"model_time_s", "evaluated_time_s"},
 }

@@ -22,8 +22,9 @@ The schema metadata key `minigo` holds a JSON document: format and version, boar
 model (url, generation, sha256), the seeds, the result, the move count, the resignation settings and their
 false-positive record, the search settings, the software version, and `moves`: the whole game (unrecorded
 moves included) as SGF points, two letters per move (column then row from the top; `tt` is a pass).
-Features are rebuilt by replaying the moves (`training_examples`); no planes are stored. Wall-clock timings
-are kept out of the file (in the self-play job's record): the same seed gives byte-identical files.
+Features are rebuilt by replaying the moves (`training_examples`; `replayed_examples` on the compiled
+board); no planes are stored. Wall-clock timings are kept out of the file (in the self-play job's record):
+the same seed gives byte-identical files.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ import numpy as np
 import pyarrow as pa
 
 from minigo_core.base.config import FEATURE_SETS
-from minigo_core.data import storage
-from minigo_core.game import coords, features, go
+from minigo_core.data import arrays, storage
+from minigo_core.game import coords, features, go, native_replay
 from minigo_core.game.result import result_string
 
 FORMAT = "minigo-game"
@@ -170,6 +171,27 @@ class GameRecord:
         own = final.ownership()[None, :] * mover[:, None]
         return own.astype(np.int8), (float(final.score()) * mover).astype(np.float32)
 
+    def replayed_examples(
+        self, rows: np.ndarray, feature_set: str
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The feature planes and auxiliary targets of the given rows from one replay of the moves on the
+        compiled board (`native_replay`): (planes uint8 (n, P, N, N), ownership int8 (n, N*N), score float32
+        (n,)), the same bytes as `training_examples`' planes and `aux_targets` (resigned games included).
+
+        A move list that does not replay raises GameFileError, as `positions` does."""
+        rows = np.asarray(rows, dtype=np.int64)
+        try:
+            r = native_replay.replay_examples(
+                self.moves, self.board_size, self.komi, feature_set, self.move_index[rows]
+            )
+        except go.IllegalMove as exc:
+            raise GameFileError(f"game file {self.source}: its move list does not replay ({exc})") from None
+        if self.resigned:
+            n2 = self.board_size * self.board_size
+            return r.planes, np.zeros((rows.size, n2), dtype=np.int8), np.full(rows.size, np.nan, np.float32)
+        own = r.ownership[None, :] * r.to_play[:, None]
+        return r.planes, own.astype(np.int8), (r.score * r.to_play).astype(np.float32)
+
     def policy_targets(self, rows: np.ndarray) -> np.ndarray:
         """The policy targets (float32, rows x N*N+1, summing to 1) of the given rows: the stored improved
         policy of a Gumbel game, else the normalised visit counts."""
@@ -178,20 +200,6 @@ class GameRecord:
         else:
             pi = self.visits[rows].astype(np.float32)
         return pi / pi.sum(axis=1, keepdims=True)
-
-
-def _arrow(values: np.ndarray, dtype: pa.DataType) -> pa.Array:
-    """A numpy vector as an Arrow array of a fixed-width `dtype` (or bool), built from its buffer.
-
-    Same result as `pa.array(values, dtype)`, which on its first call imports pandas (about 0.35 s of a
-    self-play job's start-up) only to ask whether `values` is a pandas object.
-    """
-    values = np.ascontiguousarray(values)
-    if dtype == pa.bool_():
-        data = np.packbits(values.astype(bool), bitorder="little")
-    else:
-        data = values.astype(dtype.to_pandas_dtype(), copy=False)
-    return pa.Array.from_buffers(dtype, len(values), [None, pa.py_buffer(data)])
 
 
 def quantise_policy(policy: np.ndarray) -> np.ndarray:
@@ -226,7 +234,7 @@ def _table(record: GameRecord) -> pa.Table:
     if visits.size and (visits.min() < 0 or visits.max() > np.iinfo(np.uint32).max):
         raise ValueError("visit counts must be in 0..2^32-1")
     counts_type = pa.uint16() if not visits.size or visits.max() <= np.iinfo(np.uint16).max else pa.uint32()
-    counts = _arrow(visits.reshape(-1), counts_type)
+    counts = arrays.from_numpy(visits.reshape(-1), counts_type)
     metadata = dict(record.metadata)
     missing = [k for k in ("board_size", "komi", "features", "result") if k not in metadata]
     if missing:
@@ -236,12 +244,12 @@ def _table(record: GameRecord) -> pa.Table:
     metadata["num_positions"] = int(visits.shape[0])
     metadata.setdefault("format", FORMAT)
     metadata.setdefault("format_version", FORMAT_VERSION)
-    arrays = [
-        _arrow(np.asarray(record.move_index, dtype=np.uint16), pa.uint16()),
+    columns = [
+        arrays.from_numpy(np.asarray(record.move_index, dtype=np.uint16), pa.uint16()),
         pa.FixedSizeListArray.from_arrays(counts, num_moves),
-        _arrow(np.asarray(record.value_target, dtype=np.int8), pa.int8()),
-        _arrow(np.asarray(record.full_search, dtype=bool), pa.bool_()),
-        _arrow(np.asarray(record.root_value, dtype=np.float32), pa.float32()),
+        arrays.from_numpy(np.asarray(record.value_target, dtype=np.int8), pa.int8()),
+        arrays.from_numpy(np.asarray(record.full_search, dtype=bool), pa.bool_()),
+        arrays.from_numpy(np.asarray(record.root_value, dtype=np.float32), pa.float32()),
     ]
     names = list(COLUMNS)
     if metadata["format_version"] not in READ_VERSIONS:
@@ -251,13 +259,13 @@ def _table(record: GameRecord) -> pa.Table:
         if policy.shape != visits.shape:
             raise ValueError(f"policy must be (positions, {num_moves}) like visits, got {policy.shape}")
         if metadata["format_version"] == 1:
-            values = _arrow(policy.reshape(-1), pa.float32())
+            values = arrays.from_numpy(policy.reshape(-1), pa.float32())
         else:
-            values = _arrow(quantise_policy(policy).reshape(-1), pa.uint16())
-        arrays.append(pa.FixedSizeListArray.from_arrays(values, num_moves))
+            values = arrays.from_numpy(quantise_policy(policy).reshape(-1), pa.uint16())
+        columns.append(pa.FixedSizeListArray.from_arrays(values, num_moves))
         names.append("policy")
         metadata["target"] = "policy"
-    table = pa.Table.from_arrays(arrays, names=names)
+    table = pa.Table.from_arrays(columns, names=names)
     text = json.dumps(metadata, sort_keys=True, separators=(",", ":"))
     return table.replace_schema_metadata({METADATA_KEY: text.encode()})
 
@@ -418,6 +426,11 @@ def _record_from_table(table: pa.Table, metadata: dict, url: str) -> GameRecord:
         raise GameFileError(f"game file {url} is corrupt ({type(exc).__name__}: {exc})") from None
 
 
+def _numpy(table: pa.Table, name: str) -> np.ndarray:
+    """A column as one numpy array (`arrays.values`: no pandas import in a process that reads game files)."""
+    return arrays.values(table.column(name))
+
+
 def _decode_table(table: pa.Table, metadata: dict, url: str) -> GameRecord:
     n = metadata["board_size"]
     num_moves = n * n + 1
@@ -455,10 +468,10 @@ def _decode_table(table: pa.Table, metadata: dict, url: str) -> GameRecord:
             f"{metadata['num_positions']} positions and {metadata['num_moves']} moves"
         )
     visits_col = table.column("visits").combine_chunks()
-    visits = visits_col.flatten().to_numpy(zero_copy_only=False).astype(np.int64).reshape(rows, num_moves)
-    move_index = table.column("move_index").to_numpy().astype(np.int64)
-    value_target = table.column("value_target").to_numpy().astype(np.float32)
-    root_value = table.column("root_value").to_numpy().astype(np.float32)
+    visits = arrays.values(visits_col.flatten()).astype(np.int64).reshape(rows, num_moves)
+    move_index = _numpy(table, "move_index").astype(np.int64)
+    value_target = _numpy(table, "value_target").astype(np.float32)
+    root_value = _numpy(table, "root_value").astype(np.float32)
     if rows and move_index.max() >= len(moves):
         raise GameFileError(f"game file {url}: a move_index is outside the game's {len(moves)} moves")
     if rows and (visits.sum(axis=1) <= 0).any():
@@ -474,7 +487,7 @@ def _decode_table(table: pa.Table, metadata: dict, url: str) -> GameRecord:
         move_index=move_index,
         visits=visits,
         value_target=value_target,
-        full_search=table.column("full_search").to_numpy(zero_copy_only=False).astype(bool),
+        full_search=_numpy(table, "full_search").astype(bool),
         root_value=root_value,
         policy=policy,
         source=str(url),
@@ -503,7 +516,7 @@ def _policy_column(table: pa.Table, metadata: dict, num_moves: int, url: str) ->
         )
     if table.column("policy").null_count:
         raise GameFileError(f"game file {url}: column 'policy' has missing values")
-    flat = table.column("policy").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    flat = arrays.values(table.column("policy").combine_chunks().flatten())
     stored = flat.reshape(table.num_rows, num_moves)
     if table.num_rows and (
         not np.isfinite(stored).all() or (stored < 0).any() or (stored.sum(axis=1) <= 0).any()

@@ -21,6 +21,13 @@ def selfplay_generations(cfg: RunConfig) -> range:
     return range(0, cfg.generations)
 
 
+def selfplay_model_generation(cfg: RunConfig, generation: int) -> int:
+    """The model that plays generation `generation`'s self-play games: `generation - selfplay.model_lag`
+    (never below 0). With a lag of 1, games g are played by model g-1 while model g trains (MiniGo's ml_perf
+    loop): both need only model g-1 and games g-1, so they run side by side."""
+    return max(0, generation - cfg.selfplay.model_lag)
+
+
 def opponent_specs(cfg: RunConfig, final: bool = True) -> list[PlayerSpec]:
     """Every configured opponent (`evaluate.opponents`, then `evaluate.target`, then with `final` the last
     generation's `evaluate.final_opponents`), duplicates removed."""

@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from minigo_core.data import storage
+from minigo_core.data import arrays, storage
 
 FORMAT = "minigo-shard"
 VERSION = 2
@@ -135,26 +135,27 @@ def encode(
     counts = np.bincount(rows, minlength=n)
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(counts, out=offsets[1:])
-    pi_index = pa.ListArray.from_arrays(pa.array(offsets), pa.array(cols.astype(np.uint16)))
-    pi_prob = pa.ListArray.from_arrays(pa.array(offsets), pa.array(pi[rows, cols].astype(np.float16)))
+    to_arrow, offsets_arr = arrays.from_numpy, arrays.from_numpy(offsets)
+    pi_index = pa.ListArray.from_arrays(offsets_arr, to_arrow(cols.astype(np.uint16)))
+    pi_prob = pa.ListArray.from_arrays(offsets_arr, to_arrow(pi[rows, cols].astype(np.float16)))
     game_col = np.broadcast_to(np.asarray(game, dtype=np.int32), (n,))
     return pa.RecordBatch.from_arrays(
         [
             planes_arr,
             pi_index,
             pi_prob,
-            pa.array(z.astype(np.float16)),
-            pa.array(np.ascontiguousarray(game_col)),
-            pa.array(np.asarray(move, dtype=np.int16)),
+            to_arrow(z.astype(np.float16)),
+            to_arrow(np.ascontiguousarray(game_col)),
+            to_arrow(np.asarray(move, dtype=np.int16)),
             pa.FixedSizeBinaryArray.from_buffers(pa.binary(n2), n, [None, pa.py_buffer(own.reshape(-1))]),
-            pa.array(score.astype(np.float16)),
+            to_arrow(score.astype(np.float16)),
         ],
         schema=schema(num_planes, board_size),
     )
 
 
 def _values(arr: pa.Array, dtype: Any) -> np.ndarray:
-    return arr.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
+    return arrays.values(arr).astype(dtype, copy=False)
 
 
 def decode(batch: pa.RecordBatch | pa.Table, num_planes: int, board_size: int) -> Examples:

@@ -13,10 +13,12 @@ the shards in order. A random bucket then a random order inside it is a uniform 
 window (the Rao-Sandelius shuffle), and memory is one bucket (about `BUCKET_ROWS` rows) whatever the window
 size.
 
-Game files are read by `window.read_threads` parallel readers: processes by default (replaying a game to
-rebuild its planes is CPU work that Python threads cannot share), or threads (`--workers threads`). A file
-that cannot be read (truncated, empty, foreign, wrong board size or features) is skipped and listed with the
-reason; if more than `window.max_bad_fraction` of the files are bad the job fails naming them.
+A sampled position's planes and auxiliary targets are rebuilt by replaying its game's moves on the compiled
+board (`GameRecord.replayed_examples`, one C call a game; the same bytes as the Python rules). Game files are
+read by `window.read_threads` parallel readers: processes by default (reading and decoding a file is CPU
+work that Python threads cannot share), or threads (`--workers threads`). A file that cannot be read
+(truncated, empty, foreign, wrong board size or features, moves that do not replay) is skipped and listed
+with the reason; if more than `window.max_bad_fraction` of the files are bad the job fails naming them.
 
 `read_manifest` reads a built window back as training needs it (shards, rows, checksums, the manifest's
 digest). The command's arguments are `minigo_core.jobs.window`.
@@ -44,7 +46,8 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from minigo_core.base import config as config_mod
-from minigo_core.data import gamefile, layout, pack, shards, storage
+from minigo_core.base import native
+from minigo_core.data import arrays, gamefile, layout, pack, shards, storage
 from minigo_core.game import features
 
 MANIFEST_FORMAT = "minigo-window"
@@ -124,14 +127,14 @@ def sample_game(
     if chosen.size == 0:
         return GameSample(index, url, generation, n, chosen, None)
     rows = recorded[chosen]
-    try:
-        positions = record.positions()
-        planes = features.extract_batch([positions[int(i)] for i in record.move_index[rows]], cfg.features)
+    try:  # one replay on the compiled board: the planes and the auxiliary targets (ownership, score)
+        planes, own, score = record.replayed_examples(rows, cfg.features)
+    except native.NativeUnavailable:
+        raise  # the engine library is not built: no file is to blame
     except Exception as exc:  # a move list that does not replay, an index past the end
         return skip(_reason(exc))
     pi = record.policy_targets(rows)
     z = record.value_target[rows].astype(np.float32)
-    own, score = record.aux_targets(rows, positions)
     if planes.shape[1] != num_planes:
         return skip(f"examples with {planes.shape[1]} planes, this run uses {num_planes} ({cfg.features})")
     batch = shards.encode(planes, pi, z, index, chosen, own, score)
@@ -162,31 +165,37 @@ class BucketSpill:
         self.num_planes, self.board_size = num_planes, board_size
         self.schema = shards.schema(num_planes, board_size)
         self.rows = [0] * buckets
-        self._pending: list[list[pa.RecordBatch]] = [[] for _ in range(buckets)]
+        self._pending: list[pa.RecordBatch] = []  # games' batches since the last flush, in order
+        self._pending_buckets: list[np.ndarray] = []  # ... and the bucket of each of their rows
         self._pending_rows = 0
         self._writers: list[ipc.RecordBatchStreamWriter | None] = [None] * buckets
         self._options = ipc.IpcWriteOptions(compression=pa.Codec("lz4"))
 
     def add(self, batch: pa.RecordBatch, bucket_of_row: np.ndarray) -> None:
-        order = np.argsort(bucket_of_row, kind="stable")
-        counts = np.bincount(bucket_of_row, minlength=len(self.paths))
-        starts = np.concatenate([[0], np.cumsum(counts)])
-        for b in np.flatnonzero(counts):
-            self._pending[b].append(batch.take(pa.array(order[starts[b] : starts[b + 1]])))
-            self.rows[b] += int(counts[b])
+        """Buffer one game's rows; every `FLUSH_ROWS` rows they go to their buckets in one pass (a game's
+        few rows split over the buckets one by one cost more than sampling the game)."""
+        self._pending.append(batch)
+        self._pending_buckets.append(np.asarray(bucket_of_row, dtype=np.int64))
         self._pending_rows += batch.num_rows
         if self._pending_rows >= FLUSH_ROWS:
             self.flush()
 
     def flush(self) -> None:
-        for b, pending in enumerate(self._pending):
-            if not pending:
-                continue
+        """The buffered rows to their bucket files, one record batch per bucket, each bucket's rows in the
+        order they were added."""
+        if not self._pending:
+            return
+        table = pa.Table.from_batches(self._pending, schema=self.schema).combine_chunks()
+        bucket_of_row = np.concatenate(self._pending_buckets)
+        order = np.argsort(bucket_of_row, kind="stable")
+        counts = np.bincount(bucket_of_row, minlength=len(self.paths))
+        starts = np.concatenate([[0], np.cumsum(counts)])
+        for b in np.flatnonzero(counts):
             if self._writers[b] is None:
                 self._writers[b] = ipc.new_stream(self.paths[b], self.schema, options=self._options)
-            self._writers[b].write_table(pa.Table.from_batches(pending, schema=self.schema))
-            self._pending[b] = []
-        self._pending_rows = 0
+            self._writers[b].write_table(table.take(arrays.from_numpy(order[starts[b] : starts[b + 1]])))
+            self.rows[b] += int(counts[b])
+        self._pending, self._pending_buckets, self._pending_rows = [], [], 0
 
     def close(self) -> None:
         self.flush()
@@ -204,7 +213,7 @@ class BucketSpill:
 
 
 def _executor(kind: str, n: int) -> Executor:
-    """Readers: processes (replaying games and building planes is CPU work that threads cannot share) or
+    """Readers: processes (decoding game files and sampling them is CPU work that threads cannot share) or
     threads (enough when the filesystem, not the CPU, is the bottleneck)."""
     if kind == "threads" or n == 1:
         return ThreadPoolExecutor(max_workers=n, thread_name_prefix="window-read")
@@ -222,7 +231,7 @@ def shuffled_buckets(spill: BucketSpill, rng: np.random.Generator) -> Iterator[p
     """Pass 2's rows: each bucket in turn, its rows in a random order (one bucket in memory at a time)."""
     for b in range(len(spill.paths)):
         table = spill.read(b)
-        yield table.take(pa.array(rng.permutation(table.num_rows)))
+        yield table.take(arrays.from_numpy(rng.permutation(table.num_rows)))
 
 
 def write_shards(
@@ -470,6 +479,14 @@ class Window:
     feature_set: str
     num_planes: int
     rows: int
+    new_positions: int = 0  # recorded positions of the window's newest generation (train.replay_ratio)
+
+
+def new_positions(manifest: dict) -> int:
+    """The recorded positions of the newest generation a window's manifest lists (all of its games'
+    positions, not only those sampled): the new data that `train.replay_ratio` is counted against."""
+    newest = max(manifest.get("window_generations") or [0])
+    return sum(int(g["positions"]) for g in manifest.get("games", []) if int(g["generation"]) == newest)
 
 
 def read_manifest(window_dir: str) -> Window:
@@ -496,6 +513,7 @@ def read_manifest(window_dir: str) -> Window:
             feature_set=str(manifest["feature_set"]),
             num_planes=int(manifest["num_planes"]),
             rows=int(manifest["rows"]),
+            new_positions=new_positions(manifest),
         )
     except (ValueError, KeyError, TypeError) as exc:
         raise WindowError(f"window manifest {url} is not valid ({exc!r}); rebuild the window") from None

@@ -34,7 +34,14 @@ def cli_main(argv: list[str] | None = None) -> int:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     cmd.add_config(help="run config YAML")
     parser.add_argument("--model", required=True, help="model file (e.g. {root}/models/gen0003.safetensors)")
-    parser.add_argument("--generation", type=int, required=True, help="generation of the model")
+    parser.add_argument("--generation", type=int, required=True, help="generation of the games")
+    parser.add_argument(
+        "--model-generation",
+        type=int,
+        default=None,
+        help="generation of --model, recorded in the game files (default: --generation; with "
+        "selfplay.model_lag 1 the workflow passes generation - 1)",
+    )
     parser.add_argument("--game", type=int, required=True, help="game index within the generation")
     parser.add_argument("--out", required=True, help="game file (e.g. {root}/games/gen0003/game00042.arrow)")
     parser.add_argument("--count", type=int, default=1, help="games to play, from --game on (default 1)")
@@ -63,6 +70,9 @@ def cli_main(argv: list[str] | None = None) -> int:
 def _selfplay(cmd: Command, args: argparse.Namespace, start: float) -> None:
     if args.count < 1 or args.game < 0 or args.generation < 0:
         cmd.parser.error("--count must be >= 1 and --game, --generation >= 0")
+    if args.model_generation is not None and not 0 <= args.model_generation <= args.generation:
+        cmd.parser.error("--model-generation must be between 0 and --generation: a model plays the games "
+                         "of its own or a later generation")  # fmt: skip
     if args.count > 1 and "{game" not in args.out:
         cmd.parser.error(
             f"--count {args.count} needs an --out pattern with {{game}}, e.g. game{{game:05d}}.arrow"
@@ -81,6 +91,7 @@ def _selfplay(cmd: Command, args: argparse.Namespace, start: float) -> None:
         threads=args.threads or run_cfg.selfplay.threads,
         engine_name=args.engine or ("compiled" if backend == "dsp" else "python"),
         start=start,
+        model_generation=args.model_generation,
     )
     selfplay_job.run_job(job, replay=args.replay, record=args.record)
 

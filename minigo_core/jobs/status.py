@@ -1,7 +1,7 @@
 """`minigo status ROOT`: one line per generation of a run, from its files alone, then what is left to do.
 
     minigo status ROOT [--json]
-    minigo status ROOT --breakdown [--per-generation] [--cores N] [--json]
+    minigo status ROOT --breakdown [--per-generation] [--cores N] [--until-last-model] [--json]
 
 The rows and the table are `minigo_core.report.status`'s; `--breakdown` prints where the run's
 core-seconds went instead (self-play games, training steps, job start-up, window, evaluation, other jobs,
@@ -21,7 +21,7 @@ from minigo_core.report.status import collect, describe_next, format_table, load
 
 def show(args: argparse.Namespace) -> None:
     if args.breakdown:
-        result = breakdown.collect(args.root, cores=args.cores)
+        result = breakdown.collect(args.root, cores=args.cores, until_last_model=args.until_last_model)
         if args.json:
             data = result.to_json()
             if not args.per_generation:
@@ -53,5 +53,10 @@ def cli_main(argv: list[str]) -> int:
     )
     cmd.parser.add_argument(
         "--cores", type=int, default=None, help="with --breakdown: the cores the run had (default: its log's)"
+    )
+    cmd.parser.add_argument(
+        "--until-last-model",
+        action="store_true",
+        help="with --breakdown: the learning loop alone, up to the newest model file (no final matches)",
     )
     return cmd.run(argv, show)

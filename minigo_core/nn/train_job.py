@@ -98,6 +98,7 @@ class Plan:
     steps: int
     shard_ids: list[int]  # the shards this rank reads: rank, rank + world, ...
     global_batch: int
+    steps_per_pass: int = 0  # steps that read every shard once (more steps read them again)
 
 
 def make_plan(job: TrainJob) -> Plan:
@@ -118,8 +119,10 @@ def make_plan(job: TrainJob) -> Plan:
             f"rank reads ({n_shards} shards over {world} ranks)"
         )
     chunk = tcfg.batch_per_rank // per_rank
-    steps = min(window.shard_rows) // chunk
-    if steps == 0:
+    steps = per_pass = min(window.shard_rows) // chunk
+    if per_pass and tcfg.replay_ratio is not None:
+        steps = replay_steps(tcfg.replay_ratio, window.new_positions, tcfg.batch_per_rank * world)
+    if per_pass == 0:
         raise TrainError(
             f"window {job.window_dir} has only {min(window.shard_rows)} rows in its smallest shard, fewer "
             f"than one batch of {chunk}; play more games, raise window.sample_fraction or lower "
@@ -128,7 +131,14 @@ def make_plan(job: TrainJob) -> Plan:
     data = modelfile.read_bytes(job.parent)
     _check_parent(job, window, modelfile.decode(job.parent, data).config)
     shard_ids = list(range(job.rank, n_shards, world))
-    return Plan(window, modelfile.sha256(data), world, chunk, steps, shard_ids, tcfg.batch_per_rank * world)
+    global_batch = tcfg.batch_per_rank * world
+    return Plan(window, modelfile.sha256(data), world, chunk, steps, shard_ids, global_batch, per_pass)
+
+
+def replay_steps(replay_ratio: float, new_positions: int, global_batch: int) -> int:
+    """Steps that train on `replay_ratio` examples per new position (at least one step): `train.replay_ratio`
+    x the newest window generation's recorded positions / the global batch, rounded."""
+    return max(1, round(replay_ratio * new_positions / global_batch))
 
 
 def _check_parent(job: TrainJob, window: Window, net: modelfile.ModelConfig) -> None:
@@ -176,14 +186,17 @@ class BatchMaker(Generic[T]):
         seed: int,
         generation: int,
         to_batch: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], T],
+        steps_per_pass: int = 0,
     ) -> None:
         self.loaded, self.shard_ids, self.chunk = loaded, shard_ids, chunk
         self.seed, self.generation, self.to_batch = seed, generation, to_batch
+        self.steps_per_pass = steps_per_pass
 
     def __call__(self, step: int) -> list[T]:
         out = []
+        at = step % self.steps_per_pass if self.steps_per_pass else step
         for shard, j in zip(self.loaded, self.shard_ids, strict=True):
-            ex = shard.rows(step * self.chunk, (step + 1) * self.chunk)
+            ex = shard.rows(at * self.chunk, (at + 1) * self.chunk)
             rng = np.random.default_rng([self.seed, self.generation, j, step])
             planes, pi, own = augment(ex.planes, ex.pi, rng, ex.own)
             out.append(self.to_batch(planes, pi, ex.z, own, ex.score))
@@ -305,7 +318,9 @@ def _start(run: _Run) -> prefetch.Prefetcher:
     loaded = [shards.load_shard(window.shard_urls[j], window.shard_sha256[j]) for j in plan.shard_ids]
     run.clock.load_s = time.perf_counter() - t_load
     to_batch = run.trainer.micro_batch
-    maker = BatchMaker(loaded, plan.shard_ids, plan.chunk, job.cfg.seed, job.generation, to_batch)
+    maker = BatchMaker(
+        loaded, plan.shard_ids, plan.chunk, job.cfg.seed, job.generation, to_batch, plan.steps_per_pass
+    )
     run.feeder = prefetch.Prefetcher(
         maker, run.start_step, plan.steps, capacity=tcfg.prefetch_batches, threads=job.prefetch_threads
     )
@@ -323,6 +338,7 @@ def _start(run: _Run) -> prefetch.Prefetcher:
                 "start_step": run.start_step,
                 "ranks": plan.world,
                 "global_batch": plan.global_batch,
+                **replay(plan),
                 "load_s": run.clock.load_s,
                 "backend": tcfg.backend,
                 "nodes": nodes,  # the node of every rank, in rank order
@@ -438,11 +454,23 @@ def _provenance(run: _Run, wall_s: float) -> dict:
         "global_step": global_step0 + plan.steps,
         "ranks": plan.world,
         "batch_per_rank": tcfg.batch_per_rank,
+        **replay(plan),
         "final_losses": {name: float(v) for name, v in zip(LOSS_NAMES, final, strict=True)},
         "learning_rate_final": config_mod.learning_rate_at(tcfg.learning_rate, global_step0 + plan.steps - 1),
         "seed": job.cfg.seed,
         **({"wall_time_s": round(wall_s, 3)} if job.record_wall_time else {}),
         **job.extra_provenance,
+    }
+
+
+def replay(plan: Plan) -> dict:
+    """What the steps train on per new position: `new_positions` (the newest window generation's recorded
+    positions), `replay_ratio` = steps x global batch / new_positions, and the window's passes."""
+    new = plan.window.new_positions
+    return {
+        "new_positions": new,
+        "replay_ratio": round(plan.steps * plan.global_batch / new, 4) if new else None,
+        "window_passes": round(plan.steps / plan.steps_per_pass, 4) if plan.steps_per_pass else None,
     }
 
 

@@ -20,6 +20,7 @@ from minigo_core.data.schedule import (
     match_games,
     opponent_specs,
     selfplay_jobs,
+    selfplay_model_generation,
 )
 from minigo_core.pipeline.plan import DEFAULT_MAX_JOBS, Plan, plan
 
@@ -40,6 +41,7 @@ __all__ = [
     "plan",
     "run_config",
     "selfplay_jobs",
+    "selfplay_model_generation",
     "write_effective_config",
 ]
 

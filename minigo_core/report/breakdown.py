@@ -29,8 +29,10 @@ Every category counts the cores a job held (wall x the threads it ran), not CPU 
   records' `attempt.startup_s` x threads and training's `end` record `wall_s` minus the steps (rank 0's clock
   from after its imports: a lower bound); window and evaluation start-up is then not known (in idle).
 - **window**: each manifest's `timings.total_s` x `window.read_threads`.
-- **evaluation**: each results file's and ladder rating's `wall_seconds` (else `finished_unix -
-  started_unix`) x `selfplay.threads` (the players' threads, `minigo evaluate`'s default).
+- **evaluation**: each results file's and ladder rating's `cpu_seconds` (the CPU of its games and of GNU Go:
+  evaluations run niced beside the learning jobs, so their wall time is not their cost; the process's CPU
+  before its first game, `startup_cpu_seconds`, is job start-up); in files without it, `wall_seconds` (else
+  `finished_unix - started_unix`) x `selfplay.threads` (the players' threads, `minigo evaluate`'s default).
 - **other jobs**: the spans of the `run_config`, `bootstrap` and `games_complete` jobs in the Snakemake log
   x their threads (unknown without a log).
 - **scheduling**: Snakemake's gaps between jobs are not measurable as core-seconds from its 1 s stamps: they
@@ -102,6 +104,12 @@ class Breakdown:
     dispatch_s: float | None = None  # critical-path jobs' wait from their newest input to their start
     dispatch_jobs: int = 0
     notes: list[str] = field(default_factory=list)
+    until_last_model: bool = False
+    positions: int | None = None  # recorded self-play positions (the job records' files)
+
+    @property
+    def positions_per_hour(self) -> float | None:
+        return 3600 * self.positions / self.wall_s if self.positions is not None and self.wall_s > 0 else None
 
     @property
     def wall_s(self) -> float:
@@ -120,6 +128,9 @@ class Breakdown:
             "end_unix": self.end,
             "wall_s": self.wall_s,
             "core_seconds": self.total,
+            "until_last_model": self.until_last_model,
+            "positions": self.positions,
+            "positions_per_hour": self.positions_per_hour,
             "categories": self.run,
             "shares": {
                 k: (v / self.total if v is not None and self.total > 0 else None) for k, v in self.run.items()
@@ -228,9 +239,14 @@ def _rel(root: Path, path: str | Path) -> str:
 class _Tally:
     """Core-seconds per category, for the run and per generation; None until a file contributes."""
 
-    def __init__(self) -> None:
+    def __init__(self, until: float | None = None) -> None:
         self.run: dict[str, float | None] = {key: None for key in PARTS}
         self.generations: dict[int, dict[str, float | None]] = {}
+        self.until = until  # files written after this are left out (`--until-last-model`)
+
+    def keeps(self, path: Path) -> bool:
+        written = _mtime(path)
+        return self.until is None or written is None or written <= self.until
 
     def add(self, generation: int | None, key: str, core_s: float) -> None:
         core_s = max(0.0, core_s)
@@ -261,12 +277,18 @@ def _job_records(root: Path) -> list[tuple[Path, dict | None]]:
 def _add_selfplay(root: Path, tally: _Tally, by_output: dict, out: Breakdown) -> list[float]:
     starts = []
     for path, record in _job_records(root):
+        if not tally.keeps(path):
+            continue
         attempt = (record or {}).get("attempt")
         if not isinstance(attempt, dict):
             out.notes.append(f"{path} is not a readable job record: its job is in idle")
             continue
         generation, threads = _generation(path.parent), int(_num(attempt.get("threads")) or 1)
         games = _num(attempt.get("games_wall_s")) or 0.0
+        recorded = [
+            _num(f.get("positions")) for f in (record or {}).get("files") or [] if isinstance(f, dict)
+        ]
+        out.positions = (out.positions or 0) + int(sum(p for p in recorded if p is not None))
         tally.add(generation, "selfplay_games", games * threads)
         if (cpu := _num(attempt.get("games_cpu_s"))) is not None:
             out.selfplay_games_cpu = (out.selfplay_games_cpu or 0.0) + cpu
@@ -282,6 +304,8 @@ def _add_selfplay(root: Path, tally: _Tally, by_output: dict, out: Breakdown) ->
 def _add_training(root: Path, cfg: RunConfig | None, tally: _Tally, by_output: dict, out: Breakdown) -> None:
     per_rank = cfg.train.threads_per_rank if cfg is not None else 1
     for path in sorted(root.glob("train/gen*/" + layout.METRICS)):
+        if not tally.keeps(layout.model_path(str(root), _generation(path.parent))):
+            continue
         generation = _generation(path.parent)
         steps_s, start, end = _train_steps_s(path)
         if steps_s is None or start is None:
@@ -301,6 +325,8 @@ def _add_training(root: Path, cfg: RunConfig | None, tally: _Tally, by_output: d
 def _add_window_and_eval(root: Path, cfg: RunConfig | None, tally: _Tally, by_output: dict) -> None:
     read_threads = cfg.window.read_threads if cfg is not None else 1
     for path in sorted(root.glob("window/gen*/" + layout.MANIFEST)):
+        if not tally.keeps(path):
+            continue
         total = _num(((_read_json(path) or {}).get("timings") or {}).get("total_s"))
         if total is None:
             continue
@@ -310,13 +336,19 @@ def _add_window_and_eval(root: Path, cfg: RunConfig | None, tally: _Tally, by_ou
             tally.add(generation, "startup", (span - total) * read_threads)
     threads = cfg.selfplay.threads if cfg is not None else 1
     for path in sorted(root.glob("eval/gen*/*.json")):  # the matches (vs_*.json) and the ladder rating
+        if not tally.keeps(path):
+            continue
         data = _read_json(path) or {}
+        generation, cpu = _generation(path.parent), _num(data.get("cpu_seconds"))
+        if cpu is not None:  # measured CPU: right also for a niced evaluation that ran beside other jobs
+            tally.add(generation, "evaluation", cpu)
+            tally.add(generation, "startup", _num(data.get("startup_cpu_seconds")) or 0.0)
+            continue
         wall = _num(data.get("wall_seconds"))
         if wall is None and _num(data.get("finished_unix")) is not None and _num(data.get("started_unix")):
             wall = data["finished_unix"] - data["started_unix"]
         if wall is None:
             continue
-        generation = _generation(path.parent)
         tally.add(generation, "evaluation", wall * threads)
         if (span := _span(root, by_output.get(_rel(root, path)))) is not None:
             tally.add(generation, "startup", (span - wall) * threads)
@@ -347,8 +379,17 @@ def _cores(cores: int | None, logged: int | None, notes: list[str]) -> tuple[int
     return max(1, os.cpu_count() or 1), "os.cpu_count()"
 
 
-def collect(root: str, cores: int | None = None) -> Breakdown:
-    """The breakdown of the run at `root` (see the module docstring for where each figure comes from)."""
+def _last_model(root: Path) -> float | None:
+    times = [t for t in (_mtime(p) for p in root.glob("models/gen*" + layout.MODEL_SUFFIX)) if t is not None]
+    return max(times) if times else None
+
+
+def collect(root: str, cores: int | None = None, until_last_model: bool = False) -> Breakdown:
+    """The breakdown of the run at `root` (see the module docstring for where each figure comes from).
+
+    `until_last_model`: the learning loop alone, from the first job's start to the newest model file; files
+    written after it (the last generation's matches, evaluations that finished later) are left out, so
+    their time before it is in idle."""
     base = Path(root)
     config_path = layout.effective_config_path(root)
     try:
@@ -356,16 +397,18 @@ def collect(root: str, cores: int | None = None) -> Breakdown:
     except (ValueError, OSError):
         cfg = None
     jobs, logged_cores = read_snakemake_logs(root)
-    out = Breakdown(str(root), 0, "", None, None)
+    out = Breakdown(str(root), 0, "", None, None, until_last_model=until_last_model)
     if cfg is None:
         out.notes.append(f"{config_path} unreadable: threads taken as 1")
     out.cores, out.cores_source = _cores(cores, logged_cores, out.notes)
     by_output = {o: job for job in jobs for o in job.outputs}
-    tally = _Tally()
+    tally = _Tally(_last_model(base) if until_last_model else None)
     starts = _add_selfplay(base, tally, by_output, out)
     _add_training(base, cfg, tally, by_output, out)
     _add_window_and_eval(base, cfg, tally, by_output)
     for job in jobs:
+        if tally.until is not None and not all(tally.keeps(base / o) for o in job.outputs):
+            continue
         if job.rule in OTHER_RULES and job.outputs and (span := _span(base, job)) is not None:
             tally.add(
                 _generation(job.outputs[0]) if job.rule != "run_config" else None,
@@ -382,7 +425,7 @@ def collect(root: str, cores: int | None = None) -> Breakdown:
         min(job.start for job in jobs) if jobs else min([*starts, _mtime(config_path) or float("inf")])
     )
     out.start = None if out.start == float("inf") else out.start
-    out.end = _last_artifact(base)
+    out.end = tally.until if until_last_model else _last_artifact(base)
     parts = sum(v for v in tally.run.values() if v is not None)
     out.run = {**tally.run, "idle": max(0.0, out.total - parts)}
     out.overlap = max(0.0, parts - out.total)
@@ -400,6 +443,8 @@ def collect(root: str, cores: int | None = None) -> Breakdown:
 def _dispatch(root: Path, jobs: list[SnakemakeJob], out: Breakdown) -> None:
     """The wall seconds the critical path's jobs waited between their newest input and their start stamp."""
     for job in jobs:
+        if out.end is not None and job.start > out.end:
+            continue
         inputs = [t for t in (_mtime(root / i) for i in job.inputs) if t is not None]
         if job.rule in CRITICAL_RULES and inputs:
             out.dispatch_s = (out.dispatch_s or 0.0) + max(0.0, job.start - max(inputs))
@@ -430,7 +475,8 @@ def format_table(b: Breakdown, per_generation: bool = False) -> str:
     lines = [
         f"where the time went: {b.root}",
         f"{b.cores} cores ({b.cores_source}) x {b.wall_s:.1f} s wall (first job's start {clock(b.start)} to "
-        f"the last model/record/results file {clock(b.end)}) = {b.total:.1f} core-s",
+        f"the last {'model' if b.until_last_model else 'model/record/results'} file {clock(b.end)}) = "
+        f"{b.total:.1f} core-s",
         "",
         f"{'category':<16} {'core-s':>10} {'share':>7}",
     ]
@@ -441,6 +487,13 @@ def format_table(b: Breakdown, per_generation: bool = False) -> str:
     if b.overlap > 0:
         lines.append(f"{'overlap':<16} {_cell(-b.overlap, 10)} {100 * -b.overlap / max(b.total, 1e-9):6.1f}%")
     lines.append(f"{'total':<16} {_cell(b.total, 10)} {'100.0%' if b.total > 0 else '-':>7}")
+    learning = [b.run.get(k) for k in ("selfplay_games", "training_steps")]
+    if None not in learning and b.total > 0:
+        lines.append(f"self-play games + training steps: {100 * sum(learning) / b.total:.1f}% of the core-s")
+    if b.positions_per_hour is not None:
+        lines.append(
+            f"recorded self-play positions: {b.positions:,} ({b.positions_per_hour:,.0f} per wall-hour)"
+        )
     if per_generation:
         heads = ("selfplay", "train steps", "start-up", "window", "evaluation", "other jobs", "scheduling")
         lines += ["", "core-s per generation (span: model G-1's file to model G's, s)"]

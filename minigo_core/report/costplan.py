@@ -227,7 +227,9 @@ def generation_cost(cfg: RunConfig, m: Measured, moves: int, g: int) -> Generati
     positions = s.full_search_fraction * moves
     jobs = schedule.selfplay_job_count(cfg) if plays else 0
     window = min(g, cfg.window.generations)
-    examples = cfg.window.sample_fraction * window * games * positions
+    examples = cfg.window.sample_fraction * window * games * positions  # one pass over the window
+    if cfg.train.replay_ratio is not None and g:  # replay_ratio x the newest window generation's positions
+        examples = cfg.train.replay_ratio * games * positions
     ranks = rank_counts(cfg.train.ranks)
     train = {r: examples / (r * cfg.train.batch_per_rank) * m.train_step_s for r in ranks} if g else {}
     eval_s, matches = _match_core_s(cfg, m, g, moves) if g else (0.0, 0)

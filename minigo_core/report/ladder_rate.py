@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from minigo_core.report.ladder import Ladder, Rating, bracket, next_rung, rate_with_fixed_rungs
-from minigo_core.search.match import game_seeds, match_seed, play_game
+from minigo_core.search.match import cpu_seconds, game_seeds, match_seed, play_game
 from minigo_core.search.players import Player, ResolvedPlayer, SearchSettings, make_player, resolve_spec
 
 DEFAULT_BATCH = 4  # games per step against one rung
@@ -66,7 +66,7 @@ def rate_player(
     log: Callable[[str], None] = lambda line: None,
 ) -> dict:
     """Rate `resolved` against `ladder` adaptively; returns the result (see `result_json`)."""
-    started = time.time()
+    started, cpu0 = time.time(), cpu_seconds()
     estimate = None if start_elo is None else Rating(start_elo, (start_elo, start_elo), 0)
     played: dict[str, list[float]] = {}
     rungs: dict[str, Player] = {}
@@ -97,7 +97,11 @@ def rate_player(
         for p in rungs.values():
             p.close()
     rating = rate_with_fixed_rungs(_per_game(played), ladder)
-    return result_json(resolved, ladder, rating, played, komi, seed, max_games, target_half_width, started)
+    return {
+        **result_json(resolved, ladder, rating, played, komi, seed, max_games, target_half_width, started),
+        "cpu_seconds": round(cpu_seconds() - cpu0, 3),  # its games' and GNU Go's CPU
+        "startup_cpu_seconds": round(cpu0, 3),  # the process's CPU before its first game: imports, loading
+    }
 
 
 def result_json(

@@ -2,7 +2,8 @@
 
 The library holds the Go rules, the feature planes and symmetries, the PUCT and Gumbel searches and the
 scheduler that plays many games in one process, with the fused inference engine inside (no Python between
-readouts), and the `uct:N` reference player's search (`uct_genmove`: UCT with random playouts, no network).
+readouts), the `uct:N` reference player's search (`uct_genmove`: UCT with random playouts, no network), and
+the replay of a game into training examples (`mg_replay_examples`, used through `game/native_replay.py`).
 Its C interface is `csrc/engine_capi.h`; `minigo_core.base.native` loads it.
 `MINIGO_ENGINE_LIB` may name another build of the library (tests of a work in progress).
 """
@@ -18,22 +19,14 @@ import numpy as np
 
 from minigo_core.base import native
 from minigo_core.base.config import RunConfig, SelfplaySettings
+from minigo_core.game import native_replay
 from minigo_core.nn import fused, modelfile
 
 _i32, _f64, _vp = ctypes.c_int32, ctypes.c_double, ctypes.c_void_p
 SEARCHES = {"puct": 0, "gumbel": 1}
 # The feature sets by the number the C side knows them by (board.h's kFeaturesAgz, kFeaturesMlperf07).
-FEATURE_SET_IDS = {"agz": 0, "mlperf07": 1}
-
-
-def feature_set_id(feature_set: str) -> int:
-    """The C side's number of a feature set; ValueError for an unknown one."""
-    try:
-        return FEATURE_SET_IDS[feature_set]
-    except KeyError:
-        raise ValueError(
-            f"unknown feature set {feature_set!r}: use one of {', '.join(FEATURE_SET_IDS)}"
-        ) from None
+FEATURE_SET_IDS = native_replay.FEATURE_SET_IDS
+feature_set_id = native_replay.feature_set_id
 
 
 class EngineSettings(ctypes.Structure):
@@ -70,7 +63,8 @@ class EngineSettings(ctypes.Structure):
 _I32P, _F32P, _F64P = ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_float), ctypes.POINTER(_f64)
 _I, _I64, _CP, _SETTINGS_P = ctypes.c_int, ctypes.c_int64, ctypes.c_char_p, ctypes.POINTER(EngineSettings)
 # The C functions of csrc/engine_capi.h, in its order: (restype, argtypes). Keep the two in step. The library
-# also exports the fused inference engine (infer_capi.h, which engine_capi.h includes): fused's table first.
+# also exports the fused inference engine (infer_capi.h, which engine_capi.h includes): fused's table first;
+# `mg_replay_examples` (last) is native_replay's table, which loads it for `minigo window` below this layer.
 ENGINE_FUNCTIONS: dict[str, native.Signature] = {
     **fused.INFER_FUNCTIONS,
     "mg_engine_sizeof_EngineSettings": (ctypes.c_size_t, []),
@@ -87,6 +81,7 @@ ENGINE_FUNCTIONS: dict[str, native.Signature] = {
     "mg_searcher_search": (_I, [_vp, _I32P, _I, _I, _I, _I32P, _F32P, _F64P, ctypes.POINTER(_I)]),
     "mg_searcher_destroy": (None, [_vp]),
     "mg_uct_genmove": (_i32, [_I, _f64, _I32P, _I, _I64, ctypes.c_uint64, _f64, _F64P, _I32P]),
+    **native_replay.REPLAY_FUNCTIONS,
 }
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 import sys
 import time
 import zlib
@@ -268,7 +269,7 @@ def run_match(
     log: Any = sys.stderr,
 ) -> dict:
     """Create both players, play the match, return the results dict (see the module docstring)."""
-    started = time.time()
+    started, cpu0 = time.time(), cpu_seconds()
     nets: dict = {}
     player = make_player(player_spec, search, run_cfg, backend, threads, nets=nets)
     try:
@@ -317,7 +318,16 @@ def run_match(
         "started_at": dt.datetime.fromtimestamp(started, dt.timezone.utc).isoformat(timespec="seconds"),
         "finished_at": dt.datetime.fromtimestamp(finished, dt.timezone.utc).isoformat(timespec="seconds"),
         "wall_seconds": round(finished - started, 3),
+        "cpu_seconds": round(cpu_seconds() - cpu0, 3),
+        "startup_cpu_seconds": round(cpu0, 3),  # the process's CPU before the first game: imports, loading
     }
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and its waited-for children (GNU Go) so far: what a match cost, also when
+    it ran niced beside other jobs (`minigo status --breakdown` counts evaluations by it)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def summary_line(results: dict) -> str:

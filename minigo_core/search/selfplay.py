@@ -81,6 +81,7 @@ def play_game(
     model_url: str,
     *,
     model_sha256: str | None = None,
+    model_generation: int | None = None,
     timing: GameTiming | None = None,
     on_first_move: Any = None,
 ) -> GameRecord:
@@ -102,7 +103,8 @@ def play_game(
             timing.first_move_s = clock() - t_start
 
     game = play_moves(player, run_cfg, rng, resign_enabled, first_move_chosen)
-    model = {"url": str(model_url), "generation": int(generation), "sha256": model_sha256}
+    played_by = generation if model_generation is None else model_generation
+    model = {"url": str(model_url), "generation": int(played_by), "sha256": model_sha256}
     seed = {"run_seed": run_cfg.seed, "generation": int(generation), "game": int(game_index)}
     search = search_metadata(run_cfg, "python", random_symmetry=player.random_symmetry)
     record = game_record(game, game_metadata(run_cfg, feature_set, model, seed, game, search))

@@ -69,12 +69,19 @@ class SelfplayJob:
     threads: int
     start: float  # epoch seconds: the process start (or, where unknown, the command's)
     engine: str = "python"  # compiled or python
+    model_generation: int | None = None  # the model's generation (default: the games')
     files: dict[int, dict] = dataclasses.field(default_factory=dict)  # game -> its entry in the record
     timings: list[dict] = dataclasses.field(default_factory=list)  # per game played in this attempt
     kept: list[int] = dataclasses.field(default_factory=list)  # games kept from an earlier attempt
 
     def out(self, game: int) -> str:
         return out_path(self.out_pattern, game, self.count)
+
+    @property
+    def model_meta(self) -> dict:
+        """The game files' `model`: the file, its generation (g - selfplay.model_lag) and SHA-256."""
+        g = self.generation if self.model_generation is None else self.model_generation
+        return {"url": str(self.model), "generation": int(g), "sha256": self.sha256}
 
     @property
     def games(self) -> range:
@@ -94,6 +101,7 @@ def open_job(
     threads: int,
     engine_name: str,
     start: float,
+    model_generation: int | None = None,
 ) -> SelfplayJob:
     """Load the model for the engine (`compiled` or `python`) and check it plays the config's board."""
     if engine_name == "compiled" and backend != "dsp":
@@ -110,7 +118,19 @@ def open_job(
             f"model {model} is for {n}x{n}, the config {config} says board_size {run_cfg.board_size}"
         )
     return SelfplayJob(
-        run_cfg, model, generation, first_game, count, out, net, sha256, backend, threads, start, engine_name
+        run_cfg,
+        model,
+        generation,
+        first_game,
+        count,
+        out,
+        net,
+        sha256,
+        backend,
+        threads,
+        start,
+        engine_name,
+        model_generation,
     )
 
 
@@ -150,7 +170,7 @@ def _expected_provenance(job: SelfplayJob, game: int) -> dict:
             "komi": run_cfg.komi,
             "features": job.net.cfg.feature_set,
             "seed": {"run_seed": run_cfg.seed, "generation": int(job.generation), "game": int(game)},
-            "model": {"sha256": job.sha256, "generation": int(job.generation)},
+            "model": {"sha256": job.sha256, "generation": job.model_meta["generation"]},
             "search": search_metadata(run_cfg, job.engine),
         }
     )
@@ -256,7 +276,7 @@ def _compiled_games(job: SelfplayJob) -> engine.EngineStats:
     for game in job.kept:
         games.skip(game)
     search = search_metadata(run_cfg, "compiled")
-    model = {"url": str(job.model), "generation": int(job.generation), "sha256": job.sha256}
+    model = job.model_meta
     t_engine = time.time()
     for k, game in enumerate(games.finished()):
         out = job.out(game.index)
@@ -298,6 +318,7 @@ def _play_and_write(job: SelfplayJob, game: int) -> None:
         game,
         job.model,
         model_sha256=job.sha256,
+        model_generation=job.model_meta["generation"],
         timing=timing,
     )
     cpu_game = time.process_time() - cpu_game_start

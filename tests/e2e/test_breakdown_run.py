@@ -50,3 +50,11 @@ def test_breakdown_of_a_tiny_run_adds_up(tmp_path, write_config):
     assert data["generations"]["1"]["training_steps"] > 0 and data["generations"]["1"]["span_s"] > 0
     table = subprocess.run([*status, "--per-generation"], cwd=REPO, capture_output=True, text=True)
     assert table.returncode == 0 and "self-play games" in table.stdout and "idle" in table.stdout
+    loop = subprocess.run([*status, "--json", "--until-last-model"], cwd=REPO, capture_output=True, text=True)
+    assert loop.returncode == 0, loop.stderr[-4000:]
+    learning = json.loads(loop.stdout)
+    assert learning["until_last_model"] and 0 < learning["wall_s"] <= data["wall_s"]
+    markers = [json.loads((root / f"games/gen{g:04d}.complete.json").read_text()) for g in (0, 1)]
+    assert learning["positions"] == data["positions"] == sum(m["positions"] for m in markers)
+    assert learning["positions_per_hour"] == pytest.approx(3600 * learning["positions"] / learning["wall_s"])
+    assert learning["categories"]["selfplay_games"] == pytest.approx(categories["selfplay_games"])

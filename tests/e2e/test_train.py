@@ -39,6 +39,7 @@ def _cfg_dict(root: str, batch_per_rank: int) -> dict:
             "learning_rate": [[0, 0.05], [6, 0.01]],
             "threads_per_rank": 1,
             "prefetch_batches": 3,
+            "replay_ratio": None,  # one pass over the window (the replay-ratio test below sets one)
         },
     }
 
@@ -288,3 +289,38 @@ def test_rank_that_never_arrives_fails_in_bounded_time(setup, tmp_path, capfd):
     assert f"rank 0 of 2 (node {node_name()}) could not meet the other ranks" in err, err[-2000:]
     assert f"127.0.0.1:{port} within --timeout 3 s" in err
     assert not os.path.exists(tmp_path / "m.safetensors")
+
+
+@pytest.mark.parametrize("ratio", [0.5, 3.0])
+def test_replay_ratio_is_what_training_does(setup, tmp_path, ratio):
+    """`train.replay_ratio` R: R training examples per recorded position of the window's newest generation
+    (more than one pass over the window when needed: the shards are read again from the start)."""
+    with open(setup["cfg"]["one"]) as fh:
+        data = json.load(fh)
+    data["train"]["replay_ratio"] = ratio
+    path = tmp_path / "replay.yaml"
+    path.write_text(json.dumps(data))
+    manifest = setup["manifest"]
+    newest = max(manifest["window_generations"])
+    new = sum(g["positions"] for g in manifest["games"] if g["generation"] == newest)
+    assert new > 0 and window.new_positions(manifest) == new
+    job = train_job.TrainJob(
+        cfg=config.load_config(str(path)), generation=3, window_dir=setup["window"], parent=setup["parent"],
+        out=str(tmp_path / "m.safetensors"), work_dir=str(tmp_path / "work"), quiet=True, log_every=1,
+        record_wall_time=False,
+    )  # fmt: skip
+    plan = train_job.make_plan(job)
+    batch = 2 * PER_RANK
+    assert plan.steps == max(1, round(ratio * new / batch))
+    per_pass = min(s["rows"] for s in manifest["shards"]) // PER_RANK  # one rank reads both shards
+    assert plan.steps_per_pass == per_pass and (plan.steps > per_pass) == (ratio == 3.0)
+    prov = train_job.train(job)
+    assert prov is not None and prov["steps"] == plan.steps and prov["examples"] == plan.steps * batch
+    assert prov["new_positions"] == new
+    assert prov["replay_ratio"] == pytest.approx(plan.steps * batch / new, abs=1e-4)
+    assert abs(prov["replay_ratio"] - ratio) <= batch / new / 2 + 1e-9  # the config's, up to one batch
+    start = _last(str(tmp_path / "work"), "start")
+    assert start["replay_ratio"] == prov["replay_ratio"] and start["steps"] == plan.steps
+    # past one pass the steps read the shards again: every step trained on a full batch
+    assert np.isfinite(prov["final_losses"]["policy"])
+    assert start["window_passes"] == pytest.approx(plan.steps / per_pass, abs=1e-4)

@@ -245,6 +245,12 @@ def test_local_run_produces_every_artifact_and_each_validates(tiny_run):
         for i in range(cfg.selfplay.games):
             record = gamefile.read_game(layout.game_path(root, g, i))
             assert record.metadata["seed"] == {"run_seed": cfg.seed, "generation": g, "game": i}
+            # selfplay.model_lag 1 (config/tiny.yaml): games g are played by model g-1 while model g trains
+            played_by = schedule.selfplay_model_generation(cfg, g)
+            assert played_by == max(0, g - 1) and record.metadata["model"]["generation"] == played_by
+            assert record.metadata["model"]["sha256"] == model.model_digest(
+                layout.model_path(root, played_by)
+            )
             lengths.append(len(record.moves))
         assert marker["game_lengths"] == lengths
         assert marker["positions"] == sum(
@@ -259,6 +265,9 @@ def test_local_run_produces_every_artifact_and_each_validates(tiny_run):
             json.loads(line) for line in Path(layout.train_metrics_path(root, g)).read_text().splitlines()
         ]
         assert steps[-1]["event"] == "end" and steps[0]["ranks"] == cfg.train.ranks
+        # train.replay_ratio (config/tiny.yaml): steps x global batch per new position, up to one batch
+        batch = cfg.train.ranks * cfg.train.batch_per_rank
+        assert abs(steps[0]["replay_ratio"] - cfg.train.replay_ratio) <= batch / steps[0]["new_positions"] / 2
         for spec in schedule.evaluation_specs(cfg, g):
             match = read_match(layout.eval_path(root, g, spec.slug))
             assert match.player == f"gen{g:04d}" and match.games == cfg.evaluate.games
@@ -320,7 +329,11 @@ def test_rerunning_a_generations_training_and_selfplay_reproduces_model_and_game
         layout.shard_path(cfg.root, g, 0),
     ]
     untouched = {f: os.stat(f).st_mtime_ns for f in others}
-    # the model is written again, so its games (now older than it) are replayed, not kept
+    # A lagged generation (selfplay.model_lag 1): its games are model g-1's, which the rerun does not rewrite,
+    # so a job would keep them; deleted, they are played again
+    assert schedule.selfplay_model_generation(cfg, g) == g - 1
+    for f in files[1:]:
+        os.remove(f)
     rerun(config, g, "--forcerun", "train", "selfplay", "games_complete")
     after = fingerprints(files)
     assert [f for f in files if after[f][1] == before[f][1]] == []  # every file was written again
@@ -328,7 +341,7 @@ def test_rerunning_a_generations_training_and_selfplay_reproduces_model_and_game
     assert {f: os.stat(f).st_mtime_ns for f in others} == untouched  # the window and other generations kept
 
 
-LADDER_WALL_CLOCK = ("date", "wall_seconds")
+LADDER_WALL_CLOCK = ("date", "wall_seconds", "cpu_seconds", "startup_cpu_seconds")
 
 
 def ladder_rating(cfg, g: int) -> dict:

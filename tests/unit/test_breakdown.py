@@ -163,3 +163,37 @@ def test_the_command_prints_the_table_and_json(make_run, capsys):
     assert data["cores"] == 4 and data["core_seconds"] == pytest.approx(4 * 21.0)
     assert set(data["categories"]) == {key for key, _ in breakdown.CATEGORIES} and "generations" not in data
     assert sum(v for v in data["categories"].values() if v is not None) == pytest.approx(data["core_seconds"])
+
+
+def test_a_niced_evaluation_counts_its_measured_cpu_not_its_wall_time(make_run):
+    # a match that ran niced beside self-play and training: 3 s of wall, but 0.8 s of CPU (games and GNU Go)
+    path = make_run / "eval/gen0001/vs_gen0.json"
+    match = {"wall_seconds": 3.0, "started_unix": T0 + 18.0, "finished_unix": T0 + 21.0}
+    _write(path, json.dumps({**match, "cpu_seconds": 0.8, "startup_cpu_seconds": 0.25}), T0 + 21.5)
+    b = breakdown.collect(str(make_run))
+    assert b.run["evaluation"] == pytest.approx(0.8)
+    # start-up: the process's CPU before its first game, in place of the job's span minus its wall time
+    assert b.run["startup"] == pytest.approx(1.0 + 0.5 + 6.0 + 0.25)
+    parts = sum(v for k, v in b.run.items() if v is not None and k != "idle")
+    assert parts + b.run["idle"] - b.overlap == pytest.approx(b.total, rel=1e-12)
+
+
+def test_until_last_model_leaves_out_what_was_written_after_it(make_run):
+    record = make_run / "games/gen0000/job00000.json"
+    data = json.loads(record.read_text())
+    data["files"] = [{"game": 0, "positions": 40}, {"game": 1, "positions": 32}]
+    _write(record, json.dumps(data), T0 + 7.5)
+    whole = breakdown.collect(str(make_run))
+    loop = breakdown.collect(str(make_run), until_last_model=True)
+    assert whole.positions == loop.positions == 72
+    assert loop.end == T0 + 16.5 and loop.wall_s == 16.0  # the newest model file, not the results file
+    assert loop.positions_per_hour == pytest.approx(72 * 3600 / 16.0)
+    assert whole.run["evaluation"] == pytest.approx(3.0) and loop.run["evaluation"] is None
+    assert loop.run["selfplay_games"] == whole.run["selfplay_games"]
+    assert loop.run["training_steps"] == whole.run["training_steps"]
+    parts = sum(v for k, v in loop.run.items() if v is not None and k != "idle")
+    assert parts + loop.run["idle"] - loop.overlap == pytest.approx(loop.total, rel=1e-12)
+    assert loop.to_json()["until_last_model"] is True
+    assert "per wall-hour" in breakdown.format_table(loop) and "% of the core-s" in breakdown.format_table(
+        loop
+    )

@@ -69,17 +69,17 @@ def test_the_dataclass_defaults_are_config_yaml_key_for_key():
 
 
 def test_selfplay_job_and_search_settings():
-    s = from_dict({}).selfplay  # the library's defaults: config.yaml's, 16 games per job, Gumbel
-    assert (s.games_per_job, s.search) == (16, "gumbel")
-    assert (s.gumbel_considered, s.gumbel_c_visit, s.gumbel_c_scale) == (16, 50.0, 1.0)
+    s = from_dict({}).selfplay  # the library's defaults: config.yaml's, 224 games per job, Gumbel
+    assert (s.games_per_job, s.search, s.model_lag) == (224, "gumbel", 1)
+    assert (s.gumbel_considered, s.gumbel_c_visit, s.gumbel_c_scale) == (4, 50.0, 1.0)
     assert load_config(REPO / "config.yaml").selfplay.games_per_job > 1
     assert load_config(REPO / "config" / "paper.yaml").selfplay.games_per_job == 64
     tiny = load_config(REPO / "config" / "tiny.yaml").selfplay
     assert -(-tiny.games // tiny.games_per_job) >= 2  # the tests' runs have several self-play jobs
     gumbel = with_value("selfplay.search", "gumbel")
-    gumbel["selfplay"].update(gumbel_considered=8, gumbel_c_visit=40, gumbel_c_scale=0.1)
+    gumbel["selfplay"].update(gumbel_considered=2, gumbel_c_visit=40, gumbel_c_scale=0.1)
     s = from_dict(gumbel).selfplay
-    assert (s.search, s.gumbel_considered, s.gumbel_c_visit, s.gumbel_c_scale) == ("gumbel", 8, 40.0, 0.1)
+    assert (s.search, s.gumbel_considered, s.gumbel_c_visit, s.gumbel_c_scale) == ("gumbel", 2, 40.0, 0.1)
 
 
 def test_learning_rate_schedule_is_piecewise_constant():
@@ -121,6 +121,8 @@ BAD = [
     ("selfplay.gumbel_c_visit", "fifty", "number"),
     ("selfplay.gumbel_c_scale", -1.0, "> 0"),
     ("selfplay.threads", 0, "1..1024"),
+    ("selfplay.model_lag", 2, "model g-1"),
+    ("selfplay.model_lag", -1, "0 (games"),
     ("window.generations", 0, "1..100"),
     ("window.sample_fraction", 1.5, "(0, 1]"),
     ("window.max_bad_fraction", -0.1, "[0, 1]"),
@@ -132,6 +134,8 @@ BAD = [
     ("train.learning_rate", 0.1, "list"),
     ("train.momentum", 1.0, "[0, 1)"),
     ("train.backend", "tpu", "dsp"),
+    ("train.replay_ratio", 0, "one pass over the window"),
+    ("train.replay_ratio", "four", "number"),
     ("evaluate.readouts", 0, "parallel_readouts"),
     ("evaluate.opponents", ["gnugo:11"], "gnugo:LEVEL"),
     ("evaluate.opponents", ["kata"], "gen0"),

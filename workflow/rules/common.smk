@@ -132,6 +132,21 @@ def parent_model(wildcards):
     return layout.model_path(ROOT, int(wildcards.generation) - 1)
 
 
+def selfplay_model(wildcards):
+    """The model that plays the generation's games: model g, or g-1 with selfplay.model_lag 1."""
+    return layout.model_path(ROOT, selfplay_model_generation(wildcards))
+
+
+def selfplay_model_generation(wildcards):
+    return minigo.selfplay_model_generation(RUN, int(wildcards.generation))
+
+
+def selfplay_priority(wildcards):
+    """Older generations' self-play first (its games-complete marker is on the critical path), always after
+    the critical path's own jobs (games-complete, window, train: priority 10)."""
+    return -int(wildcards.generation)
+
+
 def job_first_game(wildcards):
     return SELFPLAY_JOBS[int(wildcards.job)].start
 

@@ -1,5 +1,7 @@
 # Evaluation: the new model against each configured opponent, and its rating on the fixed Elo ladder of the
-# board size when there is one (both off the critical path).
+# board size when there is one (both off the critical path). They run at the lowest CPU priority (nice 19):
+# on a shared machine they take only the time that self-play and training leave, and profiles/local counts
+# them against no core (set-threads 0) and at most `evaluations` at once; each records its own CPU seconds.
 
 
 rule evaluate:
@@ -16,12 +18,13 @@ rule evaluate:
         opponent=opponent_slugs(),
     resources:
         runtime=60,
+        evaluations=1,
     params:
         minigo=MINIGO,
         spec=opponent_spec,
         options=evaluate_options,
     shell:
-        "{params.minigo} evaluate --config {input.config:q} --generation {wildcards.generation:q}"
+        "nice -n 19 {params.minigo} evaluate --config {input.config:q} --generation {wildcards.generation:q}"
         " --opponent {params.spec:q} {params.options:q} --out {output.result:q} > {log:q} 2>&1"
 
 
@@ -40,9 +43,10 @@ rule ladder_rating:
         generation=EVALUATED,
     resources:
         runtime=120,
+        evaluations=1,
     params:
         minigo=MINIGO,
         options=ladder_options,
     shell:
-        "{params.minigo} ladder rate {params.options:q} --config {input.config:q}"
+        "nice -n 19 {params.minigo} ladder rate {params.options:q} --config {input.config:q}"
         " --out {output.rating:q} > {log:q} 2>&1"

@@ -1,5 +1,6 @@
 # Self-play: jobs of selfplay.games_per_job (K) games, one game file per game, written as each game ends;
-# then one marker per generation that verifies them. Self-play has the most jobs per generation: its inputs
+# then one marker per generation that verifies them. Generation g's games are played by model
+# g - selfplay.model_lag: with a lag of 1 they are played while model g trains. Self-play has the most jobs per generation: its inputs
 # and params are constants (the config path is a plain string: the model input already orders it after it).
 #
 # A job's output is its record, games/genGGGG/jobJJJJJ.json, written after its last game (each game's name,
@@ -11,7 +12,7 @@
 
 rule selfplay:
     input:
-        model=MODEL,
+        model=selfplay_model,
     output:
         record=SELFPLAY_JOB,
     log:
@@ -19,6 +20,7 @@ rule selfplay:
     wildcard_constraints:
         generation=PLANNED,
         job=r"\d{5}",
+    priority: selfplay_priority
     threads: RUN.selfplay.threads
     resources:
         runtime=60,
@@ -28,8 +30,10 @@ rule selfplay:
         first=job_first_game,
         games=job_game_count,
         out=GAME_PATTERN,
+        model_generation=selfplay_model_generation,
     shell:
         "{params.minigo} selfplay --config {params.config:q} --model {input.model:q}"
+        " --model-generation {params.model_generation:q}"
         " --generation {wildcards.generation:q} --game {params.first:q} --count {params.games:q}"
         " --out {params.out:q} --record {output.record:q} > {log:q} 2>&1"
 
@@ -45,6 +49,7 @@ rule games_complete:
         layout.generation_log_path(ROOT, "games_complete", "{generation}"),
     wildcard_constraints:
         generation=PLANNED,
+    priority: 10
     resources:
         runtime=30,
     params:

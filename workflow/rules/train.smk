@@ -1,4 +1,5 @@
 # Window (sample the last W generations' games into one shard per rank) and data-parallel training.
+# Both, and games-complete, are the critical path: priority 10 starts them before waiting self-play jobs.
 # Training runs with --no-wall-time: the model file is then a function of its inputs (reruns are
 # byte-identical); wall times are in train/genGGGG/metrics.jsonl.
 # Its ranks meet at a TCP store that rank 0 hosts (minigo_core/cluster/). With resource mpi="srun"
@@ -18,6 +19,7 @@ rule window:
         layout.generation_log_path(ROOT, "window", "{generation}"),
     wildcard_constraints:
         generation=PLANNED,
+    priority: 10
     threads: RUN.window.read_threads
     resources:
         runtime=60,
@@ -42,6 +44,7 @@ rule train:
         layout.generation_log_path(ROOT, "train", "{generation}"),
     wildcard_constraints:
         generation=PLANNED,
+    priority: 10
     threads: RUN.train.ranks * RUN.train.threads_per_rank
     resources:
         tasks=RUN.train.ranks,

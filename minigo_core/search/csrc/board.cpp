@@ -289,6 +289,35 @@ double Board::score() const {
   return static_cast<double>(black - white) - komi;
 }
 
+void Board::ownership(int8_t* out) const {
+  std::memcpy(out, color, static_cast<size_t>(n2));
+  const Geometry& g = kGeometry[N];
+  PointSet seen;
+  int stack[kMaxPoints], region[kMaxPoints];
+  for (int start = 0; start < n2; ++start) {
+    if (color[start] != kEmpty || !seen.insert(start)) continue;
+    int top = 0, len = 0, borders = 0;  // borders: bit 1 black, bit 2 white
+    stack[top++] = start;
+    while (top) {
+      int s = stack[--top];
+      region[len++] = s;
+      for (int k = 0, cnt = g.count[s]; k < cnt; ++k) {
+        int q = g.nbr[s][k];
+        int c = color[q];
+        if (c == kEmpty) {
+          if (seen.insert(q)) stack[top++] = q;
+        } else {
+          borders |= c == kBlack ? 1 : 2;
+        }
+      }
+    }
+    if (borders == 1 || borders == 2) {
+      const int8_t owner = borders == 1 ? kBlack : kWhite;
+      for (int i = 0; i < len; ++i) out[region[i]] = owner;
+    }
+  }
+}
+
 bool Board::eyeish(int p, int c) const {
   if (color[p] != kEmpty) return false;
   const Geometry& g = kGeometry[N];

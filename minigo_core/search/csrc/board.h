@@ -54,6 +54,9 @@ struct Board {
   void play(int p);
   bool game_over() const { return last_move == n2 && prev_move == n2; }
   double score() const;  // Tromp-Taylor: Black's area minus White's, minus komi
+  // Position.ownership(): out[0 .. n2-1] 1 Black's (stone or territory), -1 White's, 0 neither (what score
+  // counts, point by point)
+  void ownership(int8_t* out) const;
   // Position.eyeish: empty and every on-board neighbour of colour c
   bool eyeish(int p, int c) const;
   int liberties_at(int p) const { return color[p] == kEmpty ? 0 : libs[group[p]]; }
