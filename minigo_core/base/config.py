@@ -42,7 +42,7 @@ class ModelSettings:
 
 @dataclass(frozen=True)
 class SelfplaySettings:
-    games: int = 1344
+    games: int = 1792
     games_per_job: int = 224
     readouts: int = 4
     fast_readouts: int = 4
@@ -97,7 +97,7 @@ class EvaluateSettings:
     target: str = "gen0"
     early_stop: bool = True
     gnugo: str = "/usr/games/gnugo"
-    every: int = 4
+    every: int = 3
     final_games: int = 100
     final_opponents: tuple = ("random",)
     ladder: bool = True
@@ -117,7 +117,7 @@ class RunConfig:
     board_size: int = 9
     komi: float = 7.5
     features: str = "agz"
-    generations: int = 20
+    generations: int = 15
     model: ModelSettings = field(default_factory=ModelSettings)
     selfplay: SelfplaySettings = field(default_factory=SelfplaySettings)
     window: WindowSettings = field(default_factory=WindowSettings)

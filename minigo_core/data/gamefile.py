@@ -396,6 +396,11 @@ def read_game_digest(url: str) -> tuple[GameRecord, int, str]:
     return _game_from_bytes(data, url), len(data), storage.sha256_bytes(data)
 
 
+def read_game_bytes(url: str) -> bytes:
+    """A game file's bytes (GameFileError naming the file when it is missing or unreadable)."""
+    return _read_bytes(url)
+
+
 def game_from_bytes(data: bytes, url: str) -> GameRecord:
     """`read_game` of a game file's bytes already in memory (a packed generation's archive holds them);
     `url` names where they came from in every error."""
