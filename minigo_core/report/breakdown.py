@@ -42,6 +42,10 @@ Every category counts the cores a job held (wall x the threads it ran), not CPU 
   cores x wall by (jobs holding more threads than the machine's cores). So parts + idle - overlap = cores x
   wall. A category no file was found for is unknown (None), and its time is in idle.
 
+`--until-last-model` (`collect(..., until_last_model=True)`): the learning loop alone, the wall ending at the
+newest model file; files written after it (the last generation's matches) are left out. `positions`: the
+recorded self-play positions the job records list, and `positions_per_hour` over the wall.
+
 Per generation (`--per-generation`): each category's core-seconds of the files of that generation (self-play
 of `games/genG`, training and window of generation G, evaluations of `eval/genG`, its other jobs), and
 `span_s`, the time from model G-1's file to model G's. Idle is a run-level figure: generations overlap.
