@@ -1,8 +1,9 @@
 """Winograd in the training path: `python -m minigo_core.bench winograd [--part step|numerics|losses]`.
 
 - step: one SGD step (`nn.training.sgd_step`: forward, the four losses, backward, SGD with momentum) at the
-  paper's shape (19x19, 6x64, mlperf07, batch 96) and the default run's (9x9, 4x32, agz, auxiliary heads,
-  batch 32): torch (1 thread) against the dsp backend (1 core) with the direct and the Winograd 3x3 convs,
+  paper's shape (19x19, 6x64, mlperf07, batch 96), the default run's (config.yaml's net and per-rank batch:
+  9x9, 4x32, agz, auxiliary heads, batch 128) and that net at batch 32 (the default run's shape before issue
+  24): torch (1 thread) against the dsp backend (1 core) with the direct and the Winograd 3x3 convs,
   timed interleaved (process CPU time, medians), on each vector build of the kernels (`--isa all`).
 - numerics: each pass of a 3x3 conv (forward, input gradient, weight gradient) against a float64 reference
   (torch's conv in double): max |error| / max |reference| of torch's float32 direct conv, the dsp direct
@@ -22,14 +23,18 @@ import torch
 import torch.nn.functional as F
 
 from minigo_core.base import native
+from minigo_core.base.config import RunConfig
 from minigo_core.bench.ops import cpu_model, resolve_isas
 from minigo_core.nn import dsp, training
 from minigo_core.nn.flatsgd import FlatSGD
 from minigo_core.nn.model import DualNet, ModelConfig, random_model
 
+# The default run's net and per-rank batch, as config.yaml has them (since issue 24: one rank of 128)
+_DEFAULT_RUN = RunConfig()
 SHAPES = {  # name: (config, batch)
     "paper": (ModelConfig(19, 6, 64, 64, "mlperf07"), 96),
-    "default": (ModelConfig(9, 4, 32, 64, "agz", aux_heads=True), 32),
+    "default": (ModelConfig.from_run(_DEFAULT_RUN), _DEFAULT_RUN.train.batch_per_rank),
+    "default-b32": (ModelConfig(9, 4, 32, 64, "agz", aux_heads=True), 32),  # the default before issue 24
     "tiny": (ModelConfig(5, 1, 8, 8, "agz", aux_heads=True), 16),
 }
 CPU = torch.device("cpu")
@@ -182,11 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.part in ("step", "all"):
         for isa in resolve_isas(args.isa):
             dsp.set_isa(isa)
-            for shape in ("paper", "default"):
-                t = bench_step(shape, args.repeats if shape == "default" else max(3, args.repeats // 2))
+            for shape in ("paper", "default", "default-b32"):
+                t = bench_step(shape, args.repeats if shape == "default-b32" else max(3, args.repeats // 2))
                 d, w = t["dsp direct"], t["dsp winograd"]
                 print(
-                    f"step {shape:<8} dsp {isa:<7} torch {t['torch']:8.2f} ms  dsp direct {d:8.2f} ms "
+                    f"step {shape:<11} dsp {isa:<7} torch {t['torch']:8.2f} ms  dsp direct {d:8.2f} ms "
                     f"({t['torch'] / d:.2f}x)  dsp winograd {w:8.2f} ms ({t['torch'] / w:.2f}x)"
                 )
     if args.part in ("numerics", "all"):
