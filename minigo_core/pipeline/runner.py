@@ -166,7 +166,11 @@ def run_until_done(
             return 130
         if code != 0:
             log.error("snakemake failed (exit %d); full log: %s", code, log_path)
-            if "Directory cannot be locked" in log_path.read_text(errors="replace"):
+            try:
+                text = log_path.read_text(errors="replace")
+            except OSError:  # the run's folder was removed while Snakemake ran
+                text = ""
+            if "Directory cannot be locked" in text:
                 log.error(
                     "  another Snakemake runs in this directory, or one was killed: if none runs, "
                     "`snakemake --profile %s --configfile %s --unlock`",
