@@ -3,6 +3,9 @@
     gen0, gen7, genN     the model of that generation: {root}/models/genNNNN.safetensors
     previous             the model of the generation before the one evaluated (generation G-1)
     gnugo:LEVEL          GNU Go at LEVEL 0..10, through GTP
+    gnugo:LEVEL+rP,      that player, except that on P% of its moves (0 < P < 100, a seeded coin per move) it
+    uct:N+rP             plays `random`'s move instead (e.g. gnugo:1+r10): the graded mixtures that fill
+                         the fixed Elo ladder where neither uct:N nor GNU Go has a rung
     random               a uniformly random legal move (the floor of the rating scale)
     uct:N                plain Monte-Carlo tree search, N random playouts per move (N >= 1; no network)
     gtp:COMMAND LINE     any GTP engine, e.g. `gtp:/usr/games/gnugo --mode gtp --level 5`
@@ -23,11 +26,23 @@ from dataclasses import dataclass, field
 
 HELP = (
     "gen0, previous, genN, gnugo:LEVEL (LEVEL 0..10), random, uct:N (N playouts per move), "
+    "gnugo:LEVEL+rP or uct:N+rP (P% of the moves random's, 0 < P < 100), "
     "'gtp:<command line>', or a model file"
 )
-CONFIG_HELP = "gen0, previous, genN (N an integer), gnugo:LEVEL (LEVEL 0..10), random, or uct:N (N playouts)"
+CONFIG_HELP = (
+    "gen0, previous, genN (N an integer), gnugo:LEVEL (LEVEL 0..10), random, uct:N (N playouts), or "
+    "gnugo:LEVEL+rP / uct:N+rP (P% of the moves random's)"
+)
 CONFIG_KINDS = ("generation", "previous", "gnugo", "random", "uct")
-UCT_HELP = "uct:N with N a positive integer of playouts per move (e.g. uct:64)"
+UCT_HELP = (
+    "uct:N with N a positive integer of playouts per move (e.g. uct:64), or uct:N+rP for P% of the moves "
+    "random's, 0 < P < 100 (e.g. uct:1+r50)"
+)
+GNUGO_HELP = (
+    "gnugo:LEVEL with LEVEL an integer 0..10 (e.g. gnugo:1), or gnugo:LEVEL+rP for P% of the moves "
+    "random's, 0 < P < 100 (e.g. gnugo:1+r10)"
+)
+_MIXED = re.compile(r"(?P<base>.*?)\+r(?P<percent>[0-9]+(?:\.[0-9]+)?)")
 MODEL_SUFFIXES = (".safetensors", ".pt")
 GNUGO_LEVELS = range(0, 11)
 
@@ -47,6 +62,7 @@ class PlayerSpec:
     kind: str  # generation | previous | gnugo | random | uct | gtp | file
     generation: int | None = None  # genN, or a model file named genNNNN.safetensors
     level: int | None = None  # gnugo:LEVEL
+    random_percent: float | None = None  # gnugo:LEVEL+rP, uct:N+rP: P% of its moves random's
     playouts: int | None = None  # uct:N
     command: tuple[str, ...] = field(default=())  # gtp:COMMAND LINE
 
@@ -62,18 +78,8 @@ class PlayerSpec:
         m = re.fullmatch(r"gen(\d+)", text)
         if m:
             return cls(text, "generation", generation=int(m.group(1)))
-        if text.startswith("gnugo:"):
-            level = text[6:]
-            if not level.isdigit() or int(level) not in GNUGO_LEVELS:
-                raise PlayerSpecError(
-                    f"player spec {text!r}: GNU Go level must be an integer 0..10 (e.g. gnugo:1)"
-                )
-            return cls(text, "gnugo", level=int(level))
-        if text.startswith("uct:"):
-            playouts = text[4:]
-            if not playouts.isascii() or not playouts.isdigit() or int(playouts) < 1:
-                raise PlayerSpecError(f"player spec {text!r}: use {UCT_HELP}")
-            return cls(f"uct:{int(playouts)}", "uct", playouts=int(playouts))
+        if text.startswith(("gnugo:", "uct:")):
+            return cls._reference(text)
         if text.startswith("gtp:"):
             command = tuple(shlex.split(text[4:]))
             if not command:
@@ -81,6 +87,27 @@ class PlayerSpec:
             return cls(text, "gtp", command=command)
         m = re.fullmatch(r"gen(\d+)\.(?:safetensors|pt)", os.path.basename(text.rstrip("/")))
         return cls(text, "file", generation=int(m.group(1)) if m else None)
+
+    @classmethod
+    def _reference(cls, text: str) -> PlayerSpec:
+        """`gnugo:LEVEL`, `uct:N`, and their mixtures with `random` (`+rP`)."""
+        gnugo = text.startswith("gnugo:")
+        usage = GNUGO_HELP if gnugo else UCT_HELP
+        mixed = _MIXED.fullmatch(text)
+        base, percent = (mixed["base"], float(mixed["percent"])) if mixed else (text, None)
+        number = base.split(":", 1)[1]
+        if not number.isascii() or not number.isdigit():
+            raise PlayerSpecError(f"player spec {text!r}: use {usage}")
+        if percent is not None and not 0.0 < percent < 100.0:
+            raise PlayerSpecError(f"player spec {text!r}: the random share P of +rP must be 0 < P < 100")
+        suffix = "" if percent is None else f"+r{percent:g}"
+        if gnugo:
+            if int(number) not in GNUGO_LEVELS:
+                raise PlayerSpecError(f"player spec {text!r}: use {usage}")
+            return cls(f"gnugo:{int(number)}{suffix}", "gnugo", level=int(number), random_percent=percent)
+        if int(number) < 1:
+            raise PlayerSpecError(f"player spec {text!r}: use {usage}")
+        return cls(f"uct:{int(number)}{suffix}", "uct", playouts=int(number), random_percent=percent)
 
     @classmethod
     def parse_config(cls, text: object, key: str) -> PlayerSpec:
@@ -124,10 +151,8 @@ class PlayerSpec:
         if self.kind in ("generation", "previous"):
             other = self.generation_at(generation)
             return None if other is None else generation_name(other)
-        if self.kind == "gnugo":
-            return f"gnugo:{self.level}"
-        if self.kind == "uct":
-            return f"uct:{self.playouts}"
+        if self.kind in ("gnugo", "uct"):
+            return self.text  # normalised by parse: gnugo:1, uct:64, gnugo:1+r10
         if self.kind == "file":
             if self.generation is not None:
                 return generation_name(self.generation)

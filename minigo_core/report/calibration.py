@@ -37,6 +37,7 @@ from pathlib import Path
 
 import minigo_core
 from minigo_core.base.config import RunConfig
+from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.data import storage
 from minigo_core.report.ladder import (
     LADDER_DIR,
@@ -374,7 +375,10 @@ def play_all(
 
 def _cost(name: str) -> float:
     """A rough CPU cost of a rung's moves in a game, in uct playouts (GNU Go: about uct:2000's)."""
-    return float(name[4:]) if name.startswith("uct:") else 0.0 if name == "random" else 2000.0
+    spec = PlayerSpec.parse(name) if name.startswith(("uct:", "gnugo:")) else None
+    if spec is not None and spec.kind == "uct":
+        return float(spec.playouts or 0) * (1.0 - (spec.random_percent or 0.0) / 100.0)
+    return 0.0 if name == "random" else 2000.0
 
 
 def cpu_model() -> str:
@@ -530,13 +534,25 @@ def read_ladder_at(board_size: int, ladder_dir: str | None = None) -> Ladder:
 
 
 def format_table(ladder: Ladder) -> str:
-    """The ladder as a table: rung, Elo, 95% interval, games; the anchor and the cost below it."""
+    """The ladder as a table: rung, Elo, 95% interval (the other rungs held fixed), games, and the interval
+    relative to the anchor where the table has it; the anchor and the cost below it."""
     n = ladder.board_size
     lines = [f"{n}x{n} ladder, anchored at {ladder.anchor} = {ladder.anchor_elo:g}", ""]
-    lines.append(f"{'rung':<14} {'Elo':>7}  {'95% interval':>16}  {'games':>6}")
+    chain = any(r.ci95_anchor is not None for r in ladder.rungs)
+    head = f"{'rung':<14} {'Elo':>7}  {'95% interval':>16}  {'games':>6}"
+    lines.append(head + (f"  {'from the anchor':>16}" if chain else ""))
     for r in ladder.rungs:
         lo, hi = r.ci95
-        lines.append(f"{r.player:<14} {r.elo:>7.0f}  [{lo:>6.0f}, {hi:>6.0f}]  {r.games:>6}")
+        line = f"{r.player:<14} {r.elo:>7.0f}  [{lo:>6.0f}, {hi:>6.0f}]  {r.games:>6}"
+        if r.ci95_anchor is not None:
+            line += f"  [{r.ci95_anchor[0]:>6.0f}, {r.ci95_anchor[1]:>6.0f}]"
+        lines.append(line)
+    if chain:
+        lines += [
+            "",
+            "95% interval: with the other rungs held at their ratings (as the table rates a player);",
+            "from the anchor: adding up the chain of matches down from the anchor (a shift common to all).",
+        ]
     prov = ladder.provenance
     if prov.get("cost") or prov.get("command"):
         lines += ["", f"calibration: {prov.get('cost', '?')}; {prov.get('command', '')}".rstrip("; ")]

@@ -1,7 +1,8 @@
 """The adaptive calibration: play the games that narrow the widest interval most per CPU-second.
 
-`minigo ladder calibrate --target-ci H` plays until every rung's 95% interval (relative to the anchor) is
-within +-H Elo, or until `--max-cpu-hours`. Each round:
+`minigo ladder calibrate --target-ci H` plays until every rung's 95% interval (the table's `ci95`: the other
+rungs held at their ratings, `ladder.calibrate_fit`) is within +-H Elo, or until `--max-cpu-hours`. Each
+round:
 
 1. every pair of neighbouring rungs has at least `games_per_pair` games (a first estimate of each gap);
 2. one fit of every stored game (`ladder.calibrate_fit`, the same fit the table is written from), then the
@@ -12,18 +13,24 @@ within +-H Elo, or until `--max-cpu-hours`. Each round:
    pairs (any two rungs fitted at most `MAX_PAIR_GAP` apart) whose games would shrink the rungs' excess
    variance (the sum over rungs of the variance above the target's) most per CPU-second. The gain of a pair
    is computed from the Fisher information of Bradley-Terry at the fitted ratings: a game between rungs
-   i and j adds p (1 - p) (ln 10 / 400)^2 to the information between them (p: i's expected score), and the
-   variance of every rung relative to the anchor follows by a rank-one update of the inverse. Its cost is
-   the CPU seconds its stored games took (or the rungs' typical costs before it has any).
+   i and j adds p (1 - p) (ln 10 / 400)^2 to each one's own information (p: i's expected score), and a
+   rung's variance with the others held fixed is 1 / its own information. Its cost is the CPU seconds its
+   stored games took (or the rungs' typical costs before it has any).
 
-Why: a chain of matches adds up its links' variances, so +-50 at the bottom of a 2,000 Elo ladder needs
-thousands of games across the cheap low rungs and a few hundred where the games are costly (strong `uct:N`,
-GNU Go); a fixed number of games per pair spends most of its CPU where it narrows least.
+Why: a fixed number of games per pair spends most of its CPU where it narrows least: the costly rungs
+(strong `uct:N`, GNU Go) need their own few hundred games, the cheap ones get theirs for nothing.
+
+The intervals relative to the anchor (`ci95_anchor`) add up every link of the chain down from the anchor:
++-50 at the bottom of the 9x9 ladder (~3,500 Elo below GNU Go 10, >= 14 links) needs each link near +-13,
+~40,000-60,000 games, about half of them between the costly upper rungs (20-50 CPU-hours). `half_widths`
+computes them (and `--target-ci` could aim at them with `anchor_relative=True`), but the default aims at
+the intervals the table is used with.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
@@ -47,9 +54,11 @@ MAX_ROUND_GAMES = 2000  # games a chosen pair plays in a round at most
 
 def side_cost(name: str, board_size: int) -> float:
     scale = (board_size / 9.0) ** 2
-    if name.startswith("uct:"):
-        return UCT_SIDE_COST_PER_PLAYOUT * int(name[4:]) * scale
-    return _SIDE_COST.get(name.split(":", 1)[0], 1.0) * scale
+    base, _, percent = name.partition("+r")
+    share = 1.0 - float(percent or 0.0) / 100.0  # a mixture pays for its base's moves only
+    if base.startswith("uct:"):
+        return UCT_SIDE_COST_PER_PLAYOUT * int(base[4:]) * scale * share
+    return _SIDE_COST.get(base.split(":", 1)[0], 1.0) * scale * (share if percent else 1.0)
 
 
 def pair_costs(plan: cal.Plan) -> dict[tuple[str, str], float]:
@@ -85,6 +94,19 @@ def half_widths(
     return {r: Z95 * math.sqrt(max(cov[index[r], index[r]], 0.0)) / NATS_PER_ELO for r in index}
 
 
+def held_information(
+    rungs: tuple[str, ...], elos: dict[str, float], counts: dict[tuple[str, str], float], prior_draws: float
+) -> dict[str, float]:
+    """Each rung's own Fisher information (nats^-2) at `elos`: the sum over its games of p (1 - p), the
+    inverse of its variance with the other rungs held fixed."""
+    own = dict.fromkeys(rungs, 0.0)
+    for (a, b), games in counts.items():
+        p = 1.0 / (1.0 + 10 ** (-(elos[a] - elos[b]) / 400.0))
+        own[a] += (games + prior_draws) * p * (1 - p)
+        own[b] += (games + prior_draws) * p * (1 - p)
+    return {r: max(v, 1e-12) for r, v in own.items()}
+
+
 def _covariance(
     rungs: tuple[str, ...], elos: dict[str, float], counts: dict[tuple[str, str], float], anchor: str,
     prior_draws: float,
@@ -103,12 +125,18 @@ def _covariance(
 def best_pairs(
     rungs: tuple[str, ...], elos: dict[str, float], counts: dict[tuple[str, str], int],
     costs: dict[tuple[str, str], float], anchor: str, target: float, batch: int, how_many: int,
-    board_size: int = 9,
+    board_size: int = 9, anchor_relative: bool = False,
 ) -> list[tuple[str, str]]:  # fmt: skip
-    """The `how_many` pairs whose next `batch` games cut the rungs' excess variance most per CPU-second."""
-    cov, index = _covariance(rungs, elos, counts, anchor, 1.0)
+    """The `how_many` pairs whose next `batch` games cut the rungs' excess variance most per CPU-second:
+    the variance with the other rungs held fixed, or with `anchor_relative` that relative to the anchor."""
     limit = (target / Z95 * NATS_PER_ELO) ** 2
-    var = np.diag(cov)
+    if anchor_relative:
+        cov, index = _covariance(rungs, elos, counts, anchor, 1.0)
+        var = np.diag(cov)
+    else:
+        own = held_information(rungs, elos, counts, 1.0)
+        index = {r: i for i, r in enumerate(r for r in rungs if r != anchor)}
+        var = np.array([1.0 / own[r] for r in index])
     base = np.maximum(var - limit, 0.0).sum()
     scored = []
     for a, b in candidate_pairs(rungs):
@@ -117,13 +145,19 @@ def best_pairs(
             continue
         p = 1.0 / (1.0 + 10 ** (-gap / 400.0))
         weight = batch * p * (1 - p)
-        u = np.zeros(len(index))
-        if a in index:
-            u[index[a]] = 1.0
-        if b in index:
-            u[index[b]] = -1.0
-        su = cov @ u
-        new = var - weight * su * su / (1.0 + weight * (u @ su))
+        if anchor_relative:
+            u = np.zeros(len(index))
+            if a in index:
+                u[index[a]] = 1.0
+            if b in index:
+                u[index[b]] = -1.0
+            su = cov @ u
+            new = var - weight * su * su / (1.0 + weight * (u @ su))
+        else:
+            new = var.copy()
+            for r in (a, b):
+                if r in index:
+                    new[index[r]] = 1.0 / (own[r] + weight)
         gain = base - np.maximum(new - limit, 0.0).sum()
         cost = costs.get((a, b), side_cost(a, board_size) + side_cost(b, board_size))
         if gain > 0:
@@ -146,7 +180,8 @@ def split_wide_gaps(
                 u[index[name]] = sign
         se = math.sqrt(max(float(u @ cov @ u), 0.0)) / NATS_PER_ELO
         gap = elos[upper] - elos[lower]
-        if gap - Z95 * se > MAX_GAP and lower.startswith("uct:") and upper.startswith("uct:"):
+        plain = all(re.fullmatch(r"uct:\d+", name) for name in (lower, upper))
+        if gap - Z95 * se > MAX_GAP and plain:
             a, b = int(lower[4:]), int(upper[4:])
             middle = round(math.sqrt(a * b))
             if a < middle < b and f"uct:{middle}" not in rungs:

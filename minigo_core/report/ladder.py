@@ -5,7 +5,8 @@ fixed once by a calibration, anchored at GNU Go level 10 = 1800 (CGOS's 9x9 anch
 size, `config/ladder/{N}x{N}.json` in the repository:
 
     {"board_size": 9, "anchor": "gnugo:10", "anchor_elo": 1800.0,
-     "rungs": [{"player": "random", "elo": ..., "ci95": [lo, hi], "games": n}, ...],   # increasing Elo
+     "rungs": [{"player": "random", "elo": ..., "ci95": [lo, hi], "games": n,           # increasing Elo
+                "ci95_anchor": [lo, hi]}, ...],
      "provenance": {"command": ..., "seeds": ..., "cpu": ..., "date": ..., "cost": ...}}
 
 The model throughout is `minigo_core.report.ratings`'s: P(i beats j) = 1 / (1 + 10^(-(R_i - R_j)/400)), a draw
@@ -53,20 +54,29 @@ class LadderError(ValueError):
 
 @dataclass(frozen=True)
 class Rung:
-    """One reference player and its calibrated rating (95% interval relative to the anchor)."""
+    """One reference player and its calibrated rating.
+
+    `ci95`: its 95% interval with the other rungs held at their ratings (BayesElo's convention, and the one
+    `rate_with_fixed_rungs` gives a rated player): how well its own games place it among its neighbours.
+    `ci95_anchor` (None in tables written before it): the interval relative to the anchor, which adds up
+    every link of the chain of matches between the rung and the anchor (`calibrate_fit`)."""
 
     player: str
     elo: float
     ci95: tuple[float, float]
     games: int
+    ci95_anchor: tuple[float, float] | None = None
 
     def to_json(self) -> dict:
-        return {
+        out: dict = {
             "player": self.player,
             "elo": self.elo,
             "ci95": [self.ci95[0], self.ci95[1]],
             "games": self.games,
         }
+        if self.ci95_anchor is not None:
+            out["ci95_anchor"] = [self.ci95_anchor[0], self.ci95_anchor[1]]
+        return out
 
 
 @dataclass
@@ -179,7 +189,18 @@ def _rung_from_json(entry: object, i: int, source: str) -> Rung:
         raise LadderError(f"{where} ({player}): 'ci95' must be [low, high], got {ci!r}; {_FIX}")
     if not isinstance(games, int) or isinstance(games, bool) or games < 0:
         raise LadderError(f"{where} ({player}): 'games' must be a count >= 0, got {games!r}; {_FIX}")
-    return Rung(player, float(elo), (float(ci[0]), float(ci[1])), games)
+    anchored = entry.get("ci95_anchor")
+    if anchored is not None and not (
+        isinstance(anchored, list) and len(anchored) == 2 and all(_is_number(x) for x in anchored)
+    ):
+        raise LadderError(f"{where} ({player}): 'ci95_anchor' must be [low, high], got {anchored!r}; {_FIX}")
+    return Rung(
+        player,
+        float(elo),
+        (float(ci[0]), float(ci[1])),
+        games,
+        None if anchored is None else (float(anchored[0]), float(anchored[1])),
+    )
 
 
 def load_ladder(path: str | Path) -> Ladder:
@@ -233,12 +254,20 @@ def calibrate_fit(
     """The rungs' ratings from every calibration game (player, opponent, score), in increasing order.
 
     One Bradley-Terry fit (`fit_bradley_terry`, its virtual-draws prior: `prior_draws` drawn games per pair
-    that met), shifted so that `anchor` sits at `anchor_elo`. `fit_bradley_terry` holds its anchor at 0 and
-    inverts the information matrix with the anchor's row and column removed, so its standard errors are
-    those of the differences R_i - R_anchor: the Wald interval elo +- 1.96 se is each rung's 95% interval
-    *relative to the anchor*. The anchor's own is [anchor_elo, anchor_elo]; the others widen with their
-    distance from it in games (a chain of matches adds up its links' variances). A rung with no chain of
-    games to the anchor, or an anchor that played no game, is a LadderError.
+    that met), shifted so that `anchor` sits at `anchor_elo`. Two Wald intervals (elo +- 1.96 se) per rung:
+
+    - `ci95`, with the other rungs held at their fitted ratings (se = 1 / sqrt of the rung's diagonal entry
+      of the information matrix: its own games only). This is what BayesElo reports by default, and it is
+      the uncertainty that matters when the table is used as it is meant to be, with its rungs held fixed:
+      a player rated against rungs i and j is placed by their ratings relative to each other, never by
+      the chain down from the anchor, which shifts every rating on the table alike.
+    - `ci95_anchor`, relative to the anchor: `fit_bradley_terry` holds its anchor at 0 and inverts the
+      information matrix with the anchor's row and column removed, so its standard errors are those of
+      R_i - R_anchor. These widen with the rung's distance from the anchor in games (a chain of matches adds
+      up its links' variances): the uncertainty of comparing this scale's numbers with another scale's.
+
+    The anchor's intervals are [anchor_elo, anchor_elo]. A rung with no chain of games to the anchor, or an
+    anchor that played no game, is a LadderError.
     """
     results = list(results)
     fit = fit_bradley_terry(results, anchor=anchor, prior_draws=prior_draws)
@@ -254,8 +283,17 @@ def calibrate_fit(
     rungs = []
     for name, elo in fit.elo.items():
         centre = anchor_elo + elo
-        half = Z95 * fit.stderr[name] if name != anchor else 0.0
-        rungs.append(Rung(name, centre, (centre - half, centre + half), fit.games[name]))
+        half = Z95 * fit.held_stderr[name] if name != anchor else 0.0
+        chain = Z95 * fit.stderr[name] if name != anchor else 0.0
+        rungs.append(
+            Rung(
+                name,
+                centre,
+                (centre - half, centre + half),
+                fit.games[name],
+                (centre - chain, centre + chain),
+            )
+        )
     return sorted(rungs, key=lambda r: r.elo)
 
 

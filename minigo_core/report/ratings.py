@@ -27,6 +27,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
+import math
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -56,6 +57,9 @@ class Ratings:
     prior_draws: float
     elo: dict[str, float] = field(default_factory=dict)
     stderr: dict[str, float] = field(default_factory=dict)
+    # each player's standard error with every other player held at its fitted rating (BayesElo's default
+    # intervals): from its own games only, 1 / sqrt(its diagonal entry of the information matrix)
+    held_stderr: dict[str, float] = field(default_factory=dict)
     games: dict[str, int] = field(default_factory=dict)
     score: dict[str, float] = field(default_factory=dict)
     unrated: list[str] = field(default_factory=list)  # players not connected to the anchor by any games
@@ -196,6 +200,8 @@ def fit_bradley_terry(
     for pos, name in enumerate(sub_names):
         out.elo[name] = float(theta[pos] * ELO_PER_NAT)
         out.stderr[name] = float(se[pos] * ELO_PER_NAT)
+        own = info[pos, pos]
+        out.held_stderr[name] = float(ELO_PER_NAT / np.sqrt(own)) if own > 0 else math.inf
     for i, name in enumerate(names):
         out.games[name] = int(games[i].sum())
         out.score[name] = float(wins[i].sum())
@@ -216,11 +222,11 @@ def generation_of(name: str) -> int | None:
 def player_kind(name: str) -> str:
     if generation_of(name) is not None:
         return "generation"
-    if name.startswith("gnugo:"):
+    if re.fullmatch(r"gnugo:\d+", name):  # a GNU Go level (gnugo:L+rP, mixed with random, is "other")
         return "gnugo"
     if name == "random":
         return "random"
-    if name.startswith("uct:"):
+    if re.fullmatch(r"uct:\d+", name):  # plain UCT (uct:N+rP, with random moves, is "other")
         return "uct"
     return "other"
 

@@ -12,6 +12,9 @@ Player specs (command line and config `evaluate.opponents`):
   G-1)
 - `gnugo:LEVEL` -- GNU Go at that level through GTP (`gtp_client.gnugo_argv`: Chinese rules, simple ko,
   no suicide, `--capture-all-dead`, so its games score the same under Tromp-Taylor)
+- `gnugo:LEVEL+rP`, `uct:N+rP` -- that player, except that on P% of its moves (a seeded coin per move) it
+  plays `random`'s move instead (`MixedPlayer`): cheap, smoothly graded ladder rungs where neither `uct:N` nor
+  GNU Go has one (between `random` and `uct:1`, between the costly top `uct:N` and GNU Go level 1)
 - `random` -- a uniformly random legal move: every legal point and pass (always legal) with equal
   probability. It fills its own eyes and passes about once per legal-move count; it is the floor of the
   rating scale, not a playout policy.
@@ -25,7 +28,7 @@ Player specs (command line and config `evaluate.opponents`):
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -58,6 +61,7 @@ class ResolvedPlayer:
     level: int | None = None
     playouts: int | None = None
     argv: tuple[str, ...] = ()
+    random_percent: float | None = None
 
     def describe(self) -> dict:
         out: dict[str, Any] = {"spec": self.spec, "kind": self.kind, "name": self.name}
@@ -69,6 +73,8 @@ class ResolvedPlayer:
             out["level"] = self.level
         if self.playouts is not None:
             out["playouts"] = self.playouts
+        if self.random_percent is not None:
+            out["random_percent"] = self.random_percent
         if self.argv:
             out["argv"] = list(self.argv)
         return out
@@ -96,11 +102,20 @@ def resolve_spec(
             argv = gnugo_argv(spec.level, gnugo_path)
         except FileNotFoundError as exc:
             raise PlayerError(f"player spec {spec.text!r}: {exc}") from None
-        return ResolvedPlayer(spec.text, "gnugo", spec.rating_name(), level=spec.level, argv=tuple(argv))
+        return ResolvedPlayer(
+            spec.text,
+            "gnugo",
+            spec.rating_name(),
+            level=spec.level,
+            argv=tuple(argv),
+            random_percent=spec.random_percent,
+        )
     if spec.kind == "random":
         return ResolvedPlayer(spec.text, "random", "random")
     if spec.kind == "uct":
-        return ResolvedPlayer(spec.text, "uct", spec.rating_name(), playouts=spec.playouts)
+        return ResolvedPlayer(
+            spec.text, "uct", spec.rating_name(), playouts=spec.playouts, random_percent=spec.random_percent
+        )
     if spec.kind == "gtp":
         return ResolvedPlayer(spec.text, "gtp", spec.text, argv=spec.command)
     # A model file. Inside a run's models/ folder it keeps its generation name, so ratings join up.
@@ -264,6 +279,55 @@ class GTPPlayer(Player):
         self.client.close()
 
 
+class MixedPlayer(Player):
+    """`SPEC+rP`: `base`, except that on `percent`% of its moves it plays `RandomPlayer`'s move instead (any
+    legal point or pass, uniformly); `base` is told that move with `play`, so an engine with a board of its
+    own (GNU Go over GTP) stays in step.
+
+    Two seeded draws per move of its own (`new_game`'s seed): the coin, and the random move's index, drawn
+    every move, so one move's choice does not shift the later coins. A game is reproducible move by move when
+    `base` is (GNU Go with `set_random_seed`, `uct:N`)."""
+
+    def __init__(self, base: Player, percent: float, name: str) -> None:
+        if not 0.0 < float(percent) < 100.0:
+            base.close()
+            raise PlayerError(f"{name}: the random share must be 0 < P < 100, got {percent}")
+        self.base = base
+        self.percent = float(percent)
+        self.name = name
+        self.client = getattr(base, "client", None)  # an outside engine's process (its CPU time is counted)
+        self._rng = np.random.default_rng(0)
+        self.random_moves = 0
+
+    def new_game(self, board_size: int, komi: float, seed: int) -> None:
+        self.base.new_game(board_size, komi, seed)
+        self._rng = np.random.default_rng([int(seed) % 2**63, 0x5EED])
+        self.random_moves = 0
+
+    def genmove(self, position: go.Position) -> coords.Move | str:
+        coin, draw = self._rng.random(2)
+        if coin * 100.0 < self.percent and not position.is_game_over():
+            legal = np.flatnonzero(position.all_legal_moves())
+            flat = int(legal[min(int(draw * legal.size), legal.size - 1)])
+            move = coords.from_flat(flat, position.board_size)
+            self.base.play(position, move)  # `play` tells the side to move's move: ours
+            self.random_moves += 1
+            return move
+        return self.base.genmove(position)
+
+    def play(self, position: go.Position, move: coords.Move) -> None:
+        self.base.play(position, move)
+
+    def final_score(self) -> str | None:
+        return self.base.final_score()
+
+    def info(self) -> dict:
+        return {**self.base.info(), "random_percent": self.percent}
+
+    def close(self) -> None:
+        self.base.close()
+
+
 @dataclass
 class SearchSettings:
     """How a model player searches: fixed readouts, no root noise, softpick for the first moves, resign."""
@@ -414,6 +478,10 @@ def make_player(
 ) -> Player:
     """Create the player a spec names; `nets` shares one loaded network between players. `engine_name`:
     compiled or python (default: compiled on the dsp backend, see `ModelPlayer`)."""
+    if spec.random_percent is not None:
+        base = make_player(replace(spec, random_percent=None, name=spec.name.split("+r")[0]), search,
+                           gtp_timeout=gtp_timeout)  # fmt: skip
+        return MixedPlayer(base, spec.random_percent, spec.name)
     if spec.kind == "random":
         return RandomPlayer(spec.name)
     if spec.kind == "uct":

@@ -35,7 +35,34 @@ def test_half_widths_are_the_fits_intervals():
     widths = design.half_widths(RUNGS, elos, counts, "gnugo:10")
     for r in rungs:
         if r.player != "gnugo:10":
-            assert widths[r.player] == pytest.approx((r.ci95[1] - r.ci95[0]) / 2, rel=1e-6)
+            assert widths[r.player] == pytest.approx((r.ci95_anchor[1] - r.ci95_anchor[0]) / 2, rel=1e-6)
+
+
+def test_held_information_gives_the_fits_own_intervals():
+    counts = {("random", "uct:2"): 200, ("uct:2", "uct:8"): 100, ("uct:8", "uct:32"): 60,
+              ("uct:32", "gnugo:10"): 40, ("uct:2", "uct:32"): 30}  # fmt: skip
+    rungs = calibrate_fit(synthetic(counts), anchor="gnugo:10", anchor_elo=1800.0)
+    elos = {r.player: r.elo for r in rungs}
+    own = design.held_information(RUNGS, elos, counts, 1.0)
+    for r in rungs:
+        if r.player != "gnugo:10":
+            half = design.Z95 / np.sqrt(own[r.player]) / design.NATS_PER_ELO
+            assert half == pytest.approx((r.ci95[1] - r.ci95[0]) / 2, rel=1e-6)
+            # a rung's own games place it more tightly than the chain down from the anchor
+            assert (r.ci95[1] - r.ci95[0]) <= (r.ci95_anchor[1] - r.ci95_anchor[0]) + 1e-9
+
+
+def test_held_intervals_choose_the_rung_with_the_fewest_games():
+    counts = {("random", "uct:2"): 400, ("uct:2", "uct:8"): 400, ("uct:8", "uct:32"): 400,
+              ("uct:32", "gnugo:10"): 400, ("random", "uct:8"): 5}  # fmt: skip
+    elos = {k: v + 1000 for k, v in TRUE.items()}
+    costs = dict.fromkeys(counts, 0.01)
+    # held fixed, the end rungs (one neighbour each) are the widest, and the anchor needs nothing: the pair
+    # that narrows most is one of random's
+    chosen = design.best_pairs(RUNGS, elos, counts, costs, "gnugo:10", 25, 20, 1)
+    assert chosen and "random" in chosen[0]
+    # nothing to gain once every rung is within the target
+    assert design.best_pairs(RUNGS, elos, counts, costs, "gnugo:10", 200, 20, 3) == []
 
 
 def test_the_chosen_pair_narrows_the_widest_rung_cheaply():
@@ -44,10 +71,12 @@ def test_the_chosen_pair_narrows_the_widest_rung_cheaply():
     elos = {k: v + 1000 for k, v in TRUE.items()}
     costs = dict.fromkeys(counts, 0.01)
     # every rung hangs on the one thin link to the anchor: that is the pair to play
-    assert design.best_pairs(RUNGS, elos, counts, costs, "gnugo:10", 50, 20, 1) == [("uct:32", "gnugo:10")]
+    chosen = design.best_pairs(RUNGS, elos, counts, costs, "gnugo:10", 50, 20, 1, anchor_relative=True)
+    assert chosen == [("uct:32", "gnugo:10")]
     # unless its games cost so much more that the links below buy more per CPU-second
     costs[("uct:32", "gnugo:10")] = 1e6
-    assert ("uct:32", "gnugo:10") not in design.best_pairs(RUNGS, elos, counts, costs, "gnugo:10", 50, 20, 3)
+    chosen = design.best_pairs(RUNGS, elos, counts, costs, "gnugo:10", 50, 20, 3, anchor_relative=True)
+    assert ("uct:32", "gnugo:10") not in chosen
 
 
 def test_pairs_far_apart_are_never_chosen():

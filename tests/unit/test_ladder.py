@@ -164,11 +164,22 @@ def test_calibrate_fit_recovers_the_rungs_with_the_anchor_exact():
     assert [r.player for r in rungs] == names  # increasing order of rating
     by_name = {r.player: r for r in rungs}
     assert by_name["gnugo:10"].elo == 1800.0 and by_name["gnugo:10"].ci95 == (1800.0, 1800.0)
+    assert by_name["gnugo:10"].ci95_anchor == (1800.0, 1800.0)
     shift = 1800.0 - true["gnugo:10"]
-    inside = [r.ci95[0] <= true[r.player] + shift <= r.ci95[1] for r in rungs]
+    inside = [r.ci95_anchor[0] <= true[r.player] + shift <= r.ci95_anchor[1] for r in rungs]
     assert sum(inside) >= len(rungs) - 1
-    widths = [by_name[n].ci95[1] - by_name[n].ci95[0] for n in names]
-    assert widths[0] > widths[-2] > 0  # intervals grow with the distance from the anchor, in games
+    widths = [by_name[n].ci95_anchor[1] - by_name[n].ci95_anchor[0] for n in names]
+    assert widths[0] > widths[-2] > 0  # intervals from the anchor grow with the distance from it, in games
+    # held fixed, a rung's interval comes from its own games: each rung with its neighbours held at their
+    # fitted ratings lands within it, and it is no wider than the chain's
+    for r in rungs[:-1]:
+        assert 0 < r.ci95[1] - r.ci95[0] <= r.ci95_anchor[1] - r.ci95_anchor[0] + 1e-9
+    held = [by_name[n].ci95[1] - by_name[n].ci95[0] for n in names[:-1]]
+    assert max(held) < widths[0] / 2  # the bottom rung: its own 360 games, not the chain's 8 links
+    # the held interval covers the truth relative to the neighbours (the gaps, which is what rates a player)
+    pairs = zip(names, names[1:], strict=False)
+    gaps = [(by_name[b].elo - by_name[a].elo) - (true[b] - true[a]) for a, b in pairs]
+    assert sum(abs(g) <= 2 * max(held) for g in gaps) >= len(gaps) - 1
     assert by_name["uct:128"].games == 300 * 2 + 60 * 2
     ladder = Ladder(9, "gnugo:10", 1800.0, rungs, {"command": "test"})
     ladder.validate()
