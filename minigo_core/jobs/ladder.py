@@ -5,6 +5,7 @@
     minigo ladder calibrate --board-size 9 --target-ci 50 [--max-cpu-hours H] [--batch 20] [--jobs J]
     minigo ladder show --board-size 9 [--json]
     minigo ladder rate SPEC --board-size 9 [--config C] [--start-elo E | --start-from JSON] [--out JSON]
+    minigo ladder check RUNG RUNG --board-size 9 --seed S [--games 60] [--out JSON]  (the table predicts?)
 
 The calibration is `minigo_core.report.calibration`; the rating walk `minigo_core.report.ladder_rate`; the
 table and the fits `minigo_core.report.ladder`.
@@ -157,8 +158,27 @@ def rate(args: argparse.Namespace) -> None:
     print(ladder_rate.rating_line(result))
 
 
+def check(args: argparse.Namespace) -> None:
+    cfg = load_config(args.config) if args.config else None
+    if args.games < 1:
+        raise UsageError(f"--games must be >= 1, got {args.games}")
+    try:
+        ladder = cal.read_ladder_at(args.board_size, args.ladder_dir)
+        names = cal.rung_names([args.player, args.opponent], cfg.evaluate.gnugo if cfg else None)
+        for name in names:
+            ladder.rung(name)
+        out_dir = args.out_dir or storage.join(str(cal.REPO / cal.LADDER_DIR), "checks")
+        result = cal.check(ladder, names[0], names[1], args.games, args.seed, out_dir,
+                           cfg.evaluate.gnugo if cfg else None)  # fmt: skip
+    except (LadderError, PlayerError) as exc:
+        raise UsageError(str(exc)) from None
+    if args.out:
+        storage.write_text(args.out, json.dumps(result, indent=1) + "\n")
+    print(cal.check_line(result))
+
+
 def _add_subcommands(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="action", required=True, metavar="{calibrate,show,rate}")
+    sub = parser.add_subparsers(dest="action", required=True, metavar="{calibrate,show,rate,check}")
     c = sub.add_parser("calibrate", help="play the calibration matches (resumable) and fit the ladder")
     c.add_argument(
         "--rungs", default=None, help="comma-separated player specs, weakest first (default: built in)"
@@ -175,7 +195,8 @@ def _add_subcommands(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         help="adaptive: play the games that narrow the widest interval most per CPU-second until every "
-        "rung is within +-H Elo of the anchor (first --games-per-pair games per neighbours, default 10)",
+        "rung's 95%% interval (the other rungs held fixed) is within +-H Elo (first --games-per-pair "
+        "games per neighbours, default 10)",
     )
     c.add_argument("--max-cpu-hours", type=float, default=None, help="with --target-ci: stop after this")
     c.add_argument("--batch", type=int, default=20, help="with --target-ci: games per chosen pair a round")
@@ -204,11 +225,19 @@ def _add_subcommands(parser: argparse.ArgumentParser) -> None:
     r.add_argument("--batch", type=int, default=ladder_rate.DEFAULT_BATCH, help="games per step (default 4)")
     r.add_argument("--seed", type=int, default=1, help="match seed (default 1)")
     r.add_argument("--out", default=None, help="write the rating as JSON here")
-    for p in (c, s, r):
+    k = sub.add_parser("check", help="does the table predict a new match between two rungs? (seeded anew)")
+    k.add_argument("player", help="a rung, e.g. uct:8192")
+    k.add_argument("opponent", help="another rung, e.g. gnugo:1")
+    k.add_argument("--games", type=int, default=60, help="games, colours alternating (default 60)")
+    k.add_argument("--seed", type=int, required=True, help="a seed the calibration did not use")
+    k.add_argument("--config", default=None, help="run config: the GNU Go path")
+    k.add_argument("--out-dir", default=None, help="where the games are kept (default config/ladder/checks)")
+    k.add_argument("--out", default=None, help="write the result as JSON here")
+    for p in (c, s, r, k):
         p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="more output")
         p.add_argument("--board-size", type=int, required=True, help="the ladder's board size (9, 5, ...)")
-        p.set_defaults(func={c: calibrate, s: show, r: rate}[p])
-    for p in (s, r):
+        p.set_defaults(func={c: calibrate, s: show, r: rate, k: check}[p])
+    for p in (s, r, k):
         p.add_argument("--ladder-dir", default=None, help="ladder folder (default: config/ladder)")
 
 

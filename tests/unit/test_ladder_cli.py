@@ -33,7 +33,9 @@ def test_show_json_is_the_committed_5x5_ladder(capsys):
     assert data["board_size"] == 5
     rungs = data["rungs"]
     assert len(rungs) >= 5 and rungs[0]["player"] == "random"
-    assert all(set(r) == {"player", "elo", "ci95", "games"} for r in rungs)
+    assert all(set(r) == {"player", "elo", "ci95", "games", "ci95_anchor"} for r in rungs)
+    # held fixed, a rung's interval is no wider than the one from the anchor (which adds up the chain)
+    assert all(r["ci95"][1] - r["ci95"][0] <= r["ci95_anchor"][1] - r["ci95_anchor"][0] + 1e-9 for r in rungs)
     elos = [r["elo"] for r in rungs]
     assert elos == sorted(elos) and len(set(elos)) == len(elos)
     assert all(r["ci95"][0] <= r["elo"] <= r["ci95"][1] and r["games"] > 0 for r in rungs)
