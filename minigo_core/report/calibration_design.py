@@ -39,26 +39,14 @@ from multiprocessing import get_context
 import numpy as np
 
 from minigo_core.report import calibration as cal
-from minigo_core.report.ladder import Ladder, LadderError, write_ladder
+from minigo_core.report.ladder import Ladder, LadderError, side_cost, write_ladder
 from minigo_core.report.ratings import information
 
 MAX_GAP = 250.0  # neighbours' largest fitted distance (Elo) before a uct:N rung is added between them
 MAX_PAIR_GAP = 600.0  # pairs further apart than this (fitted) carry too little per game to be chosen
 NATS_PER_ELO = math.log(10) / 400
 Z95 = 1.959963984540054
-# typical CPU seconds one side of a 9x9 game costs (uct:N scales with N), before a pair has games of its own
-_SIDE_COST = {"random": 0.001, "gnugo": 1.0, "gtp": 1.0}
-UCT_SIDE_COST_PER_PLAYOUT = 0.00074
 MAX_ROUND_GAMES = 2000  # games a chosen pair plays in a round at most
-
-
-def side_cost(name: str, board_size: int) -> float:
-    scale = (board_size / 9.0) ** 2
-    base, _, percent = name.partition("+r")
-    share = 1.0 - float(percent or 0.0) / 100.0  # a mixture pays for its base's moves only
-    if base.startswith("uct:"):
-        return UCT_SIDE_COST_PER_PLAYOUT * int(base[4:]) * scale * share
-    return _SIDE_COST.get(base.split(":", 1)[0], 1.0) * scale * (share if percent else 1.0)
 
 
 def pair_costs(plan: cal.Plan) -> dict[tuple[str, str], float]:

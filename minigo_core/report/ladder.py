@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from minigo_core.base.elo import ELO_PER_NAT, Z95
+from minigo_core.base.elo import ELO_PER_NAT, Z95, expected_score
 from minigo_core.data import storage
 from minigo_core.data.layout import LADDER_DIR, REPO, calibrated_sizes, ladder_path  # noqa: F401 (re-exported)
 from minigo_core.report.ratings import fit_bradley_terry, information, maximise
@@ -551,6 +551,42 @@ def _nearest(ladder: Ladder, elo: float, among: list[Rung] | None = None) -> str
     return min(among if among is not None else ladder.rungs, key=lambda r: (abs(r.elo - elo), r.elo)).player
 
 
+# typical CPU seconds one side of a 9x9 game costs (uct:N: per playout), scaled by the board's area
+_SIDE_COST = {"random": 0.001, "gnugo": 1.0, "gtp": 1.0}
+UCT_SIDE_COST_PER_PLAYOUT = 0.00074
+RATED_SIDE_COST = 0.5  # a rated player's own side of a game (a model at evaluate.readouts), the same guess
+MAX_CHOICE_GAP = 400.0  # Elo: rungs further from a player's rating are never chosen for their cheapness
+
+
+def side_cost(name: str, board_size: int) -> float:
+    """A rough CPU cost (seconds) of one side of a game for a reference player: uct:N scales with N, a
+    mixture `SPEC+rP` pays for its base's moves only."""
+    scale = (board_size / 9.0) ** 2
+    base, _, percent = name.partition("+r")
+    share = 1.0 - float(percent or 0.0) / 100.0
+    if base.startswith("uct:") and base[4:].isdigit():
+        return UCT_SIDE_COST_PER_PLAYOUT * int(base[4:]) * scale * share
+    if base.startswith("gnugo:") and base[6:].isdigit():  # measured: 0.3-0.8 s (1-3), ~1 (4-6), 2-3.5 (8-10)
+        level = int(base[6:])
+        return (0.3 if level <= 3 else 1.0 if level <= 6 else 2.5) * scale * share
+    return _SIDE_COST.get(base.split(":", 1)[0], 1.0) * scale * (share if percent else 1.0)
+
+
+def _most_informative(ladder: Ladder, elo: float) -> str:
+    """The rung whose games tell most about a player at `elo` per CPU-second: the largest Fisher information
+    of a game, p (1 - p), over its cost (the rung's side and the player's), among rungs within
+    MAX_CHOICE_GAP; ties to the nearest. A cheap GNU Go mixture at the player's level wins over a costly
+    uct:8192 beside it; a rung far below never wins for its cheapness alone."""
+    near = [r for r in ladder.rungs if abs(r.elo - elo) <= MAX_CHOICE_GAP] or ladder.rungs
+
+    def value(r: Rung) -> tuple[float, float]:
+        p = expected_score(elo, r.elo)
+        cost = side_cost(r.player, ladder.board_size) + RATED_SIDE_COST
+        return (p * (1.0 - p) / cost, -abs(r.elo - elo))
+
+    return max(near, key=value).player
+
+
 def next_rung(
     ladder: Ladder,
     estimate: Rating | None,
@@ -578,7 +614,8 @@ def next_rung(
        down likewise (None off the bottom). Else (one rung played, informative): the neighbouring rung on
        the side it leans to (up when it scored >= 50%);
     5. bracketed: None once the 95% interval of `rate_with_fixed_rungs` is within +-`target_half_width`,
-       else the rung nearest its current rating (where a game carries the most information).
+       else the rung whose games carry the most information per CPU-second at its current rating
+       (`_most_informative`: near it, and cheap).
     """
     unknown = [name for name in played if name not in ladder.names]
     if unknown:
@@ -596,7 +633,7 @@ def next_rung(
     if short:
         return _nearest(ladder, current.elo, short)
     if bracket(ladder, played, min_games_per_rung, low, high) is not None:
-        return None if current.half_width <= target_half_width else _nearest(ladder, current.elo)
+        return None if current.half_width <= target_half_width else _most_informative(ladder, current.elo)
     return _walk(ladder, played, current, low, high)
 
 

@@ -341,3 +341,23 @@ def test_next_rung_stops_off_the_ends_and_at_the_budget():
     assert next_rung(ladder, None, {"r4": (5.0, 6), "r3": (9.0, 10)}) == "r4"  # finish the short rung first
     with pytest.raises(LadderError, match="not rungs of the 9x9 ladder: gnugo:3"):
         next_rung(ladder, None, {"gnugo:3": (1.0, 2)})
+
+
+def test_a_bracketed_player_plays_the_rung_that_tells_most_per_cpu_second():
+    from minigo_core.report.ladder import _most_informative, side_cost
+
+    def rung(name: str, elo: float) -> Rung:
+        return Rung(name, elo, (elo - 40, elo + 40), 300)
+
+    ladder = Ladder(9, "gnugo:10", 1800.0, [rung("random", -1600.0), rung("uct:2048", 700.0),
+                    rung("gnugo:1+r10", 1150.0), rung("uct:8192", 1230.0), rung("gnugo:1", 1700.0),
+                    rung("gnugo:10", 1800.0)])  # fmt: skip
+    assert side_cost("uct:8192", 9) > 10 * side_cost("gnugo:1+r10", 9)
+    assert side_cost("uct:64+r50", 9) == pytest.approx(side_cost("uct:64", 9) / 2)
+    assert side_cost("uct:64", 19) == pytest.approx(side_cost("uct:64", 9) * (19 / 9) ** 2)
+    # at 1230 the cheap mixture 80 Elo away tells more per CPU-second than uct:8192 at the same rating
+    assert _most_informative(ladder, 1230.0) == "gnugo:1+r10"
+    # far from every cheap rung, the nearest costly one is chosen; a rung far away never is, however cheap
+    assert _most_informative(ladder, 1690.0) == "gnugo:1"
+    assert _most_informative(ladder, -900.0) in ("random", "uct:2048")
+    assert _most_informative(ladder, 600.0) == "uct:2048"
