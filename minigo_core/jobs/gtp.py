@@ -17,7 +17,7 @@ from minigo_core.base.command import Command
 from minigo_core.base.config import load_config
 from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.search.gtp_engine import GTPEngine, build_model_engine
-from minigo_core.search.players import RandomPlayer, UCTPlayer
+from minigo_core.search.players import MixedPlayer, RandomPlayer, UCTPlayer
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +74,9 @@ def _serve(args: argparse.Namespace, stdout: IO[bytes]) -> int:
             else:
                 spec = PlayerSpec.parse(args.model)  # PlayerSpecError: exit status 2, the accepted form named
                 player, name = UCTPlayer(spec.playouts), f"MiniGo-uct{spec.playouts}"
+                if spec.random_percent is not None:  # uct:N+rP: P% of its moves random's
+                    player = MixedPlayer(player, spec.random_percent, spec.text)
+                    name += f"+r{spec.random_percent:g}"
             engine = GTPEngine(
                 player, board_size=size, komi=7.5 if args.komi is None else args.komi, name=name
             )

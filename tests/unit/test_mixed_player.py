@@ -115,3 +115,20 @@ def test_gnugo_is_told_the_random_moves_and_stays_in_step(gnugo_path):
         points = (position.board.ravel() == value).nonzero()[0]
         mine = {coords.to_gtp(coords.from_flat(int(p), 7), 7) for p in points}
         assert {v.upper() for v in stones[colour]} == mine
+
+
+def test_minigo_gtp_serves_a_uct_mixture():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = b"1 name\n2 boardsize 9\n3 genmove b\n4 genmove w\n5 genmove b\n6 quit\n"
+    argv = [sys.executable, "-m", "minigo_core.cli", "gtp", "--model", "uct:8+r50"]
+    root = Path(__file__).resolve().parents[2]
+    runs = [subprocess.run(argv, input=script, capture_output=True, cwd=root, timeout=120) for _ in range(2)]
+    assert runs[0].returncode == 0, runs[0].stderr.decode()
+    responses = runs[0].stdout.decode().split("\n\n")[:-1]
+    assert responses[0] == "=1 MiniGo-uct8+r50" and all(r[0] == "=" for r in responses)
+    assert runs[0].stdout == runs[1].stdout  # seeded: the same moves again
+    bad = subprocess.run([*argv[:-1], "uct:8+r0"], input=b"quit\n", capture_output=True, cwd=root, timeout=60)
+    assert bad.returncode == 2 and b"0 < P < 100" in bad.stderr
