@@ -21,7 +21,7 @@ from minigo_core.base.command import Command, UsageError
 from minigo_core.base.config import RunConfig, load_config
 from minigo_core.data import storage
 from minigo_core.report import calibration as cal
-from minigo_core.report import ladder_rate
+from minigo_core.report import ladder_check, ladder_rate
 from minigo_core.report.ladder import CGOS_ANCHOR, CGOS_ANCHOR_ELO, LadderError
 from minigo_core.search import match
 from minigo_core.search.players import PlayerError, SearchSettings, resolve_spec
@@ -168,13 +168,13 @@ def check(args: argparse.Namespace) -> None:
         for name in names:
             ladder.rung(name)
         out_dir = args.out_dir or storage.join(str(cal.REPO / cal.LADDER_DIR), "checks")
-        result = cal.check(ladder, names[0], names[1], args.games, args.seed, out_dir,
+        result = ladder_check.check(ladder, names[0], names[1], args.games, args.seed, out_dir,
                            cfg.evaluate.gnugo if cfg else None)  # fmt: skip
     except (LadderError, PlayerError) as exc:
         raise UsageError(str(exc)) from None
     if args.out:
         storage.write_text(args.out, json.dumps(result, indent=1) + "\n")
-    print(cal.check_line(result))
+    print(ladder_check.check_line(result))
 
 
 def _add_subcommands(parser: argparse.ArgumentParser) -> None:

@@ -39,8 +39,9 @@ from multiprocessing import get_context
 import numpy as np
 
 from minigo_core.report import calibration as cal
-from minigo_core.report.ladder import Ladder, LadderError, side_cost, write_ladder
+from minigo_core.report.ladder import Ladder, LadderError, write_ladder
 from minigo_core.report.ratings import information
+from minigo_core.report.rung_cost import side_cost
 
 MAX_GAP = 250.0  # neighbours' largest fitted distance (Elo) before a uct:N rung is added between them
 MAX_PAIR_GAP = 600.0  # pairs further apart than this (fitted) carry too little per game to be chosen

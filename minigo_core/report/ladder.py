@@ -34,6 +34,7 @@ from minigo_core.base.elo import ELO_PER_NAT, Z95, expected_score
 from minigo_core.data import storage
 from minigo_core.data.layout import LADDER_DIR, REPO, calibrated_sizes, ladder_path  # noqa: F401 (re-exported)
 from minigo_core.report.ratings import fit_bradley_terry, information, maximise
+from minigo_core.report.rung_cost import MAX_CHOICE_GAP, RATED_SIDE_COST, side_cost
 
 CGOS_ANCHOR = "gnugo:10"
 CGOS_ANCHOR_ELO = 1800.0  # CGOS keeps GNU Go 3.7.10 level 10 at 1800 on 9x9
@@ -549,27 +550,6 @@ def bracket(
 
 def _nearest(ladder: Ladder, elo: float, among: list[Rung] | None = None) -> str:
     return min(among if among is not None else ladder.rungs, key=lambda r: (abs(r.elo - elo), r.elo)).player
-
-
-# typical CPU seconds one side of a 9x9 game costs (uct:N: per playout), scaled by the board's area
-_SIDE_COST = {"random": 0.001, "gnugo": 1.0, "gtp": 1.0}
-UCT_SIDE_COST_PER_PLAYOUT = 0.00074
-RATED_SIDE_COST = 0.5  # a rated player's own side of a game (a model at evaluate.readouts), the same guess
-MAX_CHOICE_GAP = 400.0  # Elo: rungs further from a player's rating are never chosen for their cheapness
-
-
-def side_cost(name: str, board_size: int) -> float:
-    """A rough CPU cost (seconds) of one side of a game for a reference player: uct:N scales with N, a
-    mixture `SPEC+rP` pays for its base's moves only."""
-    scale = (board_size / 9.0) ** 2
-    base, _, percent = name.partition("+r")
-    share = 1.0 - float(percent or 0.0) / 100.0
-    if base.startswith("uct:") and base[4:].isdigit():
-        return UCT_SIDE_COST_PER_PLAYOUT * int(base[4:]) * scale * share
-    if base.startswith("gnugo:") and base[6:].isdigit():  # measured: 0.3-0.8 s (1-3), ~1 (4-6), 2-3.5 (8-10)
-        level = int(base[6:])
-        return (0.3 if level <= 3 else 1.0 if level <= 6 else 2.5) * scale * share
-    return _SIDE_COST.get(base.split(":", 1)[0], 1.0) * scale * (share if percent else 1.0)
 
 
 def _most_informative(ladder: Ladder, elo: float) -> str:

@@ -10,7 +10,7 @@ import pytest
 
 from minigo_core.base.elo import expected_score
 from minigo_core.jobs.ladder import cli_main
-from minigo_core.report import calibration as cal
+from minigo_core.report import ladder_check as cal
 from minigo_core.report.ladder import Ladder, LadderError, Rung, read_ladder
 
 
