@@ -150,3 +150,43 @@ def test_a_damaged_pair_file_is_named(tmp_path, capsys):
     assert cli_main(calibrate_args(tmp_path)) == 1
     err = capsys.readouterr().err
     assert "random_vs_uct-2.json" in err and "delete it to replay the pair" in err
+
+
+def test_the_committed_9x9_ladder_meets_its_targets_and_refits_from_its_games(tmp_path, capsys):
+    """The table `make run` rates with: >= 8 rungs from random to GNU Go 10, increasing, neighbours <= 250
+    apart, each rung within +-50 (the others held fixed); and it is what one fit of its committed pair files
+    gives (the games are the table's evidence)."""
+    assert cli_main(["show", "--board-size", "9", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rungs = data["rungs"]
+    names = [r["player"] for r in rungs]
+    assert len(rungs) >= 8 and {"random", "gnugo:1", "gnugo:10"} <= set(names) and names[0] == "random"
+    elos = [r["elo"] for r in rungs]
+    assert all(b - a > 0 for a, b in zip(elos, elos[1:], strict=False))
+    assert max(b - a for a, b in zip(elos, elos[1:], strict=False)) <= 250.0
+    assert all((r["ci95"][1] - r["ci95"][0]) / 2 <= 50.0 for r in rungs)
+    assert data["anchor"] == "gnugo:10" and rungs[-1]["player"] == "gnugo:10" and rungs[-1]["elo"] == 1800.0
+    prov = data["provenance"]
+    assert sorted(prov["rungs"]) == sorted(names) and prov["games"] == sum(r["games"] for r in rungs) // 2
+    # refit from the committed games into a copy: the same ratings and intervals
+    copy = tmp_path / "ladder"
+    (copy / "9x9").mkdir(parents=True)
+    for path in (cal.REPO / cal.LADDER_DIR / "9x9").glob("*.json"):
+        (copy / "9x9" / path.name).write_text(path.read_text())
+    argv = [
+        "calibrate",
+        "--board-size",
+        "9",
+        "--fit-only",
+        "--out-dir",
+        str(copy),
+        "--rungs",
+        ",".join(prov["rungs"]),
+    ]
+    assert cli_main(argv) == 0
+    refit = load_ladder(copy / "9x9.json")
+    assert [r.player for r in refit.rungs] == names
+    for mine, theirs in zip(refit.rungs, rungs, strict=True):
+        assert mine.elo == pytest.approx(theirs["elo"], abs=1e-6)
+        assert list(mine.ci95) == pytest.approx(theirs["ci95"], abs=1e-6)
+        assert list(mine.ci95_anchor) == pytest.approx(theirs["ci95_anchor"], abs=1e-6)
