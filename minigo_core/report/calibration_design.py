@@ -62,7 +62,11 @@ def pair_costs(plan: cal.Plan) -> dict[tuple[str, str], float]:
 
 
 def candidate_pairs(rungs: tuple[str, ...]) -> list[tuple[str, str]]:
-    return [(rungs[i], rungs[j]) for i in range(len(rungs)) for j in range(i + 1, len(rungs))]
+    """Every pair of rungs whose games go into the fit (`calibration.comparable`)."""
+    n = len(rungs)
+    return [
+        (rungs[i], rungs[j]) for i in range(n) for j in range(i + 1, n) if cal.comparable(rungs[i], rungs[j])
+    ]
 
 
 def game_counts(plan: cal.Plan) -> dict[tuple[str, str], int]:
@@ -204,7 +208,7 @@ def run_adaptive(
     ladder = None
     while True:
         counts = game_counts(plan)
-        first = {p: plan.games_per_pair for p in zip(plan.rungs, plan.rungs[1:], strict=False)}
+        first = {p: plan.games_per_pair for p in replace(plan, reach=1).pairs()}  # each and the next above
         short = [p for p, n in first.items() if counts.get(p, 0) < n]
         if short:
             played += _play(plan, short, first, jobs, progress)

@@ -138,3 +138,26 @@ def test_play_pair_plays_up_to_its_target(tmp_path):
     assert cal.play_pair(plan, "random", "uct:2", target=3) == 3
     assert cal.play_pair(plan, "random", "uct:2", target=5) == 2
     assert len(cal.read_pair(plan.pair_file("random", "uct:2"))["games"]) == 5
+
+
+def test_two_mixtures_of_one_base_are_never_paired_nor_fitted(tmp_path):
+    assert cal.mixture_base("gnugo:1+r10") == "gnugo:1" and cal.mixture_base("uct:64") is None
+    assert not cal.comparable("gnugo:1+r10", "gnugo:1+r5")
+    assert cal.comparable("gnugo:1+r10", "gnugo:1") and cal.comparable("gnugo:1+r10", "uct:1+r50")
+    assert cal.comparable("uct:8192", "gnugo:1+r3") and cal.comparable("uct:8", "uct:16")
+    rungs = ("uct:2048", "gnugo:1+r20", "gnugo:1+r10", "gnugo:1+r5", "gnugo:1")
+    plan = cal.Plan(9, 7.5, rungs, 10, 1, reach=2, ladder_dir=str(tmp_path))
+    pairs = plan.pairs()
+    assert all(cal.comparable(a, b) for a, b in pairs)
+    # each rung still meets the next rungs above it that it may play: the chain stays connected
+    assert ("gnugo:1+r20", "gnugo:1") in pairs and ("uct:2048", "gnugo:1+r20") in pairs
+    assert ("gnugo:1+r10", "gnugo:1") in pairs and ("gnugo:1+r5", "gnugo:1") in pairs
+    assert all(cal.comparable(a, b) for a, b in design.candidate_pairs(rungs))
+    # stored games of such a pair stay in the folder but out of the fit
+    for lower, upper, score in (("gnugo:1+r20", "gnugo:1+r10", 1.0), ("uct:2048", "gnugo:1+r20", 0.0)):
+        data = cal._new_pair(plan, lower, upper)
+        data["games"] = [{"index": 0, "seeds": [1, 2], "black": lower, "score": score, "result": "B+1",
+                          "moves": 50, "ended_by": "score", "cpu_seconds": 1.0}]  # fmt: skip
+        cal._save_pair(plan.pair_file(lower, upper), data)
+    triples, cpu = cal.stored_games(plan)
+    assert triples == [("uct:2048", "gnugo:1+r20", 0.0)] and cpu == 1.0
