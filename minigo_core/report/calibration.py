@@ -125,11 +125,12 @@ def comparable(a: str, b: str) -> bool:
     """Whether games between two rungs go into a calibration: not between two mixtures of the same base.
 
     Their games are decided by the two sides' random moves alone (the rest of the play is the same engine's),
-    so they place the two closer together than their games against every other rung do: on the 9x9 table
-    (2026-11-26), with GNU Go level 1's mixtures paired with each other, the fit's chi-squared was 69 over 57
-    pairs (~30 degrees of freedom), uct:8192 sat 379 Elo under GNU Go 1 against 458 in their own 226 games;
-    without those pairs, 31 over 49 (~22) and 466. A mixture against its own base, another GNU Go level or
-    `uct:N` fits as well as any other pair."""
+    and they place the two closer together than their games against every other rung do. Measured on the
+    9x9 table's games (2026-11-26): the fit with those pairs has chi-squared 173 over 69 pairs (~40 degrees
+    of freedom) and puts uct:8192 284 Elo under GNU Go 1, against 458 in their own 226 games; without them,
+    101 over 61 and 336. (A GNU Go mixture against GNU Go itself fits less well than against `uct:N` too:
+    with every mixture-GNU Go pair left out, 70 over 55 and 466, but the mixtures near level 1 then need
+    costly uct:8192 games: docs/BENCHMARKS.md, the fixed Elo ladder.)"""
     base = mixture_base(a)
     return base is None or base != mixture_base(b)
 
