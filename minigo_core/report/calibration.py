@@ -37,7 +37,7 @@ from pathlib import Path
 
 import minigo_core
 from minigo_core.base.config import RunConfig
-from minigo_core.base.playerspec import PlayerSpec
+from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
 from minigo_core.data import storage
 from minigo_core.report.ladder import (
     LADDER_DIR,
@@ -49,6 +49,7 @@ from minigo_core.report.ladder import (
     read_ladder,
     write_ladder,
 )
+from minigo_core.report.rung_cost import side_cost
 from minigo_core.search.match import game_seeds, match_seed, play_game
 from minigo_core.search.players import Player, PlayerError, SearchSettings, make_player, resolve_spec
 
@@ -117,8 +118,11 @@ class Plan:
 
 def mixture_base(name: str) -> str | None:
     """`gnugo:1` for `gnugo:1+r10` (a mixture with random moves, `SPEC+rP`), None for any other player."""
-    base, mark, _ = name.partition("+r")
-    return base if mark else None
+    try:
+        spec = PlayerSpec.parse(name)
+    except PlayerSpecError:
+        return None
+    return None if spec.random_percent is None else spec.text.rsplit("+r", 1)[0]
 
 
 def comparable(a: str, b: str) -> bool:
@@ -390,7 +394,7 @@ def play_all(
             played += n
             log(f"{lower} vs {upper}: {n} new game(s)")
         return played
-    pairs.sort(key=lambda pair: -sum(map(_cost, pair)))  # the longest first, so the workers end together
+    pairs.sort(key=lambda pair: -sum(side_cost(r, plan.board_size) for r in pair))  # the longest first
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
         futures = {
             pool.submit(play_pair, plan, lo, up, max_new_games, progress): (lo, up) for lo, up in pairs
@@ -400,14 +404,6 @@ def play_all(
             played += n
             log(f"{futures[future][0]} vs {futures[future][1]}: {n} new game(s)")
     return played
-
-
-def _cost(name: str) -> float:
-    """A rough CPU cost of a rung's moves in a game, in uct playouts (GNU Go: about uct:2000's)."""
-    spec = PlayerSpec.parse(name) if name.startswith(("uct:", "gnugo:")) else None
-    if spec is not None and spec.kind == "uct":
-        return float(spec.playouts or 0) * (1.0 - (spec.random_percent or 0.0) / 100.0)
-    return 0.0 if name == "random" else 2000.0
 
 
 def cpu_model() -> str:

@@ -38,6 +38,7 @@ from multiprocessing import get_context
 
 import numpy as np
 
+from minigo_core.base.elo import expected_score
 from minigo_core.report import calibration as cal
 from minigo_core.report.ladder import Ladder, LadderError, write_ladder
 from minigo_core.report.ratings import information
@@ -94,7 +95,7 @@ def held_information(
     inverse of its variance with the other rungs held fixed."""
     own = dict.fromkeys(rungs, 0.0)
     for (a, b), games in counts.items():
-        p = 1.0 / (1.0 + 10 ** (-(elos[a] - elos[b]) / 400.0))
+        p = expected_score(elos[a], elos[b])
         own[a] += (games + prior_draws) * p * (1 - p)
         own[b] += (games + prior_draws) * p * (1 - p)
     return {r: max(v, 1e-12) for r, v in own.items()}

@@ -5,6 +5,8 @@ they have games of their own; a rating chooses cheap rungs with it (`ladder._mos
 
 from __future__ import annotations
 
+from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
+
 # typical CPU seconds one side of a 9x9 game costs (uct:N: per playout), scaled by the board's area
 _SIDE_COST = {"random": 0.001, "gnugo": 1.0, "gtp": 1.0}
 UCT_SIDE_COST_PER_PLAYOUT = 0.00074
@@ -16,11 +18,14 @@ def side_cost(name: str, board_size: int) -> float:
     """A rough CPU cost (seconds) of one side of a game for a reference player: uct:N scales with N, a
     mixture `SPEC+rP` pays for its base's moves only."""
     scale = (board_size / 9.0) ** 2
-    base, _, percent = name.partition("+r")
-    share = 1.0 - float(percent or 0.0) / 100.0
-    if base.startswith("uct:") and base[4:].isdigit():
-        return UCT_SIDE_COST_PER_PLAYOUT * int(base[4:]) * scale * share
-    if base.startswith("gnugo:") and base[6:].isdigit():  # measured: 0.3-0.8 s (1-3), ~1 (4-6), 2-3.5 (8-10)
-        level = int(base[6:])
+    try:
+        spec = PlayerSpec.parse(name)
+    except PlayerSpecError:
+        return _SIDE_COST["gtp"] * scale
+    share = 1.0 - (spec.random_percent or 0.0) / 100.0
+    if spec.kind == "uct":
+        return UCT_SIDE_COST_PER_PLAYOUT * float(spec.playouts or 0) * scale * share
+    if spec.kind == "gnugo":  # measured: 0.3-0.8 s (levels 1-3), ~1 (4-6), 2-3.5 (8-10)
+        level = spec.level or 0
         return (0.3 if level <= 3 else 1.0 if level <= 6 else 2.5) * scale * share
-    return _SIDE_COST.get(base.split(":", 1)[0], 1.0) * scale * (share if percent else 1.0)
+    return _SIDE_COST.get(spec.kind, 1.0) * scale
