@@ -467,6 +467,7 @@ def pack_generation(cfg: RunConfig, generation: int, checkpoint: Checkpoint = _n
 
 
 def write_packed_marker(url: str, summary: dict) -> None:
+    storage.remove_stale_temporaries([url])  # left by a pack job killed while writing its marker
     storage.write_text(url, json.dumps(summary, indent=1) + "\n")
 
 
