@@ -102,15 +102,23 @@ class Plan:
 
     def pairs(self) -> list[tuple[str, str]]:
         """(lower, upper): each rung against the next `reach` rungs above it that it may be compared with
-        (`comparable`), neighbours first."""
+        (`comparable`), neighbours first; and a rung that no rung below it meets that way (GNU Go among GNU Go
+        mixtures) against the nearest rung below that it may be compared with, so that the chain stays
+        connected."""
         r = self.rungs
         above = [[b for b in r[i + 1 :] if comparable(a, b)] for i, a in enumerate(r)]
-        return [
+        out = [
             (r[i], above[i][k - 1])
             for k in range(1, self.reach + 1)
             for i in range(len(r))
             if len(above[i]) >= k
         ]
+        met = {upper for _, upper in out}
+        for i, name in enumerate(r):
+            below = [a for a in r[:i] if comparable(a, name)]
+            if name not in met and below:
+                out.append((below[-1], name))
+        return out
 
     def pair_file(self, lower: str, upper: str) -> str:
         return storage.join(self.pair_dir, f"{_slug(lower)}_vs_{_slug(upper)}.json")
@@ -126,17 +134,26 @@ def mixture_base(name: str) -> str | None:
 
 
 def comparable(a: str, b: str) -> bool:
-    """Whether games between two rungs go into a calibration: not between two mixtures of the same base.
+    """Whether games between two rungs go into a calibration: not between two mixtures of the same base, and
+    not between a mixture of GNU Go and GNU Go itself (at any level, mixed or not).
 
-    Their games are decided by the two sides' random moves alone (the rest of the play is the same engine's),
-    and they place the two closer together than their games against every other rung do. Measured on the
-    9x9 table's games (2026-11-26): the fit with those pairs has chi-squared 173 over 69 pairs (~40 degrees
-    of freedom) and puts uct:8192 284 Elo under GNU Go 1, against 458 in their own 226 games; without them,
-    101 over 61 and 336. (A GNU Go mixture against GNU Go itself fits less well than against `uct:N` too:
-    with every mixture-GNU Go pair left out, 70 over 55 and 466, but the mixtures near level 1 then need
-    costly uct:8192 games: docs/BENCHMARKS.md, the fixed Elo ladder.)"""
+    Two mixtures of one base: their games are decided by the two sides' random moves alone (the rest of the
+    play is the same engine's), and they place the two closer together than their games against every other
+    rung do. A GNU Go mixture against GNU Go: GNU Go does not punish the random moves the way a searching
+    player does (`uct:N`, and the networks the ladder is for), so the mixture scores far better against GNU
+    Go than against `uct:N` rungs of its strength. Measured on the 9x9 table's games (2026-11-26/27): with
+    both kinds of pair in the fit, chi-squared is 173 over 69 pairs; without the same-base pairs, 110 over 69
+    (uct:1024 took 14 of 59 games from gnugo:1+r14, 3.9 expected; gnugo:1+r14 took 14 of 107 from GNU Go 1,
+    5.2 expected), and a default run's generation 12 came out ~300 Elo above its own 3/100 against GNU Go 1,
+    through gnugo:1+r10; without either kind, 72 over 63 pairs (docs/BENCHMARKS.md, the fixed Elo ladder)."""
     base = mixture_base(a)
-    return base is None or base != mixture_base(b)
+    other = mixture_base(b)
+    if base is not None and base == other:
+        return False
+    for mixture, plain in ((base, b), (other, a)):
+        if mixture is not None and mixture.startswith("gnugo:") and plain.startswith("gnugo:"):
+            return False
+    return True
 
 
 def _slug(name: str) -> str:

@@ -108,6 +108,18 @@ def rungs_around(rungs: list[tuple[str, float]], low: float, high: float) -> lis
     return below + inside + above
 
 
+def rung_labels(rungs: list[tuple[str, float]], min_gap: float) -> list[tuple[str, float]]:
+    """One label per group of rungs (name, Elo; increasing) closer than `min_gap` Elo to the group's lowest:
+    `uct:4096 / gnugo:1+r14` at the lowest one's Elo, so that labels of near-equal rungs do not overlap."""
+    groups: list[tuple[list[str], float]] = []
+    for name, elo in rungs:
+        if groups and elo - groups[-1][1] < min_gap:
+            groups[-1][0].append(name)
+        else:
+            groups.append(([name], elo))
+    return [(" / ".join(names), elo) for names, elo in groups]
+
+
 def between(rating: dict) -> str:
     """`between uct:4096 and gnugo:1`: the bracketing rungs of a rating file, else the played rungs around it
     (`above X` / `below Y` off the ends), else ''."""

@@ -25,7 +25,7 @@ from minigo_core.data import layout, storage  # noqa: E402
 from minigo_core.data.games_complete import read_marker  # noqa: E402
 from minigo_core.data.matchfile import MatchSummary  # noqa: E402
 from minigo_core.data.schedule import selfplay_generations  # noqa: E402
-from minigo_core.report.fixed_scale import rungs_around  # noqa: E402
+from minigo_core.report.fixed_scale import rung_labels, rungs_around  # noqa: E402
 from minigo_core.report.ratings import gnugo_anchor, player_kind  # noqa: E402
 
 # ------------------------------------------------------------------------------- ratings (`minigo ratings`)
@@ -173,8 +173,10 @@ def plot_ladder_curve(
             for xi, p in zip([p[key] for p in pts], pts, strict=True):
                 ax.annotate(str(p["generation"]), (xi, p["elo"]), textcoords="offset points", xytext=(3, 3),
                             fontsize=7)  # fmt: skip
-            for name, elo in shown:
+            for _, elo in shown:
                 ax.axhline(elo, ls="--", lw=0.8, color="grey")
+            span = max([e for _, e in shown] + highs) - min([e for _, e in shown] + lows)
+            for name, elo in rung_labels(shown, 0.04 * max(span, 1.0)):
                 ax.annotate(name, xy=(0.01, elo), xycoords=("axes fraction", "data"), color="grey",
                             fontsize=7, va="bottom")  # fmt: skip
             ax.legend(loc="lower right", fontsize=8)

@@ -140,18 +140,25 @@ def test_play_pair_plays_up_to_its_target(tmp_path):
     assert len(cal.read_pair(plan.pair_file("random", "uct:2"))["games"]) == 5
 
 
-def test_two_mixtures_of_one_base_are_never_paired_nor_fitted(tmp_path):
+def test_two_mixtures_of_one_base_and_gnugo_mixtures_against_gnugo_are_never_paired_nor_fitted(tmp_path):
     assert cal.mixture_base("gnugo:1+r10") == "gnugo:1" and cal.mixture_base("uct:64") is None
     assert not cal.comparable("gnugo:1+r10", "gnugo:1+r5")
-    assert cal.comparable("gnugo:1+r10", "gnugo:1") and cal.comparable("gnugo:1+r10", "uct:1+r50")
+    # GNU Go does not punish its own mixtures' random moves as searching players do: no such pair either
+    assert not cal.comparable("gnugo:1+r10", "gnugo:1") and not cal.comparable("gnugo:10", "gnugo:1+r3")
+    assert not cal.comparable("gnugo:4+r10", "gnugo:1+r5")
+    assert cal.comparable("gnugo:1+r10", "uct:1+r50") and cal.comparable("uct:1+r50", "uct:1")
     assert cal.comparable("uct:8192", "gnugo:1+r3") and cal.comparable("uct:8", "uct:16")
-    rungs = ("uct:2048", "gnugo:1+r20", "gnugo:1+r10", "gnugo:1+r5", "gnugo:1")
+    assert cal.comparable("gnugo:1", "gnugo:10") and cal.comparable("uct:8192", "gnugo:1")
+    rungs = ("uct:2048", "gnugo:1+r20", "gnugo:1+r10", "gnugo:1+r5", "gnugo:1", "gnugo:10")
     plan = cal.Plan(9, 7.5, rungs, 10, 1, reach=2, ladder_dir=str(tmp_path))
     pairs = plan.pairs()
     assert all(cal.comparable(a, b) for a, b in pairs)
-    # each rung still meets the next rungs above it that it may play: the chain stays connected
-    assert ("gnugo:1+r20", "gnugo:1") in pairs and ("uct:2048", "gnugo:1+r20") in pairs
-    assert ("gnugo:1+r10", "gnugo:1") in pairs and ("gnugo:1+r5", "gnugo:1") in pairs
+    # each mixture meets the nearest rung below it that it may play, and GNU Go 1 too: the chain stays
+    # connected from the bottom rung to the anchor
+    assert ("uct:2048", "gnugo:1+r20") in pairs and ("uct:2048", "gnugo:1+r10") in pairs
+    assert ("uct:2048", "gnugo:1+r5") in pairs and ("uct:2048", "gnugo:1") in pairs
+    assert ("gnugo:1", "gnugo:10") in pairs
+    assert sorted({b for _, b in pairs}) == sorted(rungs[1:])
     assert all(cal.comparable(a, b) for a, b in design.candidate_pairs(rungs))
     # stored games of such a pair stay in the folder but out of the fit
     for lower, upper, score in (("gnugo:1+r20", "gnugo:1+r10", 1.0), ("uct:2048", "gnugo:1+r20", 0.0)):

@@ -147,6 +147,15 @@ def test_fixed_scale_curve_reads_every_rating_with_times_and_positions(tmp_path)
     assert fixed_scale.ladder_rungs(NO_LADDER_SIZE) is None and empty.startswith(b"\x89PNG")
 
 
+def test_rung_labels_join_near_equal_rungs_so_that_they_do_not_overlap():
+    rungs = [("uct:2896", 1083.0), ("gnugo:1+r14", 1206.0), ("uct:4096", 1212.0), ("uct:8192", 1367.0)]
+    assert fixed_scale.rung_labels(rungs, 40.0) == [
+        ("uct:2896", 1083.0), ("gnugo:1+r14 / uct:4096", 1206.0), ("uct:8192", 1367.0)
+    ]  # fmt: skip
+    assert fixed_scale.rung_labels(rungs, 1.0) == rungs
+    assert fixed_scale.rung_labels([], 10.0) == []
+
+
 def test_rungs_around_keep_the_range_and_the_nearest_on_each_side():
     rungs = [("random", -100.0), ("uct:4", 300.0), ("uct:16", 450.0), ("uct:64", 800.0), ("uct:256", 1100.0)]
     assert fixed_scale.rungs_around(rungs, 320.0, 500.0) == rungs[1:4]
