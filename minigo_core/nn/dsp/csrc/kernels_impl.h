@@ -463,11 +463,27 @@ static void wgrad_images_isa(const T* A, int Ca, int Rr, const T* Bm, int Bs, in
 // Sums are accumulated in T over blocks of rows (vectorises fully), then added into double totals.
 constexpr int64_t kBnBlock = 64;
 
+// Rows of 1 to 4 channels (the policy and value heads' BN) on the generic loop compiled for that channel
+// count (CC): the per-channel sums stay in registers, the same expressions in the same order (the same
+// floats); inside the generic instance (CC = 0) only.
+#define MG_BN_FEW(Crt, fn, ...)                \
+  do {                                         \
+    if constexpr (CC == 0) switch (Crt) {      \
+        case 1: fn<T, 1>(__VA_ARGS__); return; \
+        case 2: fn<T, 2>(__VA_ARGS__); return; \
+        case 3: fn<T, 3>(__VA_ARGS__); return; \
+        case 4: fn<T, 4>(__VA_ARGS__); return; \
+        default: break;                        \
+      }                                        \
+  } while (0)
+
 #include "bn_vec_impl.h"  // NOLINT(build/include_what_you_use): float rows of whole vectors
 
-template <typename T>
-static void bn_stats_range(const T* x, int64_t m0, int64_t m1, int C, double* sum, double* sumsq) {
-  MG_BN_VEC(T, C, bn_stats_vec, x, m0, m1, sum, sumsq);
+template <typename T, int CC = 0>
+static void bn_stats_range(const T* x, int64_t m0, int64_t m1, int Crt, double* sum, double* sumsq) {
+  MG_BN_VEC(T, Crt, bn_stats_vec, x, m0, m1, sum, sumsq);
+  MG_BN_FEW(Crt, bn_stats_range, x, m0, m1, Crt, sum, sumsq);
+  const int C = CC ? CC : Crt;
   std::vector<T> s(C), ss(C);
   for (int64_t mb = m0; mb < m1; mb += kBnBlock) {
     std::fill(s.begin(), s.end(), T(0));
@@ -490,10 +506,12 @@ static void bn_stats_range(const T* x, int64_t m0, int64_t m1, int C, double* su
   }
 }
 
-template <typename T>
-static void bn_apply_range(const T* x, const T* res, int64_t m0, int64_t m1, int C, const T* scale,
+template <typename T, int CC = 0>
+static void bn_apply_range(const T* x, const T* res, int64_t m0, int64_t m1, int Crt, const T* scale,
                            const T* shift, T* y) {
-  MG_BN_VEC(T, C, bn_apply_vec, x, res, m0, m1, scale, shift, y);
+  MG_BN_VEC(T, Crt, bn_apply_vec, x, res, m0, m1, scale, shift, y);
+  MG_BN_FEW(Crt, bn_apply_range, x, res, m0, m1, Crt, scale, shift, y);
+  const int C = CC ? CC : Crt;
   for (int64_t m = m0; m < m1; ++m) {
     const T* __restrict__ xr = x + m * C;
     T* __restrict__ yr = y + m * C;
@@ -513,10 +531,12 @@ static void bn_apply_range(const T* x, const T* res, int64_t m0, int64_t m1, int
 }
 
 // sums of g = dy * (y > 0) and of g * (x - mean) per channel
-template <typename T>
-static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int C,
+template <typename T, int CC = 0>
+static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int Crt,
                                const T* mean, double* sg, double* sgx) {
-  MG_BN_VEC(T, C, bn_bwd_stats_vec, dy, y, x, m0, m1, mean, sg, sgx);
+  MG_BN_VEC(T, Crt, bn_bwd_stats_vec, dy, y, x, m0, m1, mean, sg, sgx);
+  MG_BN_FEW(Crt, bn_bwd_stats_range, dy, y, x, m0, m1, Crt, mean, sg, sgx);
+  const int C = CC ? CC : Crt;
   std::vector<T> s(C), sx(C);
   for (int64_t mb = m0; mb < m1; mb += kBnBlock) {
     std::fill(s.begin(), s.end(), T(0));
@@ -542,10 +562,12 @@ static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, 
 }
 
 // dx = a * g + b * (x - mean) + c0 per channel; dres = g
-template <typename T>
-static void bn_bwd_apply_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int C,
+template <typename T, int CC = 0>
+static void bn_bwd_apply_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int Crt,
                                const T* mean, const T* ca, const T* cb, const T* cc, T* dx, T* dres) {
-  MG_BN_VEC(T, C, bn_bwd_apply_vec, dy, y, x, m0, m1, mean, ca, cb, cc, dx, dres);
+  MG_BN_VEC(T, Crt, bn_bwd_apply_vec, dy, y, x, m0, m1, mean, ca, cb, cc, dx, dres);
+  MG_BN_FEW(Crt, bn_bwd_apply_range, dy, y, x, m0, m1, Crt, mean, ca, cb, cc, dx, dres);
+  const int C = CC ? CC : Crt;
   for (int64_t m = m0; m < m1; ++m) {
     const T* __restrict__ d = dy + m * C;
     const T* __restrict__ yr = y + m * C;
