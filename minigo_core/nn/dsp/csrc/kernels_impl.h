@@ -530,6 +530,18 @@ static void bn_apply_range(const T* x, const T* res, int64_t m0, int64_t m1, int
   }
 }
 
+// y > 0 ? d : +0 without a branch (a mispredicted one per element on random signs made the generic loops
+// ~40x slower than their arithmetic): d's bits masked, so the value is exactly the select's
+template <typename T>
+static MG_INLINE T pass_if_pos(T y, T d) {
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  U b;
+  std::memcpy(&b, &d, sizeof(b));
+  b &= U(0) - static_cast<U>(y > T(0));
+  std::memcpy(&d, &b, sizeof(b));
+  return d;
+}
+
 // sums of g = dy * (y > 0) and of g * (x - mean) per channel
 template <typename T, int CC = 0>
 static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int Crt,
@@ -549,7 +561,7 @@ static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, 
       const T* __restrict__ yr = y + m * C;
       const T* __restrict__ xr = x + m * C;
       for (int c = 0; c < C; ++c) {
-        const T g = yr[c] > T(0) ? d[c] : T(0);
+        const T g = pass_if_pos(yr[c], d[c]);
         sp[c] += g;
         sxp[c] += g * (xr[c] - mean[c]);
       }
@@ -574,12 +586,12 @@ static void bn_bwd_apply_range(const T* dy, const T* y, const T* x, int64_t m0, 
     const T* __restrict__ xr = x + m * C;
     T* __restrict__ o = dx + m * C;
     for (int c = 0; c < C; ++c) {
-      const T g = yr[c] > T(0) ? d[c] : T(0);
+      const T g = pass_if_pos(yr[c], d[c]);
       o[c] = ca[c] * g + cb[c] * (xr[c] - mean[c]) + cc[c];
     }
     if (dres) {
       T* __restrict__ r = dres + m * C;
-      for (int c = 0; c < C; ++c) r[c] = yr[c] > T(0) ? d[c] : T(0);
+      for (int c = 0; c < C; ++c) r[c] = pass_if_pos(yr[c], d[c]);
     }
   }
 }
