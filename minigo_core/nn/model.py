@@ -114,11 +114,7 @@ class DualNet(nn.Module):
         """(policy logits, value, ownership logits (B, N*N) or None, score margin / N*N (B,) or None)."""
         self._check_input(x)
         if self.backend == "dsp":
-            h, p, v = self._trunk_dsp(x)
-            own = None
-            if self.cfg.aux_heads:  # NHWC trunk: the 1x1 conv to one channel is a dot product per point
-                w, b = self.ownership_conv.weight, self.ownership_conv.bias
-                own = F.linear(h, w.reshape(1, -1), b).flatten(1)
+            h, p, v, own = self._trunk_dsp(x)
         else:
             h, p, v = self._trunk_torch(x)
             own = self.ownership_conv(h).flatten(1) if self.cfg.aux_heads else None
@@ -144,8 +140,11 @@ class DualNet(nn.Module):
         v = F.relu(conv_bn(self.conv1_value, h)).flatten(1)
         return h, p, v
 
-    def _trunk_dsp(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The same on the DSP-emulation kernels; the trunk output is NHWC."""
+    def _trunk_dsp(
+        self, x: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """The same on the DSP-emulation kernels, and the ownership logits (or None); the trunk output is
+        NHWC."""
         from minigo_core.nn import dsp  # lazy: the torch backend works without the compiled extension
 
         if not x.is_floating_point():
@@ -166,9 +165,18 @@ class DualNet(nn.Module):
             for block in self.blocks:
                 r = conv_bn_relu(block.conv1, h)
                 h = conv_bn_relu(block.conv2, r, residual=h)
+        if dsp.BN_RELU_IMPL == "dsp" and dsp.ONE_NODE_HEADS:  # the heads' 1x1 convs + BNs: one node
+            from minigo_core.nn.dsp import heads  # lazy: as dsp above
+
+            p, v, own = heads.heads(self, h, training)
+            return h, p, v, own
         p = conv_bn_relu(self.conv1_policy, h).permute(0, 3, 1, 2).flatten(1)  # NCHW flatten order
         v = conv_bn_relu(self.conv1_value, h).flatten(1)
-        return h, p, v
+        own = None
+        if self.cfg.aux_heads:  # NHWC trunk: the 1x1 conv to one channel is a dot product per point
+            w, b = self.ownership_conv.weight, self.ownership_conv.bias
+            own = F.linear(h, w.reshape(1, -1), b).flatten(1)
+        return h, p, v, own
 
     def fused_inference(self):  # -> minigo_core.nn.dsp.FusedNet
         """The BN-folded whole-network inference engine of the dsp backend, rebuilt when parameters change."""

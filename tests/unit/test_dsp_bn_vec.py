@@ -44,3 +44,24 @@ def test_vector_rows_give_the_generic_bytes(restore_isa, isa, c, residual, train
         assert torch.equal(a[..., :c], b)
     for a, b in zip(vecs_full, vecs_cut, strict=True):
         assert torch.equal(a[:c], b)
+
+
+@pytest.mark.parametrize("isa", dsp.supported_isas())
+@pytest.mark.parametrize("c", [1, 2, 3, 4])
+@pytest.mark.parametrize("residual", [False, True])
+@pytest.mark.parametrize("training", [True, False])
+def test_few_channel_rows_give_the_generic_bytes(restore_isa, isa, c, residual, training):
+    """Rows of 1-4 channels (the heads' BN) run the generic loops compiled for that channel count: the same
+    bytes as the first c channels of 7-channel rows (the generic loops with the count at run time)."""
+    dsp.set_isa(isa)
+    g = torch.Generator().manual_seed(11)
+    x, res, dy = (torch.randn(5, 9, 9, 7, generator=g) for _ in range(3))
+    params = (torch.rand(7, generator=g) + 0.5, torch.randn(7, generator=g),
+              torch.randn(7, generator=g), torch.rand(7, generator=g) + 0.5)  # fmt: skip
+    cut = [t[..., :c].contiguous() for t in (x, res, dy)]
+    acts_full, vecs_full = _bn(x, res if residual else None, dy, training, params)
+    acts_cut, vecs_cut = _bn(cut[0], cut[1] if residual else None, cut[2], training, params)
+    for a, b in zip(acts_full, acts_cut, strict=True):
+        assert torch.equal(a[..., :c], b)
+    for a, b in zip(vecs_full, vecs_cut, strict=True):
+        assert torch.equal(a[:c], b)

@@ -166,6 +166,24 @@ def test_float64_runs_the_direct_reference(restore):
         assert torch.equal(a, b)
 
 
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("cores", [1, 2])
+@pytest.mark.parametrize("mode", [0, 2, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_input_grad_adds_the_residual(restore, isa, cores, mode, dtype):
+    """conv_backward's dx_residual (the trunk's skip gradient) gives the bytes of dx + residual, on every
+    build, Winograd tile and the direct kernel (float64: direct)."""
+    dsp.set_isa(isa)
+    dsp.set_num_threads(cores)
+    _C.set_winograd_training(mode)
+    x, w, dy = (t.to(dtype) for t in _case(7, 16, 24, b=3))
+    res = torch.randn(x.shape, generator=torch.Generator().manual_seed(4), dtype=dtype)
+    dx, dw = _C.conv_backward(dy, x, w, True, True)
+    dx_res, dw_res = _C.conv_backward(dy, x, w, True, True, res)
+    assert torch.equal(dx_res, dx + res)
+    assert torch.equal(dw_res, dw)
+
+
 def _train_steps(mode: int, cores: int, steps: int = 3) -> dict[str, torch.Tensor]:
     """The state dict after `steps` SGD steps of a 9x9 1x16 dsp net (3x3 convs: Winograd unless mode 0)."""
     _C.set_winograd_training(mode)

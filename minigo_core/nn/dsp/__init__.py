@@ -68,6 +68,9 @@ BN_RELU_IMPL = "dsp"
 # Function (`minigo_core.nn.dsp.trunk`: the same kernels in the same order, the same floats; ~4% faster on the
 # default 9x9 step); False: one Function per conv and per BN+ReLU (the reference).
 ONE_NODE_TRUNK = True
+# The same for the heads' inputs (`minigo_core.nn.dsp.heads`): the policy, value and ownership 1x1 convs as
+# one conv and the two BN+ReLUs as one, in one autograd Function; False: one Function per op (the reference).
+ONE_NODE_HEADS = True
 
 
 def default_num_threads() -> int:

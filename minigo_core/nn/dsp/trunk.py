@@ -73,10 +73,10 @@ class TrunkFunction(torch.autograd.Function):
             dy, dg, db, dres = _C.bn_relu_backward(
                 dh, outs[i], pre[i], gs[i].contiguous(), mean, invstd, ctx.training, residual
             )
-            da, dw = _C.conv_backward(dy, acts[i], ws[i].contiguous(), i > 0 or need_x, True)
+            # conv1 of a block (pending: the skip's gradient): its input is also the skip, whose gradient
+            # the input-gradient pass adds to each output (the bytes of da + pending, one pass less)
+            da, dw = _C.conv_backward(dy, acts[i], ws[i].contiguous(), i > 0 or need_x, True, pending)
             grads[3 * i : 3 * i + 3] = [dw, dg, db]
-            if pending is not None:  # conv1 of a block: its input is also the skip
-                da.add_(pending)
             dh, pending = da, dres
             if TrunkFunction.release:  # as the per-op path frees each layer's tensors after its backward
                 pre[i] = outs[i] = None

@@ -27,6 +27,23 @@ static MG_INLINE void bn_vec_flush(const BnV* a, const BnV* b, double* sa, doubl
   }
 }
 
+// The passes read activations written a while before (by the conv before them, or in the backward by the
+// forward pass: from L2, L3 or memory): each row prefetches the row kBnAhead rows on of every input (cold
+// 128 x 9x9 x 32: forward 165 -> 126 us, backward ~10% faster)
+constexpr int64_t kBnAhead = 32;
+template <int NV>
+static MG_INLINE void bn_prefetch_row(const float* p, int64_t m) {
+  constexpr int64_t kRowBytes = NV * kLanes * 4;
+  for (int64_t l = 0; l < kRowBytes; l += 64)
+    __builtin_prefetch(reinterpret_cast<const char*>(p) + (m + kBnAhead) * kRowBytes + l);
+}
+template <int NV>
+static MG_INLINE void bn_prefetch_rows(const float* a, const float* b, const float* c, int64_t m) {
+  bn_prefetch_row<NV>(a, m);
+  bn_prefetch_row<NV>(b, m);
+  bn_prefetch_row<NV>(c, m);
+}
+
 template <int NV>
 static void bn_stats_vec(const float* x, int64_t m0, int64_t m1, double* sum, double* sumsq) {
   constexpr int C = NV * kLanes;
@@ -34,13 +51,15 @@ static void bn_stats_vec(const float* x, int64_t m0, int64_t m1, double* sum, do
     BnV s[NV], ss[NV];
     for (int j = 0; j < NV; ++j) s[j] = ss[j] = BnV{};
     const int64_t me = std::min(m1, mb + kBnBlock);
-    for (int64_t m = mb; m < me; ++m)
+    for (int64_t m = mb; m < me; ++m) {
+      bn_prefetch_row<NV>(x, m);
 #pragma GCC unroll 4
       for (int j = 0; j < NV; ++j) {
         const BnV v = bnv_ld(x + m * C + j * kLanes);
         s[j] += v;
         ss[j] += v * v;
       }
+    }
     bn_vec_flush<NV>(s, ss, sum, sumsq);
   }
 }
@@ -55,7 +74,9 @@ static void bn_apply_vec(const float* x, const float* res, int64_t m0, int64_t m
     sh[j] = bnv_ld(shift + j * kLanes);
   }
   const BnV z{};
-  for (int64_t m = m0; m < m1; ++m)
+  for (int64_t m = m0; m < m1; ++m) {
+    bn_prefetch_row<NV>(x, m);
+    if (res) bn_prefetch_row<NV>(res, m);
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) {
       const int64_t o = m * C + j * kLanes;
@@ -63,6 +84,7 @@ static void bn_apply_vec(const float* x, const float* res, int64_t m0, int64_t m
       if (res) v += bnv_ld(res + o);
       bnv_st(y + o, v > z ? v : z);
     }
+  }
 }
 
 template <int NV>
@@ -76,7 +98,8 @@ static void bn_bwd_stats_vec(const float* dy, const float* y, const float* x, in
     BnV s[NV], sx[NV];
     for (int j = 0; j < NV; ++j) s[j] = sx[j] = BnV{};
     const int64_t me = std::min(m1, mb + kBnBlock);
-    for (int64_t m = mb; m < me; ++m)
+    for (int64_t m = mb; m < me; ++m) {
+      bn_prefetch_rows<NV>(dy, y, x, m);
 #pragma GCC unroll 4
       for (int j = 0; j < NV; ++j) {
         const int64_t o = m * C + j * kLanes;
@@ -84,6 +107,7 @@ static void bn_bwd_stats_vec(const float* dy, const float* y, const float* x, in
         s[j] += g;
         sx[j] += g * (bnv_ld(x + o) - mu[j]);
       }
+    }
     bn_vec_flush<NV>(s, sx, sg, sgx);
   }
 }
@@ -101,7 +125,8 @@ static void bn_bwd_apply_vec(const float* dy, const float* y, const float* x, in
     c0[j] = bnv_ld(cc + j * kLanes);
   }
   const BnV z{};
-  for (int64_t m = m0; m < m1; ++m)
+  for (int64_t m = m0; m < m1; ++m) {
+    bn_prefetch_rows<NV>(dy, y, x, m);
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) {
       const int64_t o = m * C + j * kLanes;
@@ -109,6 +134,7 @@ static void bn_bwd_apply_vec(const float* dy, const float* y, const float* x, in
       bnv_st(dx + o, a[j] * g + b[j] * (bnv_ld(x + o) - mu[j]) + c0[j]);
       if (dres) bnv_st(dres + o, g);
     }
+  }
 }
 
 // The vector loop for float rows of C = NV * kLanes channels, NV 1..4: call fn<NV>(args...) and return

@@ -69,9 +69,11 @@ template <typename T>
 void conv_forward_range(const T* x, int H, int W, int C, const T* wp, int K, int R, const T* bias,
                         const T* residual, bool relu, T* out, int64_t q0, int64_t q1);
 
-// Multi-core conv forward over a whole batch: the batch is split evenly across the cores.
+// Multi-core conv forward over a whole batch: the batch is split evenly across the cores; residual (B, H, W,
+// K) or null is added to each output after its sum (the input gradient's skip connection).
 template <typename T>
-void conv_forward(const T* x, int B, int H, int W, int C, const T* wp, int K, int R, T* out);
+void conv_forward(const T* x, int B, int H, int W, int C, const T* wp, int K, int R, T* out,
+                  const T* residual = nullptr);
 
 // Weight gradient dW (K, C, R, R) (torch layout) = sum over the batch of x (shifted) outer dy; each core
 // accumulates its share of the batch into its own buffer, the buffers are summed by a pairwise tree.
@@ -133,15 +135,15 @@ int winograd_training_tile(int H, int W, int C, int K);  // 0 (direct), 2 or 3
 // Per-ISA entry points (kernels.cpp): nb images through winograd_conv (bias: >= K floats) and the weight
 // gradient's products accumulated into Z ((m+2)^2 x C x ldk, ldk = K rounded up to 16).
 void winograd_conv_images(int m, const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
-                          const float* bias, float* out);
+                          const float* bias, const float* residual, float* out);
 void winograd_wgrad_images(int m, const float* x, const float* dy, int64_t nb, int H, int W, int C, int K,
                            int ldk, float* Z);
 // Multi-core passes, the batch split across the cores (whole images), float32, 3x3, pad 1; w in torch layout
 // (K, C, 3, 3). The weight gradient: per-core partials in the transform domain, summed by the same pairwise
 // tree as the direct kernel's, then dW = G^T Z G (in double).
 void winograd_forward(const float* x, int B, int H, int W, int C, const float* w, int K, int m, float* y);
-void winograd_input_grad(const float* dy, int B, int H, int W, int C, const float* w, int K, int m,
-                         float* dx);
+void winograd_input_grad(const float* dy, int B, int H, int W, int C, const float* w, int K, int m, float* dx,
+                         const float* residual = nullptr);
 void winograd_weight_grad(const float* x, const float* dy, int B, int H, int W, int C, int K, int m,
                           float* dw);
 

@@ -463,11 +463,27 @@ static void wgrad_images_isa(const T* A, int Ca, int Rr, const T* Bm, int Bs, in
 // Sums are accumulated in T over blocks of rows (vectorises fully), then added into double totals.
 constexpr int64_t kBnBlock = 64;
 
+// Rows of 1 to 4 channels (the policy and value heads' BN) on the generic loop compiled for that channel
+// count (CC): the per-channel sums stay in registers, the same expressions in the same order (the same
+// floats); inside the generic instance (CC = 0) only.
+#define MG_BN_FEW(Crt, fn, ...)                \
+  do {                                         \
+    if constexpr (CC == 0) switch (Crt) {      \
+        case 1: fn<T, 1>(__VA_ARGS__); return; \
+        case 2: fn<T, 2>(__VA_ARGS__); return; \
+        case 3: fn<T, 3>(__VA_ARGS__); return; \
+        case 4: fn<T, 4>(__VA_ARGS__); return; \
+        default: break;                        \
+      }                                        \
+  } while (0)
+
 #include "bn_vec_impl.h"  // NOLINT(build/include_what_you_use): float rows of whole vectors
 
-template <typename T>
-static void bn_stats_range(const T* x, int64_t m0, int64_t m1, int C, double* sum, double* sumsq) {
-  MG_BN_VEC(T, C, bn_stats_vec, x, m0, m1, sum, sumsq);
+template <typename T, int CC = 0>
+static void bn_stats_range(const T* x, int64_t m0, int64_t m1, int Crt, double* sum, double* sumsq) {
+  MG_BN_VEC(T, Crt, bn_stats_vec, x, m0, m1, sum, sumsq);
+  MG_BN_FEW(Crt, bn_stats_range, x, m0, m1, Crt, sum, sumsq);
+  const int C = CC ? CC : Crt;
   std::vector<T> s(C), ss(C);
   for (int64_t mb = m0; mb < m1; mb += kBnBlock) {
     std::fill(s.begin(), s.end(), T(0));
@@ -490,10 +506,12 @@ static void bn_stats_range(const T* x, int64_t m0, int64_t m1, int C, double* su
   }
 }
 
-template <typename T>
-static void bn_apply_range(const T* x, const T* res, int64_t m0, int64_t m1, int C, const T* scale,
+template <typename T, int CC = 0>
+static void bn_apply_range(const T* x, const T* res, int64_t m0, int64_t m1, int Crt, const T* scale,
                            const T* shift, T* y) {
-  MG_BN_VEC(T, C, bn_apply_vec, x, res, m0, m1, scale, shift, y);
+  MG_BN_VEC(T, Crt, bn_apply_vec, x, res, m0, m1, scale, shift, y);
+  MG_BN_FEW(Crt, bn_apply_range, x, res, m0, m1, Crt, scale, shift, y);
+  const int C = CC ? CC : Crt;
   for (int64_t m = m0; m < m1; ++m) {
     const T* __restrict__ xr = x + m * C;
     T* __restrict__ yr = y + m * C;
@@ -512,11 +530,25 @@ static void bn_apply_range(const T* x, const T* res, int64_t m0, int64_t m1, int
   }
 }
 
-// sums of g = dy * (y > 0) and of g * (x - mean) per channel
+// y > 0 ? d : +0 without a branch (a mispredicted one per element on random signs made the generic loops
+// ~40x slower than their arithmetic): d's bits masked, so the value is exactly the select's
 template <typename T>
-static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int C,
+static MG_INLINE T pass_if_pos(T y, T d) {
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  U b;
+  std::memcpy(&b, &d, sizeof(b));
+  b &= U(0) - static_cast<U>(y > T(0));
+  std::memcpy(&d, &b, sizeof(b));
+  return d;
+}
+
+// sums of g = dy * (y > 0) and of g * (x - mean) per channel
+template <typename T, int CC = 0>
+static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int Crt,
                                const T* mean, double* sg, double* sgx) {
-  MG_BN_VEC(T, C, bn_bwd_stats_vec, dy, y, x, m0, m1, mean, sg, sgx);
+  MG_BN_VEC(T, Crt, bn_bwd_stats_vec, dy, y, x, m0, m1, mean, sg, sgx);
+  MG_BN_FEW(Crt, bn_bwd_stats_range, dy, y, x, m0, m1, Crt, mean, sg, sgx);
+  const int C = CC ? CC : Crt;
   std::vector<T> s(C), sx(C);
   for (int64_t mb = m0; mb < m1; mb += kBnBlock) {
     std::fill(s.begin(), s.end(), T(0));
@@ -529,7 +561,7 @@ static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, 
       const T* __restrict__ yr = y + m * C;
       const T* __restrict__ xr = x + m * C;
       for (int c = 0; c < C; ++c) {
-        const T g = yr[c] > T(0) ? d[c] : T(0);
+        const T g = pass_if_pos(yr[c], d[c]);
         sp[c] += g;
         sxp[c] += g * (xr[c] - mean[c]);
       }
@@ -542,22 +574,24 @@ static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, 
 }
 
 // dx = a * g + b * (x - mean) + c0 per channel; dres = g
-template <typename T>
-static void bn_bwd_apply_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int C,
+template <typename T, int CC = 0>
+static void bn_bwd_apply_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int Crt,
                                const T* mean, const T* ca, const T* cb, const T* cc, T* dx, T* dres) {
-  MG_BN_VEC(T, C, bn_bwd_apply_vec, dy, y, x, m0, m1, mean, ca, cb, cc, dx, dres);
+  MG_BN_VEC(T, Crt, bn_bwd_apply_vec, dy, y, x, m0, m1, mean, ca, cb, cc, dx, dres);
+  MG_BN_FEW(Crt, bn_bwd_apply_range, dy, y, x, m0, m1, Crt, mean, ca, cb, cc, dx, dres);
+  const int C = CC ? CC : Crt;
   for (int64_t m = m0; m < m1; ++m) {
     const T* __restrict__ d = dy + m * C;
     const T* __restrict__ yr = y + m * C;
     const T* __restrict__ xr = x + m * C;
     T* __restrict__ o = dx + m * C;
     for (int c = 0; c < C; ++c) {
-      const T g = yr[c] > T(0) ? d[c] : T(0);
+      const T g = pass_if_pos(yr[c], d[c]);
       o[c] = ca[c] * g + cb[c] * (xr[c] - mean[c]) + cc[c];
     }
     if (dres) {
       T* __restrict__ r = dres + m * C;
-      for (int c = 0; c < C; ++c) r[c] = yr[c] > T(0) ? d[c] : T(0);
+      for (int c = 0; c < C; ++c) r[c] = pass_if_pos(yr[c], d[c]);
     }
   }
 }

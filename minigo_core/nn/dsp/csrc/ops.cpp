@@ -48,10 +48,10 @@ Tensor conv_forward(const Tensor& x, const Tensor& w) {
   return y;
 }
 
-// (dx or undefined, dw or undefined): dx = conv(dy, flipped transposed w); dw = per-core partials,
-// tree-summed
+// (dx or undefined, dw or undefined): dx = conv(dy, flipped transposed w) (+ dx_residual, added to each
+// output after its sum: the skip connection's gradient); dw = per-core partials, tree-summed
 std::vector<Tensor> conv_backward(const Tensor& dy, const Tensor& x, const Tensor& w, bool need_input,
-                                  bool need_weight) {
+                                  bool need_weight, const c10::optional<Tensor>& dx_residual) {
   check_act(dy, "dy");
   check_act(x, "x");
   check_same(x, dy, "dy");
@@ -60,6 +60,13 @@ std::vector<Tensor> conv_backward(const Tensor& dy, const Tensor& x, const Tenso
   const int B = x.size(0), H = x.size(1), W = x.size(2), C = x.size(3), K = w.size(0), R = w.size(2);
   TORCH_CHECK(dy.size(0) == B && dy.size(1) == H && dy.size(2) == W && dy.size(3) == K, "dy shape mismatch");
   Tensor dx, dw;
+  const void* res = nullptr;
+  if (dx_residual) {
+    check_act(*dx_residual, "dx_residual");
+    check_same(x, *dx_residual, "dx_residual");
+    TORCH_CHECK(dx_residual->sizes() == x.sizes(), "dx_residual must have the shape of x");
+    res = dx_residual->data_ptr();
+  }
   if (need_input) dx = torch::empty({B, H, W, C}, x.options());
   if (need_weight) dw = torch::empty({K, C, R, R}, x.options());
   const int tile =
@@ -68,7 +75,7 @@ std::vector<Tensor> conv_backward(const Tensor& dy, const Tensor& x, const Tenso
     pybind11::gil_scoped_release nogil;
     if (need_input)
       mgdsp::winograd_input_grad(dy.data_ptr<float>(), B, H, W, C, wc.data_ptr<float>(), K, tile,
-                                 dx.data_ptr<float>());
+                                 dx.data_ptr<float>(), static_cast<const float*>(res));
     if (need_weight)
       mgdsp::winograd_weight_grad(x.data_ptr<float>(), dy.data_ptr<float>(), B, H, W, C, K, tile,
                                   dw.data_ptr<float>());
@@ -79,7 +86,7 @@ std::vector<Tensor> conv_backward(const Tensor& dy, const Tensor& x, const Tenso
     if (need_input) {
       auto wf = mgdsp::pack_weights<scalar_t>(wc.data_ptr<scalar_t>(), K, C, R, true);
       mgdsp::conv_forward<scalar_t>(dy.data_ptr<scalar_t>(), B, H, W, K, wf.data(), C, R,
-                                    dx.data_ptr<scalar_t>());
+                                    dx.data_ptr<scalar_t>(), static_cast<const scalar_t*>(res));
     }
     if (need_weight)
       mgdsp::conv_weight_grad<scalar_t>(x.data_ptr<scalar_t>(), dy.data_ptr<scalar_t>(), B, H, W, C, K, R,
@@ -146,8 +153,9 @@ std::vector<Tensor> bn_relu_backward(const Tensor& dy, const Tensor& y, const Te
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "MiniGo DSP-emulation kernels: NHWC conv3x3/conv1x1, fused BN+ReLU (training)";
   m.def("conv_forward", &conv_forward, "y = conv(x NHWC, w (K,C,R,R)), stride 1, pad R/2");
-  m.def("conv_backward", &conv_backward, "(dx, dw) of conv_forward", pybind11::arg("dy"), pybind11::arg("x"),
-        pybind11::arg("w"), pybind11::arg("need_input"), pybind11::arg("need_weight"));
+  m.def("conv_backward", &conv_backward, "(dx (+ dx_residual), dw) of conv_forward", pybind11::arg("dy"),
+        pybind11::arg("x"), pybind11::arg("w"), pybind11::arg("need_input"), pybind11::arg("need_weight"),
+        pybind11::arg("dx_residual") = pybind11::none());
   m.def("bn_relu_forward", &bn_relu_forward, "fused BN (+residual) + ReLU forward -> (y, mean, invstd)");
   m.def("bn_relu_backward", &bn_relu_backward, "fused BN + ReLU backward -> (dx, dgamma, dbeta, dresidual)");
   m.def("set_winograd_training", &mgdsp::set_winograd_training,

@@ -183,7 +183,7 @@ static inline int64_t plane_stride(int64_t n) {
 
 // x, residual, out: nb images of H x W pixels, NHWC. wino: (m+2)^2 packed (C -> K) weight sets (U = G g G^T).
 // kTiles: tiles per chunk, V and M stay in L2 (each tile's outputs are the same whatever the chunk).
-template <int M, int64_t kTiles = 48>
+template <int M, int64_t kTiles = 48, bool kPrefetch = false>
 static void winograd_conv(const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
                           const float* bias, const float* residual, bool relu, float* out) {
   constexpr int A = Wino<M>::A, A2 = A * A;
@@ -201,8 +201,25 @@ static void winograd_conv(const float* x, int64_t nb, int H, int W, int C, const
     for (int64_t i = 0; i < nt; ++i)  // input transform
       wino_input_tile<M>(x, H, W, C, TW, TPI, t0 + i, zero.data(), Vb.data() + i * C, vs);
     const int64_t rows = (nt + kGemmP - 1) / kGemmP * kGemmP;
-    for (int xi = 0; xi < A2; ++xi)  // the products, (tiles x C) x (C x K) each
+    // training: the next chunk's input images (cold: written by an earlier pass) and output lines come in
+    // while the products run, a 1/A2 share of the lines before each transform point's product
+    const char *px = nullptr, *po = nullptr;
+    int64_t nx = 0, no = 0;
+    if (kPrefetch && t0 + kTiles < T) {
+      const int64_t b0 = (t0 + kTiles) / TPI, b1 = std::min(nb, (t0 + 2 * kTiles + TPI - 1) / TPI);
+      const int64_t HW = static_cast<int64_t>(H) * W;
+      px = reinterpret_cast<const char*>(x + b0 * HW * C);
+      po = reinterpret_cast<const char*>(out + b0 * HW * K);
+      nx = ((b1 - b0) * HW * C * 4 + 63) / 64;
+      no = ((b1 - b0) * HW * K * 4 + 63) / 64;
+    }
+    for (int xi = 0; xi < A2; ++xi) {  // the products, (tiles x C) x (C x K) each
+      if (kPrefetch) {
+        for (int64_t l = nx * xi / A2; l < nx * (xi + 1) / A2; ++l) __builtin_prefetch(px + 64 * l);
+        for (int64_t l = no * xi / A2; l < no * (xi + 1) / A2; ++l) __builtin_prefetch(po + 64 * l, 1);
+      }
       wino_gemm(Vb.data() + xi * vs, rows, C, wino + xi * wstride, K, Mb.data() + xi * ms, ldm);
+    }
     for (int64_t i = 0; i < nt; ++i) {  // output transform, bias, residual, ReLU
       const int64_t tile = t0 + i, b = tile / TPI;
       const int ty = static_cast<int>(tile % TPI) / TW, tx = static_cast<int>(tile % TPI) % TW;
@@ -359,18 +376,24 @@ static void winograd_wgrad(const float* x, const float* dy, int64_t nb, int H, i
   const int64_t HW = static_cast<int64_t>(H) * W;
   for (int64_t t0 = 0; t0 < T; t0 += kTiles) {
     const int64_t nt = std::min(kTiles, T - t0);
-    if (t0 + kTiles < T) {  // the next chunk's images into the cache (x was written long before: cold)
+    // the next chunk's images into the cache (x was written long before: cold), a 1/A2 share of the lines
+    // before each transform point's products
+    const char *xp = nullptr, *dp = nullptr;
+    int64_t nx = 0, nd = 0;
+    if (t0 + kTiles < T) {
       const int64_t b0 = (t0 + kTiles) / TPI, b1 = std::min(nb, (t0 + 2 * kTiles + TPI - 1) / TPI);
-      const char *xp = reinterpret_cast<const char*>(x + b0 * HW * C),
-                 *dp = reinterpret_cast<const char*>(dy + b0 * HW * K);
-      for (int64_t o = 0; o < (b1 - b0) * HW * C * 4; o += 64) __builtin_prefetch(xp + o);
-      for (int64_t o = 0; o < (b1 - b0) * HW * K * 4; o += 64) __builtin_prefetch(dp + o);
+      xp = reinterpret_cast<const char*>(x + b0 * HW * C);
+      dp = reinterpret_cast<const char*>(dy + b0 * HW * K);
+      nx = ((b1 - b0) * HW * C * 4 + 63) / 64;
+      nd = ((b1 - b0) * HW * K * 4 + 63) / 64;
     }
     for (int64_t i = 0; i < nt; ++i) {
       wino_input_tile<M>(x, H, W, C, TW, TPI, t0 + i, zero.data(), Vb.data() + i * C, vs);
       wino_grad_tile<M>(dy, H, W, K, ldk, TW, TPI, t0 + i, zero.data(), Db.data() + i * ldk, ds);
     }
     for (int xi = 0; xi < A2; ++xi) {
+      for (int64_t l = nx * xi / A2; l < nx * (xi + 1) / A2; ++l) __builtin_prefetch(xp + 64 * l);
+      for (int64_t l = nd * xi / A2; l < nd * (xi + 1) / A2; ++l) __builtin_prefetch(dp + 64 * l);
       const float* v = Vb.data() + xi * vs;
       const float* d = Db.data() + xi * ds;
       float* z = Z + static_cast<int64_t>(xi) * C * ldk;

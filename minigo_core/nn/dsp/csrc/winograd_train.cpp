@@ -80,13 +80,13 @@ void winograd_forward(const float* x, int B, int H, int W, int C, const float* w
   parallel([&](int i) {
     auto [b0, b1] = image_share(B, cores, i);
     if (b1 > b0)
-      winograd_conv_images(m, x + b0 * HW * C, b1 - b0, H, W, C, wino.data(), K, zero.data(),
+      winograd_conv_images(m, x + b0 * HW * C, b1 - b0, H, W, C, wino.data(), K, zero.data(), nullptr,
                            y + b0 * HW * K);
   });
 }
 
-void winograd_input_grad(const float* dy, int B, int H, int W, int C, const float* w, int K, int m,
-                         float* dx) {
+void winograd_input_grad(const float* dy, int B, int H, int W, int C, const float* w, int K, int m, float* dx,
+                         const float* residual) {
   // the input gradient's kernel: a conv K -> C with wf[c, k, t] = w[k, c, 8 - t]
   std::vector<float> wf(static_cast<size_t>(C) * K * 9);
   for (int k = 0; k < K; ++k)
@@ -101,7 +101,7 @@ void winograd_input_grad(const float* dy, int B, int H, int W, int C, const floa
     auto [b0, b1] = image_share(B, cores, i);
     if (b1 > b0)
       winograd_conv_images(m, dy + b0 * HW * K, b1 - b0, H, W, K, wino.data(), C, zero.data(),
-                           dx + b0 * HW * C);
+                           residual ? residual + b0 * HW * C : nullptr, dx + b0 * HW * C);
   });
 }
 
