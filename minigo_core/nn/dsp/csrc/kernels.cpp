@@ -286,7 +286,8 @@ double winograd_g(int m, int i, int j) {
 // Plain IEEE multiplies and adds (no FMA: -ffp-contract=off): the vector clones give the scalar code's bits.
 __attribute__((target_clones("avx512f", "avx2", "default"))) AlignedFloats winograd_weights(const float* w,
                                                                                             int K, int C,
-                                                                                            int m) {
+                                                                                            int m,
+                                                                                            bool flip) {
   const int A = m + 2, A2 = A * A, Kpad = round_up8(K);
   double G[5][3];
   for (int i = 0; i < A; ++i)
@@ -295,8 +296,12 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) AlignedFloats winog
   AlignedFloats out(A2 * set, 0.f);
   std::vector<double> g(9 * static_cast<size_t>(K)), t(15 * static_cast<size_t>(K));  // [tap][k], [i, j][k]
   for (int c = 0; c < C; ++c) {  // one input channel at a time, the output channels k innermost
-    for (int k = 0; k < K; ++k)
-      for (int j = 0; j < 9; ++j) g[j * K + k] = w[(static_cast<size_t>(k) * C + c) * 9 + j];
+    if (flip)                    // the input gradient's kernel: w[c, k, 8 - j] of (C, K) weights
+      for (int k = 0; k < K; ++k)
+        for (int j = 0; j < 9; ++j) g[j * K + k] = w[(static_cast<size_t>(c) * K + k) * 9 + 8 - j];
+    else
+      for (int k = 0; k < K; ++k)
+        for (int j = 0; j < 9; ++j) g[j * K + k] = w[(static_cast<size_t>(k) * C + c) * 9 + j];
     for (int i = 0; i < A; ++i)  // G g
       for (int j = 0; j < 3; ++j) {
         double* tt = t.data() + (i * 3 + j) * K;

@@ -111,8 +111,9 @@ struct FusedConv {
 };
 
 // Winograd F(m x m, 3x3) weights U = G g G^T of torch-layout (K, C, 3, 3) weights (m = 2 or 3, computed in
-// double): (m+2)^2 packed (C -> K) sets.
-AlignedFloats winograd_weights(const float* w, int K, int C, int m);
+// double): (m+2)^2 packed (C -> K) sets; flip = true: those of the input gradient's kernel of torch-layout
+// (C, K, 3, 3) weights w, i.e. of w'[k, c, t] = w[c, k, 8 - t] (the same floats as packing w' first).
+AlignedFloats winograd_weights(const float* w, int K, int C, int m, bool flip = false);
 double winograd_g(int m, int i, int j);  // G[i][j] of F(m x m, 3x3), (m+2) x 3
 constexpr int kWinogradMinC = 16;
 // The fused inference path's 3x3 convs with C >= kWinogradMinC: mode 1 (default) = Winograd with the output

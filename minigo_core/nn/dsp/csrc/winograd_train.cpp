@@ -16,39 +16,50 @@ namespace mgdsp {
 namespace {
 std::atomic<int> g_mode{1};
 
-// dW[k, c] = G^T Z[., c, k] G (Z: (m+2)^2 x C x ldk floats), in double, the output channels k innermost.
-// Plain IEEE multiplies and adds (no FMA: -ffp-contract=off), so the vector clones give the scalar code's
-// bits.
+// dW[k, c] = G^T Z[., c, k] G (Z: (m+2)^2 x C x ldk floats), in double, eight output channels k at a time in
+// registers. Plain IEEE multiplies and adds (no FMA: -ffp-contract=off), each sum from 0 in the order of a,
+// b, so the vector clones give the scalar code's bits.
+template <int A>  // m + 2, known to the compiler: every loop but the channels' unrolled
+__attribute__((always_inline)) inline void transform_to_weights_t(const float* Z, int C, int K, int ldk,
+                                                                  float* dw) {
+  constexpr int L = 8;  // ldk is a multiple of 16: a chunk of 8 lanes never reads past a row
+  double G[5][3];
+  for (int a = 0; a < A; ++a)
+    for (int j = 0; j < 3; ++j) G[a][j] = winograd_g(A - 2, a, j);
+  for (int c = 0; c < C; ++c)  // one input channel at a time
+    for (int k0 = 0; k0 < K; k0 += L) {
+      double t[5][3][L];  // Z G: [a][j][k]
+      for (int a = 0; a < A; ++a) {
+        double z[5][L];
+        for (int b = 0; b < A; ++b)
+          for (int l = 0; l < L; ++l) z[b][l] = Z[(static_cast<size_t>(a * A + b) * C + c) * ldk + k0 + l];
+        for (int j = 0; j < 3; ++j)
+          for (int l = 0; l < L; ++l) {
+            double acc = 0.0;
+            for (int b = 0; b < A; ++b) acc += z[b][l] * G[b][j];
+            t[a][j][l] = acc;
+          }
+      }
+      float r[9][L];  // G^T (Z G): [i * 3 + j][k]
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+          for (int l = 0; l < L; ++l) {
+            double acc = 0.0;
+            for (int a = 0; a < A; ++a) acc += G[a][i] * t[a][j][l];
+            r[i * 3 + j][l] = static_cast<float>(acc);
+          }
+      for (int l = 0; l < std::min(L, K - k0); ++l)  // dw[k, c, 0..8]: nine floats in a row
+        for (int ij = 0; ij < 9; ++ij) dw[(static_cast<size_t>(k0 + l) * C + c) * 9 + ij] = r[ij][l];
+    }
+}
+
 __attribute__((target_clones("avx512f", "avx2", "default"))) void transform_to_weights(const float* Z, int C,
                                                                                        int K, int m, int ldk,
                                                                                        float* dw) {
-  const int A = m + 2;
-  double G[5][3];
-  for (int a = 0; a < A; ++a)
-    for (int j = 0; j < 3; ++j) G[a][j] = winograd_g(m, a, j);
-  std::vector<double> t(15 * static_cast<size_t>(K)), s(K);  // Z G: [a, j][k]
-  for (int c = 0; c < C; ++c) {                              // one input channel at a time
-    std::fill(t.begin(), t.end(), 0.0);
-    for (int a = 0; a < A; ++a)
-      for (int b = 0; b < A; ++b) {
-        const float* z = Z + (static_cast<size_t>(a * A + b) * C + c) * ldk;
-        for (int j = 0; j < 3; ++j) {
-          double* tt = t.data() + (a * 3 + j) * K;
-          const double g = G[b][j];
-          for (int k = 0; k < K; ++k) tt[k] += static_cast<double>(z[k]) * g;
-        }
-      }
-    for (int i = 0; i < 3; ++i)  // G^T (Z G)
-      for (int j = 0; j < 3; ++j) {
-        std::fill(s.begin(), s.end(), 0.0);
-        for (int a = 0; a < A; ++a) {
-          const double g = G[a][i], *tt = t.data() + (a * 3 + j) * K;
-          for (int k = 0; k < K; ++k) s[k] += g * tt[k];
-        }
-        float* out = dw + static_cast<size_t>(c) * 9 + i * 3 + j;
-        for (int k = 0; k < K; ++k) out[static_cast<size_t>(k) * C * 9] = static_cast<float>(s[k]);
-      }
-  }
+  if (m == 3)
+    transform_to_weights_t<5>(Z, C, K, ldk, dw);
+  else
+    transform_to_weights_t<4>(Z, C, K, ldk, dw);
 }
 
 // [b0, b1) of core i's images when B images are split evenly across `cores`
@@ -87,13 +98,8 @@ void winograd_forward(const float* x, int B, int H, int W, int C, const float* w
 
 void winograd_input_grad(const float* dy, int B, int H, int W, int C, const float* w, int K, int m, float* dx,
                          const float* residual) {
-  // the input gradient's kernel: a conv K -> C with wf[c, k, t] = w[k, c, 8 - t]
-  std::vector<float> wf(static_cast<size_t>(C) * K * 9);
-  for (int k = 0; k < K; ++k)
-    for (int c = 0; c < C; ++c)
-      for (int t = 0; t < 9; ++t)
-        wf[(static_cast<size_t>(c) * K + k) * 9 + t] = w[(static_cast<size_t>(k) * C + c) * 9 + 8 - t];
-  const AlignedFloats wino = winograd_weights(wf.data(), C, K, m);
+  // the input gradient's kernel: a conv K -> C with the weights w[k, c, 8 - t] as [c, k, t]
+  const AlignedFloats wino = winograd_weights(w, C, K, m, true);
   const std::vector<float> zero(round_up8(C), 0.f);
   const int64_t HW = static_cast<int64_t>(H) * W;
   const int cores = num_threads();
