@@ -27,6 +27,17 @@ def _bn(x, res, dy, training, params):
     return [y, dx, dres] if res is not None else [y, dx], [mean, invstd, dg, db, rm, rv]
 
 
+def _assert_first_channels_match(x, res, dy, params, c, residual, training):
+    """The BN+ReLU forward and backward of the first c channels give the bytes of those of all channels."""
+    cut = [t[..., :c].contiguous() for t in (x, res, dy)]
+    acts_full, vecs_full = _bn(x, res if residual else None, dy, training, params)
+    acts_cut, vecs_cut = _bn(cut[0], cut[1] if residual else None, cut[2], training, params)
+    for a, b in zip(acts_full, acts_cut, strict=True):
+        assert torch.equal(a[..., :c], b)
+    for a, b in zip(vecs_full, vecs_cut, strict=True):
+        assert torch.equal(a[:c], b)
+
+
 @pytest.mark.parametrize("isa", dsp.supported_isas())
 @pytest.mark.parametrize("c", [8, 16, 32, 48, 64])
 @pytest.mark.parametrize("residual", [False, True])
@@ -37,13 +48,7 @@ def test_vector_rows_give_the_generic_bytes(restore_isa, isa, c, residual, train
     x, res, dy = (torch.randn(3, 9, 9, c + 1, generator=g) for _ in range(3))
     params = (torch.rand(c + 1, generator=g) + 0.5, torch.randn(c + 1, generator=g),
               torch.randn(c + 1, generator=g), torch.rand(c + 1, generator=g) + 0.5)  # fmt: skip
-    cut = [t[..., :c].contiguous() for t in (x, res, dy)]
-    acts_full, vecs_full = _bn(x, res if residual else None, dy, training, params)
-    acts_cut, vecs_cut = _bn(cut[0], cut[1] if residual else None, cut[2], training, params)
-    for a, b in zip(acts_full, acts_cut, strict=True):
-        assert torch.equal(a[..., :c], b)
-    for a, b in zip(vecs_full, vecs_cut, strict=True):
-        assert torch.equal(a[:c], b)
+    _assert_first_channels_match(x, res, dy, params, c, residual, training)
 
 
 @pytest.mark.parametrize("isa", dsp.supported_isas())
@@ -58,10 +63,4 @@ def test_few_channel_rows_give_the_generic_bytes(restore_isa, isa, c, residual, 
     x, res, dy = (torch.randn(5, 9, 9, 7, generator=g) for _ in range(3))
     params = (torch.rand(7, generator=g) + 0.5, torch.randn(7, generator=g),
               torch.randn(7, generator=g), torch.rand(7, generator=g) + 0.5)  # fmt: skip
-    cut = [t[..., :c].contiguous() for t in (x, res, dy)]
-    acts_full, vecs_full = _bn(x, res if residual else None, dy, training, params)
-    acts_cut, vecs_cut = _bn(cut[0], cut[1] if residual else None, cut[2], training, params)
-    for a, b in zip(acts_full, acts_cut, strict=True):
-        assert torch.equal(a[..., :c], b)
-    for a, b in zip(vecs_full, vecs_cut, strict=True):
-        assert torch.equal(a[:c], b)
+    _assert_first_channels_match(x, res, dy, params, c, residual, training)

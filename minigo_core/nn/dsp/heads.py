@@ -15,6 +15,7 @@ from __future__ import annotations
 import torch
 
 from minigo_core.nn.dsp import _C
+from minigo_core.nn.dsp.trunk import bn_params
 
 
 class HeadsFunction(torch.autograd.Function):
@@ -70,13 +71,7 @@ class HeadsFunction(torch.autograd.Function):
 def heads(net, h: torch.Tensor, training: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """(policy features, value features, ownership logits or None) of DualNet `net` from its NHWC trunk output
     `h`; updates the BN running stats when training, as `dsp.bn_relu` does."""
-    layers = [net.conv1_policy, net.conv1_value]
-    bns = [m.bn for m in layers]
-    if training:
-        for bn in bns:
-            if bn.num_batches_tracked is not None:
-                bn.num_batches_tracked.add_(1)
-    params = [t for m in layers for t in (m.conv.weight, m.bn.weight, m.bn.bias)]
+    bns, params = bn_params([net.conv1_policy, net.conv1_value], training)
     if net.cfg.aux_heads:
         params += [net.ownership_conv.weight, net.ownership_conv.bias]
     p, v, o = HeadsFunction.apply(h, bns, training, *params)

@@ -87,11 +87,16 @@ class TrunkFunction(torch.autograd.Function):
 def trunk(net, x: torch.Tensor, training: bool) -> torch.Tensor:
     """The trunk of DualNet `net` on NHWC `x` (a differentiable NHWC result); updates BN running stats when
     training, as `dsp.bn_relu` does."""
-    layers = _layers(net)
+    bns, params = bn_params(_layers(net), training)
+    return TrunkFunction.apply(x, bns, training, *params)
+
+
+def bn_params(layers: list, training: bool) -> tuple[list, list[torch.Tensor]]:
+    """(the BNs, each layer's conv weight, BN gamma and beta in order) of ConvBN layers; counts a batch in
+    each BN when training, as `dsp.bn_relu` does."""
     bns = [m.bn for m in layers]
     if training:
         for bn in bns:
             if bn.num_batches_tracked is not None:
                 bn.num_batches_tracked.add_(1)
-    params = [t for m in layers for t in (m.conv.weight, m.bn.weight, m.bn.bias)]
-    return TrunkFunction.apply(x, bns, training, *params)
+    return bns, [t for m in layers for t in (m.conv.weight, m.bn.weight, m.bn.bias)]
