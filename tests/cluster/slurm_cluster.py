@@ -11,7 +11,9 @@ free ports, so the cluster touches nothing system-wide but /etc/slurm/slurm.conf
 runs) and is invisible to processes that do not get `env`:
 in particular Snakemake runs of the other tests never see a slurm.conf, so the Slurm executor plugin's probes
 fail at once instead of waiting for a controller. Daemon pids are recorded in `pids.json` in that directory;
-`stop()` signals only those pids.
+`stop()` signals only those pids. The starting process's pid is in `owner.pid`: a later `start` that finds
+the daemons of a cluster whose owner is gone (a test run killed before its `stop`) stops them first, where
+before every later Slurm test errored with "another test cluster is running".
 
 Slurm facts this relies on (Slurm 22.05 from Debian 12): munged runs as the munge user with the system key;
 `proctrack/linuxproc` and `task/none` need no cgroups. Debian's slurmd is built with multiple-slurmd support,
@@ -260,6 +262,7 @@ class SlurmCluster:
     def _record(self) -> None:
         pids = {name: p.pid for name, p in self.processes.items()}
         (self.directory / "pids.json").write_text(json.dumps(pids))
+        (self.directory / "owner.pid").write_text(f"{os.getpid()}\n")  # the process that started them
 
     def _ok(self, argv: list[str], needle: str = "") -> bool:
         try:
@@ -371,8 +374,26 @@ def _claim_default_conf(base: Path) -> None:
     pids_file = owner / "pids.json"
     pids = json.loads(pids_file.read_text()) if pids_file.exists() else {}
     if any(_alive(pid) for pid in pids.values()):
+        if _orphaned(owner):  # its test run was killed before it could stop them: stop them now
+            stop_recorded(owner)
+            return _claim_default_conf(base) if SLURM_CONF.exists() else None
         raise SlurmUnavailable(f"another test cluster is running (state in {owner}); stop it first")
     SLURM_CONF.unlink()
+
+
+def _orphaned(owner: Path) -> bool:
+    """Whether the test run that started the cluster in `owner` is gone (killed before its `stop`). A cluster
+    of a test run still going is not; nor one started by hand (`python tests/cluster/slurm_cluster.py
+    start`, which removes owner.pid as it leaves the daemons running)."""
+    try:
+        pid = int((owner / "owner.pid").read_text().strip())
+    except (OSError, ValueError):
+        return False
+    try:  # a killed owner not yet reaped by its parent is a zombie: gone all the same
+        zombie = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        zombie = False
+    return zombie or not _alive(pid)
 
 
 def _release_default_conf(base: Path) -> None:
@@ -403,5 +424,6 @@ if __name__ == "__main__":
         pids = {n: p.pid for n, p in c.processes.items()}
         stop = "python tests/cluster/slurm_cluster.py stop DIR"
         print(f"export SLURM_CONF={c.conf}  # daemons {pids}; stop: {stop}")
+        (c.directory / "owner.pid").unlink()  # never taken for an orphan of a killed test run
         os._exit(0)  # leave the daemons running
     stop_recorded(sys.argv[2])
