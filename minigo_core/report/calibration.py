@@ -115,8 +115,8 @@ class Plan:
         ]
         met = {upper for _, upper in out}
         for i, name in enumerate(r):
-            below = [a for a in r[:i] if comparable(a, name)]
-            if name not in met and below:
+            below = [] if name in met else [a for a in r[:i] if comparable(a, name)]
+            if below:
                 out.append((below[-1], name))
         return out
 

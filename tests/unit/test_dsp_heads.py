@@ -16,15 +16,6 @@ from minigo_core.nn.dsp import heads
 from minigo_core.nn.model import DualNet, ModelConfig, random_model
 
 
-@pytest.fixture
-def restore():
-    old_flag, old_cores, old_mode = dsp.ONE_NODE_HEADS, dsp.get_num_threads(), dsp._C.winograd_training_mode()
-    yield
-    dsp.ONE_NODE_HEADS = old_flag
-    dsp.set_num_threads(old_cores)
-    dsp.set_winograd_training(old_mode)
-
-
 def _run(cfg: ModelConfig, one_node: bool, training: bool, x: torch.Tensor):
     dsp.ONE_NODE_HEADS = one_node
     net = DualNet(cfg, backend="dsp")
@@ -43,7 +34,7 @@ def _run(cfg: ModelConfig, one_node: bool, training: bool, x: torch.Tensor):
 @pytest.mark.parametrize("mode", [0, 1])
 @pytest.mark.parametrize("training", [True, False])
 @pytest.mark.parametrize("aux", [True, False])
-def test_one_node_heads_against_the_per_op_path(restore, cores, mode, training, aux):
+def test_one_node_heads_against_the_per_op_path(restore_dsp, cores, mode, training, aux):
     dsp.set_num_threads(cores)
     dsp.set_winograd_training(mode)
     cfg = ModelConfig(7, 2, 16, 16, "agz", aux_heads=aux)

@@ -12,15 +12,6 @@ from minigo_core.nn.dsp import trunk
 from minigo_core.nn.model import DualNet, ModelConfig, random_model
 
 
-@pytest.fixture
-def restore():
-    old_flag, old_cores, old_mode = dsp.ONE_NODE_TRUNK, dsp.get_num_threads(), dsp._C.winograd_training_mode()
-    yield
-    dsp.ONE_NODE_TRUNK = old_flag
-    dsp.set_num_threads(old_cores)
-    dsp.set_winograd_training(old_mode)
-
-
 def _run(cfg: ModelConfig, one_node: bool, training: bool, x: torch.Tensor) -> list[torch.Tensor]:
     dsp.ONE_NODE_TRUNK = one_node
     net = DualNet(cfg, backend="dsp")
@@ -34,7 +25,7 @@ def _run(cfg: ModelConfig, one_node: bool, training: bool, x: torch.Tensor) -> l
 @pytest.mark.parametrize("cores", [1, 2])
 @pytest.mark.parametrize("mode", [0, 1])
 @pytest.mark.parametrize("training", [True, False])
-def test_one_node_trunk_gives_the_per_op_bytes(restore, cores, mode, training):
+def test_one_node_trunk_gives_the_per_op_bytes(restore_dsp, cores, mode, training):
     dsp.set_num_threads(cores)
     dsp.set_winograd_training(mode)
     cfg = ModelConfig(7, 2, 16, 16, "agz", aux_heads=True)
@@ -43,7 +34,7 @@ def test_one_node_trunk_gives_the_per_op_bytes(restore, cores, mode, training):
         assert torch.equal(a, b)
 
 
-def test_one_node_trunk_gradients_by_finite_differences(restore):
+def test_one_node_trunk_gradients_by_finite_differences(restore_dsp):
     cfg = ModelConfig(5, 1, 4, 4, "agz")
     net = DualNet(cfg, backend="dsp").double().train()
     x = torch.randn(2, 5, 5, cfg.planes, dtype=torch.float64, requires_grad=True)

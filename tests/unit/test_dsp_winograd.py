@@ -23,15 +23,6 @@ BOARDS = (5, 7, 9, 13, 19)
 REL_BOUND = {2: 3e-6, 3: 2e-5}
 
 
-@pytest.fixture
-def restore():
-    old_isa, old_cores, old_mode = dsp.get_isa(), dsp.get_num_threads(), _C.winograd_training_mode()
-    yield
-    dsp.set_isa(old_isa)
-    dsp.set_num_threads(old_cores)
-    _C.set_winograd_training(old_mode)
-
-
 def _case(n: int, c: int, k: int, b: int = 2, seed: int = 0):
     g = torch.Generator().manual_seed(seed + 100 * n + c)
     x = torch.randn(b, n, n, c, generator=g, dtype=torch.float64)
@@ -63,7 +54,7 @@ def _rel(a: torch.Tensor, ref: torch.Tensor) -> float:
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("cores", [1, 2])
 @pytest.mark.parametrize("tile", [2, 3])
-def test_passes_match_float64_and_direct(restore, isa, cores, tile):
+def test_passes_match_float64_and_direct(restore_dsp, isa, cores, tile):
     dsp.set_isa(isa)
     dsp.set_num_threads(cores)
     for n in BOARDS:
@@ -82,7 +73,7 @@ def test_passes_match_float64_and_direct(restore, isa, cores, tile):
 
 
 @pytest.mark.parametrize("tile", [2, 3])
-def test_error_next_to_torch_float32(restore, tile):
+def test_error_next_to_torch_float32(restore_dsp, tile):
     """The Winograd error against float64, per pass, next to torch's float32 direct conv on the same inputs:
     F(2x2) within 4x of torch's, F(3x3) within 25x (the transform points 2 and 1/6 cost precision)."""
     factor = {2: 4.0, 3: 25.0}[tile]
@@ -98,7 +89,7 @@ def test_error_next_to_torch_float32(restore, tile):
             )
 
 
-def test_same_bits_on_every_build_and_rerun(restore):
+def test_same_bits_on_every_build_and_rerun(restore_dsp):
     """Each output's sums run in one order whatever the vector width: every build gives the same floats, and
     a rerun the same bytes (1 and 2 cores: the weight gradient's tree is the same for a given core count)."""
     x, w, dy = _case(9, 24, 40, b=5)
@@ -117,7 +108,7 @@ def test_same_bits_on_every_build_and_rerun(restore):
 
 
 @pytest.mark.parametrize("tile", [2, 3])
-def test_gradients_by_finite_differences(restore, tile):
+def test_gradients_by_finite_differences(restore_dsp, tile):
     """<dL/dx, v> and <dL/dw, u> of L = <conv(x, w), g> against central differences of L along v and u (the
     conv is linear in each, so a step of 1 leaves only float32 rounding)."""
     _C.set_winograd_training(tile)
@@ -140,7 +131,7 @@ def test_gradients_by_finite_differences(restore, tile):
         assert abs(fd - analytic) <= 1e-4 * max(1.0, abs(analytic)), (fd, analytic)
 
 
-def test_tile_choice_by_board_and_channels(restore):
+def test_tile_choice_by_board_and_channels(restore_dsp):
     _C.set_winograd_training(1)
     for n in BOARDS:
         assert dsp.winograd_training_tile(n, n, 32, 32) == 3  # F(3x3) needs the fewest multiplications
@@ -155,7 +146,7 @@ def test_tile_choice_by_board_and_channels(restore):
         dsp.set_winograd_training(5)
 
 
-def test_float64_runs_the_direct_reference(restore):
+def test_float64_runs_the_direct_reference(restore_dsp):
     """gradcheck's float64 path is the direct kernel whatever the mode: the same bits with Winograd on/off."""
     x, w, dy = _case(5, 8, 8, b=2)
     _C.set_winograd_training(3)
@@ -170,7 +161,7 @@ def test_float64_runs_the_direct_reference(restore):
 @pytest.mark.parametrize("cores", [1, 2])
 @pytest.mark.parametrize("mode", [0, 2, 3])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_input_grad_adds_the_residual(restore, isa, cores, mode, dtype):
+def test_input_grad_adds_the_residual(restore_dsp, isa, cores, mode, dtype):
     """conv_backward's dx_residual (the trunk's skip gradient) gives the bytes of dx + residual, on every
     build, Winograd tile and the direct kernel (float64: direct)."""
     dsp.set_isa(isa)
@@ -206,7 +197,7 @@ def _train_steps(mode: int, cores: int, steps: int = 3) -> dict[str, torch.Tenso
 
 
 @pytest.mark.parametrize("cores", [1, 2])
-def test_training_with_winograd_reruns_byte_identical_and_tracks_direct(restore, cores):
+def test_training_with_winograd_reruns_byte_identical_and_tracks_direct(restore_dsp, cores):
     assert dsp.winograd_training_tile(9, 9, 16, 16) == 3
     first, again, direct = _train_steps(1, cores), _train_steps(1, cores), _train_steps(0, cores)
     for k in first:
