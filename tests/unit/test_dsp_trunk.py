@@ -1,6 +1,8 @@
-"""The dsp backend's one-node training trunk (`minigo_core.nn.dsp.trunk`): the same bytes as the per-op path
-(one autograd Function per conv and per BN+ReLU) in outputs, every parameter's gradient and the BN running
-statistics, on Winograd and direct convs, 1 and 2 DSP cores; gradients by finite differences in float64."""
+"""The dsp backend's one-node training trunk (`minigo_core.nn.dsp.trunk`): with the BN sums taken by the BN
+kernels (`fuse_bn_sums` False), the same bytes as the per-op path (one autograd Function per conv and per
+BN+ReLU) in outputs, every parameter's gradient and the BN running statistics, on Winograd and direct convs,
+1 and 2 DSP cores; with the sums taken in the Winograd convs' output transforms (the default), the per-op
+path's values to float rounding and the same bytes on a rerun; gradients by finite differences in float64."""
 
 from __future__ import annotations
 
@@ -25,13 +27,32 @@ def _run(cfg: ModelConfig, one_node: bool, training: bool, x: torch.Tensor) -> l
 @pytest.mark.parametrize("cores", [1, 2])
 @pytest.mark.parametrize("mode", [0, 1])
 @pytest.mark.parametrize("training", [True, False])
-def test_one_node_trunk_gives_the_per_op_bytes(restore_dsp, cores, mode, training):
+def test_one_node_trunk_gives_the_per_op_bytes(restore_dsp, monkeypatch, cores, mode, training):
+    monkeypatch.setattr(trunk.TrunkFunction, "fuse_bn_sums", False)
     dsp.set_num_threads(cores)
     dsp.set_winograd_training(mode)
     cfg = ModelConfig(7, 2, 16, 16, "agz", aux_heads=True)
     x = torch.randint(0, 2, (5, cfg.planes, 7, 7), generator=torch.Generator().manual_seed(1)).float()
     for a, b in zip(_run(cfg, True, training, x), _run(cfg, False, training, x), strict=True):
         assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("cores", [1, 2])
+@pytest.mark.parametrize("n", [5, 9, 19])
+def test_fused_bn_sums_track_the_per_op_path_and_rerun_byte_identical(restore_dsp, cores, n):
+    """The BN statistics summed in the Winograd output transforms: another order of the same sums, so the
+    per-op path's values to float rounding (BN's backward cancels, so gradients carry ~1e-5 of it), and the
+    same bytes when run again."""
+    assert trunk.TrunkFunction.fuse_bn_sums
+    dsp.set_num_threads(cores)
+    cfg = ModelConfig(n, 2, 32, 16, "agz", aux_heads=True)
+    assert dsp.winograd_training_tile(n, n, 32, 32) in (2, 3)
+    x = torch.randint(0, 2, (6, cfg.planes, n, n), generator=torch.Generator().manual_seed(2)).float()
+    fused, again, per_op = ([t.detach() for t in _run(cfg, one, True, x)] for one in (True, True, False))
+    for a, b, ref in zip(fused, again, per_op, strict=True):
+        assert torch.equal(a, b)
+        if ref.is_floating_point():
+            assert float((a - ref).abs().max()) <= 1e-4 * max(float(ref.abs().max()), 1e-3)
 
 
 def test_one_node_trunk_gradients_by_finite_differences(restore_dsp):

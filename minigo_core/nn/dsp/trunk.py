@@ -6,6 +6,13 @@ compiled kernels (`_C.conv_forward`, `_C.bn_relu_forward`, ...) in the same orde
 the floats are those of the per-op path, but the autograd engine sees one node (not ~20, each with its
 Python `apply`, saved-tensor unpacking and gradient accumulation), and the skip connection's two gradients
 are added in place by the backward itself.
+
+With `TrunkFunction.fuse_bn_sums` (the default), where a layer's conv runs Winograd, its BN's batch
+statistics (sum and sum of squares per channel) come from the conv's output transform (`_C.conv_forward_sums`)
+instead of a pass of their own over the stored conv output: the same element-wise expressions summed in
+another order (per tile and chunk of tiles), so the BN statistics, and through them every later float, differ
+from the per-op path's in the last bits (reruns on one machine still give the same bytes); with False, the
+floats are the per-op path's.
 """
 
 from __future__ import annotations
@@ -30,6 +37,9 @@ class TrunkFunction(torch.autograd.Function):
     # pattern: freeing them all at the end costs ~1000 page faults a step on the 9x9 net as malloc hands
     # the memory back and takes it again); False keeps them for a second backward (retain_graph).
     release = True
+    # Take the BN sums in the Winograd convs' output transforms (see the module's docstring); False: the BN
+    # kernels' own passes, the per-op path's floats.
+    fuse_bn_sums = True
 
     @staticmethod
     def forward(ctx, x, bns, training, *params):
@@ -37,13 +47,17 @@ class TrunkFunction(torch.autograd.Function):
         ws, gs, bs = params[0::3], params[1::3], params[2::3]
         ctx.training = training
         ctx.acts, ctx.pre, ctx.stats = [h], [], []  # conv inputs, BN inputs, (mean, invstd)
+        fuse = TrunkFunction.fuse_bn_sums
 
         def conv_bn_relu(i: int, a: torch.Tensor, res: torch.Tensor | None) -> torch.Tensor:
             bn = bns[i]
-            y = _C.conv_forward(a, ws[i].contiguous())
+            if training and fuse:  # the batch statistics' sums from the conv's output transform (if Winograd)
+                y, sums = _C.conv_forward_sums(a, ws[i].contiguous())
+            else:
+                y, sums = _C.conv_forward(a, ws[i].contiguous()), None
             z, mean, invstd = _C.bn_relu_forward(
                 y, gs[i].contiguous(), bs[i].contiguous(), bn.running_mean, bn.running_var, res, training,
-                bn.momentum, bn.eps,
+                bn.momentum, bn.eps, sums,
             )  # fmt: skip
             ctx.pre.append(y)
             ctx.stats.append((mean, invstd))
@@ -61,7 +75,7 @@ class TrunkFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dh):
         h, *params = ctx.saved_tensors
-        ws, gs = params[0::3], params[1::3]
+        ws, gs, bs = params[0::3], params[1::3], params[2::3]
         acts, pre, stats = ctx.acts, ctx.pre, ctx.stats
         grads: list = [None] * len(params)
         outs = [*acts[1:], h]  # layer i reads acts[i] and writes outs[i] (= acts[i + 1])
@@ -70,9 +84,12 @@ class TrunkFunction(torch.autograd.Function):
         for i in range(len(ws) - 1, -1, -1):
             residual = i > 0 and i % 2 == 0  # conv2 of a block: BN + skip + ReLU
             mean, invstd = stats[i]
+            # without a residual the ReLU's mask comes from the BN input and the forward's scale and shift
+            # (the same floats; one tensor less to read)
             dy, dg, db, dres = _C.bn_relu_backward(
-                dh, outs[i], pre[i], gs[i].contiguous(), mean, invstd, ctx.training, residual
-            )
+                dh, outs[i] if residual else None, pre[i], gs[i].contiguous(), mean, invstd, ctx.training,
+                residual, bs[i].contiguous(),
+            )  # fmt: skip
             # conv1 of a block (pending: the skip's gradient): its input is also the skip, whose gradient
             # the input-gradient pass adds to each output (the bytes of da + pending, one pass less)
             da, dw = _C.conv_backward(dy, acts[i], ws[i].contiguous(), i > 0 or need_x, True, pending)

@@ -37,6 +37,14 @@ static MG_INLINE void bn_prefetch_row(const float* p, int64_t m) {
   for (int64_t l = 0; l < kRowBytes; l += 64)
     __builtin_prefetch(reinterpret_cast<const char*>(p) + (m + kBnAhead) * kRowBytes + l);
 }
+// the output row kBnAhead rows on, for writing (a fresh tensor's lines: without it each store waits for its
+// line to be read)
+template <int NV>
+static MG_INLINE void bn_prefetch_row_w(float* p, int64_t m) {
+  constexpr int64_t kRowBytes = NV * kLanes * 4;
+  for (int64_t l = 0; l < kRowBytes; l += 64)
+    __builtin_prefetch(reinterpret_cast<char*>(p) + (m + kBnAhead) * kRowBytes + l, 1);
+}
 template <int NV>
 static MG_INLINE void bn_prefetch_rows(const float* a, const float* b, const float* c, int64_t m) {
   bn_prefetch_row<NV>(a, m);
@@ -77,6 +85,7 @@ static void bn_apply_vec(const float* x, const float* res, int64_t m0, int64_t m
   for (int64_t m = m0; m < m1; ++m) {
     bn_prefetch_row<NV>(x, m);
     if (res) bn_prefetch_row<NV>(res, m);
+    bn_prefetch_row_w<NV>(y, m);
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) {
       const int64_t o = m * C + j * kLanes;
@@ -87,10 +96,31 @@ static void bn_apply_vec(const float* x, const float* res, int64_t m0, int64_t m
   }
 }
 
-template <int NV>
-static void bn_bwd_stats_vec(const float* dy, const float* y, const float* x, int64_t m0, int64_t m1,
-                             const float* mean, double* sg, double* sgx) {
+// The ReLU's mask of the backward: its stored output y > 0 or, with kFromX (y null: a BN+ReLU without a
+// residual), the forward's pre-ReLU value x * scale + shift recomputed (the same expression, the same
+// floats), which reads one tensor less.
+template <int NV, bool kFromX>
+struct BnMask {
+  BnV sc[NV], sh[NV];
+  BnMask(const float* scale, const float* shift) {
+    if constexpr (kFromX)
+      for (int j = 0; j < NV; ++j) {
+        sc[j] = bnv_ld(scale + j * kLanes);
+        sh[j] = bnv_ld(shift + j * kLanes);
+      }
+  }
+  MG_INLINE BnV operator()(const float* y, const float* x, int64_t o, int j) const {
+    if constexpr (kFromX) return bnv_ld(x + o) * sc[j] + sh[j];
+    return bnv_ld(y + o);
+  }
+};
+
+template <int NV, bool kFromX>
+static void bn_bwd_stats_vec_t(const float* dy, const float* y, const float* x, int64_t m0, int64_t m1,
+                               const float* mean, const float* scale, const float* shift, double* sg,
+                               double* sgx) {
   constexpr int C = NV * kLanes;
+  const BnMask<NV, kFromX> mask(scale, shift);
   BnV mu[NV];
   for (int j = 0; j < NV; ++j) mu[j] = bnv_ld(mean + j * kLanes);
   const BnV z{};
@@ -99,11 +129,16 @@ static void bn_bwd_stats_vec(const float* dy, const float* y, const float* x, in
     for (int j = 0; j < NV; ++j) s[j] = sx[j] = BnV{};
     const int64_t me = std::min(m1, mb + kBnBlock);
     for (int64_t m = mb; m < me; ++m) {
-      bn_prefetch_rows<NV>(dy, y, x, m);
+      if constexpr (kFromX) {
+        bn_prefetch_row<NV>(dy, m);
+        bn_prefetch_row<NV>(x, m);
+      } else {
+        bn_prefetch_rows<NV>(dy, y, x, m);
+      }
 #pragma GCC unroll 4
       for (int j = 0; j < NV; ++j) {
         const int64_t o = m * C + j * kLanes;
-        const BnV g = bnv_ld(y + o) > z ? bnv_ld(dy + o) : z;
+        const BnV g = mask(y, x, o, j) > z ? bnv_ld(dy + o) : z;
         s[j] += g;
         sx[j] += g * (bnv_ld(x + o) - mu[j]);
       }
@@ -113,10 +148,21 @@ static void bn_bwd_stats_vec(const float* dy, const float* y, const float* x, in
 }
 
 template <int NV>
-static void bn_bwd_apply_vec(const float* dy, const float* y, const float* x, int64_t m0, int64_t m1,
-                             const float* mean, const float* ca, const float* cb, const float* cc, float* dx,
-                             float* dres) {
+static void bn_bwd_stats_vec(const float* dy, const float* y, const float* x, int64_t m0, int64_t m1,
+                             const float* mean, const float* scale, const float* shift, double* sg,
+                             double* sgx) {
+  if (y)
+    bn_bwd_stats_vec_t<NV, false>(dy, y, x, m0, m1, mean, scale, shift, sg, sgx);
+  else
+    bn_bwd_stats_vec_t<NV, true>(dy, y, x, m0, m1, mean, scale, shift, sg, sgx);
+}
+
+template <int NV, bool kFromX>
+static void bn_bwd_apply_vec_t(const float* dy, const float* y, const float* x, int64_t m0, int64_t m1,
+                               const float* mean, const float* scale, const float* shift, const float* ca,
+                               const float* cb, const float* cc, float* dx, float* dres) {
   constexpr int C = NV * kLanes;
+  const BnMask<NV, kFromX> mask(scale, shift);
   BnV mu[NV], a[NV], b[NV], c0[NV];
   for (int j = 0; j < NV; ++j) {
     mu[j] = bnv_ld(mean + j * kLanes);
@@ -126,15 +172,30 @@ static void bn_bwd_apply_vec(const float* dy, const float* y, const float* x, in
   }
   const BnV z{};
   for (int64_t m = m0; m < m1; ++m) {
-    bn_prefetch_rows<NV>(dy, y, x, m);
+    if constexpr (kFromX) {
+      bn_prefetch_row<NV>(dy, m);
+      bn_prefetch_row<NV>(x, m);
+    } else {
+      bn_prefetch_rows<NV>(dy, y, x, m);
+    }
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) {
       const int64_t o = m * C + j * kLanes;
-      const BnV g = bnv_ld(y + o) > z ? bnv_ld(dy + o) : z;
+      const BnV g = mask(y, x, o, j) > z ? bnv_ld(dy + o) : z;
       bnv_st(dx + o, a[j] * g + b[j] * (bnv_ld(x + o) - mu[j]) + c0[j]);
       if (dres) bnv_st(dres + o, g);
     }
   }
+}
+
+template <int NV>
+static void bn_bwd_apply_vec(const float* dy, const float* y, const float* x, int64_t m0, int64_t m1,
+                             const float* mean, const float* scale, const float* shift, const float* ca,
+                             const float* cb, const float* cc, float* dx, float* dres) {
+  if (y)
+    bn_bwd_apply_vec_t<NV, false>(dy, y, x, m0, m1, mean, scale, shift, ca, cb, cc, dx, dres);
+  else
+    bn_bwd_apply_vec_t<NV, true>(dy, y, x, m0, m1, mean, scale, shift, ca, cb, cc, dx, dres);
 }
 
 // The vector loop for float rows of C = NV * kLanes channels, NV 1..4: call fn<NV>(args...) and return

@@ -32,7 +32,9 @@ namespace mgdsp {
 // time.
 #ifdef MG_HAVE_X86
 #pragma GCC push_options
-#pragma GCC target("avx512f,avx2,fma")
+// (prfchw: __builtin_prefetch(p, 1) becomes PREFETCHW, the line fetched ready to be written; every AVX-512
+// CPU has it)
+#pragma GCC target("avx512f,avx2,fma,prfchw")
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's avx512fintrin.h: _mm512_undefined_ps()
 namespace avx512 {
@@ -419,17 +421,21 @@ void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K
 }
 
 // Winograd entry points of the training path (the passes themselves are in winograd_train.cpp)
+template <int M, bool kSums>
+static void winograd_conv_train(const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
+                                const float* bias, const float* residual, float* out, const BnSums* sums) {
+  MG_DISPATCH(winograd_conv<M MG_COMMA 24 MG_COMMA true MG_COMMA kSums>, x, nb, H, W, C, wino, K, bias,
+              residual, false, out, sums);
+}
+
 void winograd_conv_images(int m, const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
-                          const float* bias, const float* residual, float* out) {
+                          const float* bias, const float* residual, float* out, const BnSums* sums) {
   // chunks of 24 tiles (the fused engine's 48 measured slower here: training's images come in larger
   // batches), the next chunk's images prefetched (a step's activations come from L3 or memory: a residual
   // conv of 128 9x9 images with cold inputs 0.67 -> 0.38 ms on a Zen 5)
-  if (m == 3)
-    MG_DISPATCH(winograd_conv<3 MG_COMMA 24 MG_COMMA true>, x, nb, H, W, C, wino, K, bias, residual, false,
-                out);
-  else
-    MG_DISPATCH(winograd_conv<2 MG_COMMA 24 MG_COMMA true>, x, nb, H, W, C, wino, K, bias, residual, false,
-                out);
+  auto fn = m == 3 ? (sums ? winograd_conv_train<3, true> : winograd_conv_train<3, false>)
+                   : (sums ? winograd_conv_train<2, true> : winograd_conv_train<2, false>);
+  fn(x, nb, H, W, C, wino, K, bias, residual, out, sums);
 }
 
 void winograd_wgrad_images(int m, const float* x, const float* dy, int64_t nb, int H, int W, int C, int K,
@@ -445,18 +451,19 @@ void winograd_wgrad_images(int m, const float* x, const float* dy, int64_t nb, i
 template <typename T>
 void bn_relu_forward(const T* x, const T* residual, int64_t M, int C, const T* gamma, const T* beta,
                      T* running_mean, T* running_var, bool training, double momentum, double eps, T* y,
-                     T* mean, T* invstd) {
+                     T* mean, T* invstd, const double* sums) {
   const int cores = num_threads();
   if (training) {
     std::vector<std::vector<double>> part(cores);
-    parallel([&](int i) {
-      part[i].assign(2 * static_cast<size_t>(C), 0.0);
-      auto [m0, m1] = share(M, cores, i);
-      MG_DISPATCH(bn_stats_range<T>, x, m0, m1, C, part[i].data(), part[i].data() + C);
-    });
+    if (!sums)
+      parallel([&](int i) {
+        part[i].assign(2 * static_cast<size_t>(C), 0.0);
+        auto [m0, m1] = share(M, cores, i);
+        MG_DISPATCH(bn_stats_range<T>, x, m0, m1, C, part[i].data(), part[i].data() + C);
+      });
     for (int c = 0; c < C; ++c) {
-      double s = 0, ss = 0;
-      for (int i = 0; i < cores; ++i) {
+      double s = sums ? sums[c] : 0.0, ss = sums ? sums[C + c] : 0.0;
+      for (int i = 0; !sums && i < cores; ++i) {
         s += part[i][c];
         ss += part[i][C + c];
       }
@@ -486,13 +493,19 @@ void bn_relu_forward(const T* x, const T* residual, int64_t M, int C, const T* g
 
 template <typename T>
 void bn_relu_backward(const T* dy, const T* y, const T* x, int64_t M, int C, const T* gamma, const T* mean,
-                      const T* invstd, bool training, T* dx, T* dgamma, T* dbeta, T* dres) {
+                      const T* invstd, bool training, T* dx, T* dgamma, T* dbeta, T* dres, const T* beta) {
   const int cores = num_threads();
+  std::vector<T> scale(y ? 0 : C), shift(y ? 0 : C);  // y null: the forward's, for the ReLU's mask
+  for (int c = 0; !y && c < C; ++c) {
+    scale[c] = gamma[c] * invstd[c];
+    shift[c] = beta[c] - mean[c] * scale[c];
+  }
   std::vector<std::vector<double>> part(cores);
   parallel([&](int i) {
     part[i].assign(2 * static_cast<size_t>(C), 0.0);
     auto [m0, m1] = share(M, cores, i);
-    MG_DISPATCH(bn_bwd_stats_range<T>, dy, y, x, m0, m1, C, mean, part[i].data(), part[i].data() + C);
+    MG_DISPATCH(bn_bwd_stats_range<T>, dy, y, x, m0, m1, C, mean, scale.data(), shift.data(), part[i].data(),
+                part[i].data() + C);
   });
   std::vector<T> ca(C), cb(C), cc(C);
   for (int c = 0; c < C; ++c) {
@@ -515,7 +528,8 @@ void bn_relu_backward(const T* dy, const T* y, const T* x, int64_t M, int C, con
   }
   parallel([&](int i) {
     auto [m0, m1] = share(M, cores, i);
-    MG_DISPATCH(bn_bwd_apply_range<T>, dy, y, x, m0, m1, C, mean, ca.data(), cb.data(), cc.data(), dx, dres);
+    MG_DISPATCH(bn_bwd_apply_range<T>, dy, y, x, m0, m1, C, mean, scale.data(), shift.data(), ca.data(),
+                cb.data(), cc.data(), dx, dres);
   });
 }
 
@@ -575,9 +589,9 @@ void FusedNetCore::run(const void* input, bool is_u8, int B, bool softmax, float
   template void tree_sum<T>(const std::vector<T*>&, size_t);                                                 \
   template void conv_weight_grad<T>(const T*, const T*, int, int, int, int, int, int, T*);                   \
   template void bn_relu_forward<T>(const T*, const T*, int64_t, int, const T*, const T*, T*, T*, bool,       \
-                                   double, double, T*, T*, T*);                                              \
+                                   double, double, T*, T*, T*, const double*);                               \
   template void bn_relu_backward<T>(const T*, const T*, const T*, int64_t, int, const T*, const T*,          \
-                                    const T*, bool, T*, T*, T*, T*);
+                                    const T*, bool, T*, T*, T*, T*, const T*);
 MG_INSTANTIATE(float)
 MG_INSTANTIATE(double)
 

@@ -88,15 +88,21 @@ void tree_sum(const std::vector<T*>& partial, size_t n);
 // Fused batch norm + ReLU (+ optional residual added before the ReLU), NHWC with M = B*H*W rows.
 // training: batch statistics (mean, invstd written out, running stats updated in place, unbiased variance);
 // eval: running statistics (mean, invstd computed from them and written out).
+// sums (training, may be null): the per-channel sum and sum of squares of x (2 x C doubles) already summed by
+// the pass that wrote x (a Winograd conv's output transform, `BnSums`), instead of a pass over x here.
 template <typename T>
 void bn_relu_forward(const T* x, const T* residual, int64_t M, int C, const T* gamma, const T* beta,
                      T* running_mean, T* running_var, bool training, double momentum, double eps, T* y,
-                     T* mean, T* invstd);
+                     T* mean, T* invstd, const double* sums = nullptr);
 
 // dres = dy * (y > 0); dx = BN backward of dres (batch statistics when training, else the affine map).
+// y null (a forward without residual): the mask y > 0 from x * scale + shift > 0, scale and shift recomputed
+// from gamma, beta (then required), mean and invstd as the forward computed them (the same floats, one
+// tensor less to read).
 template <typename T>
 void bn_relu_backward(const T* dy, const T* y, const T* x, int64_t M, int C, const T* gamma, const T* mean,
-                      const T* invstd, bool training, T* dx, T* dgamma, T* dbeta, T* dres);
+                      const T* invstd, bool training, T* dx, T* dgamma, T* dbeta, T* dres,
+                      const T* beta = nullptr);
 
 // FP32 peak of one core: GFLOP/s of an FMA loop on the vectors of the ISA in use, run for ~seconds.
 double measure_peak_gflops(double seconds);
@@ -133,16 +139,29 @@ constexpr int kWinogradTrainMinC = 16;
 void set_winograd_training(int mode);
 int winograd_training_mode();
 int winograd_training_tile(int H, int W, int C, int K);  // 0 (direct), 2 or 3
-// Per-ISA entry points (kernels.cpp): nb images through winograd_conv (bias: >= K floats) and the weight
-// gradient's products accumulated into Z ((m+2)^2 x C x ldk, ldk = K rounded up to 16).
+// The batch-norm statistics' sums of a training conv's output y, taken in its output transform (the values
+// still in registers) instead of in a pass of their own over the stored y: per output channel k, s[k] = sum
+// of y, t[k] = sum of y * y. Each element's expression is the BN kernel's; the order differs (per tile, per
+// chunk of tiles, per core). (The backward's two BN sums taken the same way in the next layer's
+// input-gradient pass measured slower: its reads of the ReLU output and the BN input, cold and in tile order,
+// cost more than the BN kernel's streaming pass they replace.)
+struct BnSums {
+  double* s = nullptr;
+  double* t = nullptr;
+};
+// Per-ISA entry points (kernels.cpp): nb images through winograd_conv (bias: >= K floats; sums: null, or the
+// BN sums of the output, added to) and the weight gradient's products accumulated into Z ((m+2)^2 x C x ldk,
+// ldk = K rounded up to 16).
 void winograd_conv_images(int m, const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
-                          const float* bias, const float* residual, float* out);
+                          const float* bias, const float* residual, float* out, const BnSums* sums = nullptr);
 void winograd_wgrad_images(int m, const float* x, const float* dy, int64_t nb, int H, int W, int C, int K,
                            int ldk, float* Z);
 // Multi-core passes, the batch split across the cores (whole images), float32, 3x3, pad 1; w in torch layout
 // (K, C, 3, 3). The weight gradient: per-core partials in the transform domain, summed by the same pairwise
 // tree as the direct kernel's, then dW = G^T Z G (in double).
-void winograd_forward(const float* x, int B, int H, int W, int C, const float* w, int K, int m, float* y);
+// sums (2 x K doubles, or null): the BN sums of y (BnSums: s then t), written.
+void winograd_forward(const float* x, int B, int H, int W, int C, const float* w, int K, int m, float* y,
+                      double* sums = nullptr);
 void winograd_input_grad(const float* dy, int B, int H, int W, int C, const float* w, int K, int m, float* dx,
                          const float* residual = nullptr);
 void winograd_weight_grad(const float* x, const float* dy, int B, int H, int W, int C, int K, int m,

@@ -542,12 +542,19 @@ static MG_INLINE T pass_if_pos(T y, T d) {
   return d;
 }
 
-// sums of g = dy * (y > 0) and of g * (x - mean) per channel
+// The ReLU's pre-activation of row element c: the stored ReLU output yr[c] or, with y null, the forward's
+// x * scale + shift recomputed (the same floats; see BnMask)
+template <typename T>
+static MG_INLINE T relu_in(const T* yr, const T* xr, const T* scale, const T* shift, int c) {
+  return yr ? yr[c] : xr[c] * scale[c] + shift[c];
+}
+
+// sums of g = dy * (y > 0) and of g * (x - mean) per channel (y null: the mask from x, scale and shift)
 template <typename T, int CC = 0>
 static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int Crt,
-                               const T* mean, double* sg, double* sgx) {
-  MG_BN_VEC(T, Crt, bn_bwd_stats_vec, dy, y, x, m0, m1, mean, sg, sgx);
-  MG_BN_FEW(Crt, bn_bwd_stats_range, dy, y, x, m0, m1, Crt, mean, sg, sgx);
+                               const T* mean, const T* scale, const T* shift, double* sg, double* sgx) {
+  MG_BN_VEC(T, Crt, bn_bwd_stats_vec, dy, y, x, m0, m1, mean, scale, shift, sg, sgx);
+  MG_BN_FEW(Crt, bn_bwd_stats_range, dy, y, x, m0, m1, Crt, mean, scale, shift, sg, sgx);
   const int C = CC ? CC : Crt;
   std::vector<T> s(C), sx(C);
   for (int64_t mb = m0; mb < m1; mb += kBnBlock) {
@@ -558,10 +565,10 @@ static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, 
     T* __restrict__ sxp = sx.data();
     for (int64_t m = mb; m < me; ++m) {
       const T* __restrict__ d = dy + m * C;
-      const T* __restrict__ yr = y + m * C;
+      const T* __restrict__ yr = y ? y + m * C : nullptr;
       const T* __restrict__ xr = x + m * C;
       for (int c = 0; c < C; ++c) {
-        const T g = pass_if_pos(yr[c], d[c]);
+        const T g = pass_if_pos(relu_in(yr, xr, scale, shift, c), d[c]);
         sp[c] += g;
         sxp[c] += g * (xr[c] - mean[c]);
       }
@@ -576,22 +583,23 @@ static void bn_bwd_stats_range(const T* dy, const T* y, const T* x, int64_t m0, 
 // dx = a * g + b * (x - mean) + c0 per channel; dres = g
 template <typename T, int CC = 0>
 static void bn_bwd_apply_range(const T* dy, const T* y, const T* x, int64_t m0, int64_t m1, int Crt,
-                               const T* mean, const T* ca, const T* cb, const T* cc, T* dx, T* dres) {
-  MG_BN_VEC(T, Crt, bn_bwd_apply_vec, dy, y, x, m0, m1, mean, ca, cb, cc, dx, dres);
-  MG_BN_FEW(Crt, bn_bwd_apply_range, dy, y, x, m0, m1, Crt, mean, ca, cb, cc, dx, dres);
+                               const T* mean, const T* scale, const T* shift, const T* ca, const T* cb,
+                               const T* cc, T* dx, T* dres) {
+  MG_BN_VEC(T, Crt, bn_bwd_apply_vec, dy, y, x, m0, m1, mean, scale, shift, ca, cb, cc, dx, dres);
+  MG_BN_FEW(Crt, bn_bwd_apply_range, dy, y, x, m0, m1, Crt, mean, scale, shift, ca, cb, cc, dx, dres);
   const int C = CC ? CC : Crt;
   for (int64_t m = m0; m < m1; ++m) {
     const T* __restrict__ d = dy + m * C;
-    const T* __restrict__ yr = y + m * C;
+    const T* __restrict__ yr = y ? y + m * C : nullptr;
     const T* __restrict__ xr = x + m * C;
     T* __restrict__ o = dx + m * C;
     for (int c = 0; c < C; ++c) {
-      const T g = pass_if_pos(yr[c], d[c]);
+      const T g = pass_if_pos(relu_in(yr, xr, scale, shift, c), d[c]);
       o[c] = ca[c] * g + cb[c] * (xr[c] - mean[c]) + cc[c];
     }
     if (dres) {
       T* __restrict__ r = dres + m * C;
-      for (int c = 0; c < C; ++c) r[c] = pass_if_pos(yr[c], d[c]);
+      for (int c = 0; c < C; ++c) r[c] = pass_if_pos(relu_in(yr, xr, scale, shift, c), d[c]);
     }
   }
 }

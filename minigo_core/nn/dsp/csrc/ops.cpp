@@ -20,8 +20,9 @@ void check_same(const Tensor& a, const Tensor& b, const char* name) {
               a.scalar_type());
 }
 
-// y (B,H,W,K) = conv(x (B,H,W,C), w (K,C,R,R)), stride 1, pad R/2
-Tensor conv_forward(const Tensor& x, const Tensor& w) {
+// y (B,H,W,K) = conv(x (B,H,W,C), w (K,C,R,R)), stride 1, pad R/2; with want_sums, *sums = the BN sums of y
+// (2, K) float64 (sum, sum of squares per channel) where a Winograd pass took them, else undefined
+Tensor conv_forward_impl(const Tensor& x, const Tensor& w, Tensor* sums) {
   check_act(x, "x");
   TORCH_CHECK(x.dim() == 4, "x must be (B, H, W, C)");
   TORCH_CHECK(w.dim() == 4 && w.size(2) == w.size(3) && (w.size(2) == 1 || w.size(2) == 3),
@@ -34,9 +35,10 @@ Tensor conv_forward(const Tensor& x, const Tensor& w) {
   const int tile =
       R == 3 && x.scalar_type() == torch::kFloat32 ? mgdsp::winograd_training_tile(H, W, C, K) : 0;
   if (tile) {  // Winograd (float32 3x3 only; float64 stays on the direct reference kernel)
+    if (sums) *sums = torch::empty({2, K}, x.options().dtype(torch::kFloat64));
     pybind11::gil_scoped_release nogil;
     mgdsp::winograd_forward(x.data_ptr<float>(), B, H, W, C, wc.data_ptr<float>(), K, tile,
-                            y.data_ptr<float>());
+                            y.data_ptr<float>(), sums ? sums->data_ptr<double>() : nullptr);
     return y;
   }
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "conv_forward", [&] {
@@ -46,6 +48,15 @@ Tensor conv_forward(const Tensor& x, const Tensor& w) {
                                   y.data_ptr<scalar_t>());
   });
   return y;
+}
+
+Tensor conv_forward(const Tensor& x, const Tensor& w) { return conv_forward_impl(x, w, nullptr); }
+
+// (y, the BN sums of y or None): see conv_forward_impl
+std::vector<Tensor> conv_forward_sums(const Tensor& x, const Tensor& w) {
+  Tensor sums;
+  Tensor y = conv_forward_impl(x, w, &sums);
+  return {y, sums};
 }
 
 // (dx or undefined, dw or undefined): dx = conv(dy, flipped transposed w) (+ dx_residual, added to each
@@ -99,9 +110,16 @@ std::vector<Tensor> conv_backward(const Tensor& dy, const Tensor& x, const Tenso
 std::vector<Tensor> bn_relu_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                     Tensor running_mean, Tensor running_var,
                                     const c10::optional<Tensor>& residual, bool training, double momentum,
-                                    double eps) {
+                                    double eps, const c10::optional<Tensor>& sums) {
   check_act(x, "x");
   const int64_t C = x.size(-1), M = x.numel() / std::max<int64_t>(C, 1);
+  const double* sp = nullptr;
+  if (sums) {
+    TORCH_CHECK(training, "sums are batch statistics: training only");
+    TORCH_CHECK(sums->scalar_type() == torch::kFloat64 && sums->is_contiguous() && sums->numel() == 2 * C,
+                "sums must be a contiguous float64 (2, ", C, ") tensor (conv_forward_sums' second result)");
+    sp = sums->data_ptr<double>();
+  }
   for (const Tensor* t : std::initializer_list<const Tensor*>{&gamma, &beta, &running_mean, &running_var}) {
     TORCH_CHECK(t->is_contiguous() && t->numel() == C, "BN parameters must be contiguous vectors of length ",
                 C);
@@ -120,19 +138,29 @@ std::vector<Tensor> bn_relu_forward(const Tensor& x, const Tensor& gamma, const 
         x.data_ptr<scalar_t>(), residual ? residual->data_ptr<scalar_t>() : nullptr, M, C,
         gamma.data_ptr<scalar_t>(), beta.data_ptr<scalar_t>(), running_mean.data_ptr<scalar_t>(),
         running_var.data_ptr<scalar_t>(), training, momentum, eps, y.data_ptr<scalar_t>(),
-        mean.data_ptr<scalar_t>(), invstd.data_ptr<scalar_t>());
+        mean.data_ptr<scalar_t>(), invstd.data_ptr<scalar_t>(), sp);
   });
   return {y, mean, invstd};
 }
 
-// (dx, dgamma, dbeta, dresidual or undefined)
-std::vector<Tensor> bn_relu_backward(const Tensor& dy, const Tensor& y, const Tensor& x, const Tensor& gamma,
-                                     const Tensor& mean, const Tensor& invstd, bool training,
-                                     bool need_residual) {
+// (dx, dgamma, dbeta, dresidual or undefined); y None (a forward without residual): the ReLU's mask from x
+// and the forward's scale and shift (beta required)
+std::vector<Tensor> bn_relu_backward(const Tensor& dy, const c10::optional<Tensor>& y, const Tensor& x,
+                                     const Tensor& gamma, const Tensor& mean, const Tensor& invstd,
+                                     bool training, bool need_residual, const c10::optional<Tensor>& beta) {
   check_act(x, "x");
   const Tensor dyc = dy.contiguous();
   check_same(x, dyc, "dy");
   const int64_t C = x.size(-1), M = x.numel() / std::max<int64_t>(C, 1);
+  if (y) {
+    check_act(*y, "y");
+    check_same(x, *y, "y");
+    TORCH_CHECK(y->sizes() == x.sizes(), "y must have the shape of x");
+  } else {
+    TORCH_CHECK(beta && beta->is_contiguous() && beta->numel() == C,
+                "without y (the ReLU output), beta (a contiguous vector of ", C, ") gives the ReLU's mask");
+    check_same(x, *beta, "beta");
+  }
   Tensor dx = torch::empty_like(x), dgamma = torch::empty({C}, x.options()),
          dbeta = torch::empty({C}, x.options());
   Tensor dres;
@@ -140,10 +168,10 @@ std::vector<Tensor> bn_relu_backward(const Tensor& dy, const Tensor& y, const Te
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "bn_relu_backward", [&] {
     pybind11::gil_scoped_release nogil;
     mgdsp::bn_relu_backward<scalar_t>(
-        dyc.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), M, C,
+        dyc.data_ptr<scalar_t>(), y ? y->data_ptr<scalar_t>() : nullptr, x.data_ptr<scalar_t>(), M, C,
         gamma.data_ptr<scalar_t>(), mean.data_ptr<scalar_t>(), invstd.data_ptr<scalar_t>(), training,
         dx.data_ptr<scalar_t>(), dgamma.data_ptr<scalar_t>(), dbeta.data_ptr<scalar_t>(),
-        need_residual ? dres.data_ptr<scalar_t>() : nullptr);
+        need_residual ? dres.data_ptr<scalar_t>() : nullptr, beta ? beta->data_ptr<scalar_t>() : nullptr);
   });
   return {dx, dgamma, dbeta, dres};
 }
@@ -153,11 +181,24 @@ std::vector<Tensor> bn_relu_backward(const Tensor& dy, const Tensor& y, const Te
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "MiniGo DSP-emulation kernels: NHWC conv3x3/conv1x1, fused BN+ReLU (training)";
   m.def("conv_forward", &conv_forward, "y = conv(x NHWC, w (K,C,R,R)), stride 1, pad R/2");
+  m.def("conv_forward_sums", &conv_forward_sums,
+        "(y, BN sums of y (2, K) float64 or None) of conv_forward: the sums where a Winograd pass took them");
   m.def("conv_backward", &conv_backward, "(dx (+ dx_residual), dw) of conv_forward", pybind11::arg("dy"),
         pybind11::arg("x"), pybind11::arg("w"), pybind11::arg("need_input"), pybind11::arg("need_weight"),
         pybind11::arg("dx_residual") = pybind11::none());
-  m.def("bn_relu_forward", &bn_relu_forward, "fused BN (+residual) + ReLU forward -> (y, mean, invstd)");
-  m.def("bn_relu_backward", &bn_relu_backward, "fused BN + ReLU backward -> (dx, dgamma, dbeta, dresidual)");
+  m.def(
+      "bn_relu_forward", &bn_relu_forward,
+      "fused BN (+residual) + ReLU forward -> (y, mean, invstd); sums: the batch sums conv_forward_sums took",
+      pybind11::arg("x"), pybind11::arg("gamma"), pybind11::arg("beta"), pybind11::arg("running_mean"),
+      pybind11::arg("running_var"), pybind11::arg("residual"), pybind11::arg("training"),
+      pybind11::arg("momentum"), pybind11::arg("eps"), pybind11::arg("sums") = pybind11::none());
+  m.def(
+      "bn_relu_backward", &bn_relu_backward,
+      "fused BN + ReLU backward -> (dx, dgamma, dbeta, dresidual); y None (no residual in the forward): the "
+      "ReLU's mask recomputed from x and the forward's scale and shift (beta required)",
+      pybind11::arg("dy"), pybind11::arg("y"), pybind11::arg("x"), pybind11::arg("gamma"),
+      pybind11::arg("mean"), pybind11::arg("invstd"), pybind11::arg("training"),
+      pybind11::arg("need_residual"), pybind11::arg("beta") = pybind11::none());
   m.def("set_winograd_training", &mgdsp::set_winograd_training,
         "training 3x3 convs: 1 Winograd by board (default), 2 F(2x2,3x3), 3 F(3x3,3x3), 0 direct");
   m.def("winograd_training_mode", &mgdsp::winograd_training_mode);

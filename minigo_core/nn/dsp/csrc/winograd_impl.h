@@ -183,40 +183,54 @@ static inline int64_t plane_stride(int64_t n) {
 
 // x, residual, out: nb images of H x W pixels, NHWC. wino: (m+2)^2 packed (C -> K) weight sets (U = G g G^T).
 // kTiles: tiles per chunk, V and M stay in L2 (each tile's outputs are the same whatever the chunk).
-template <int M, int64_t kTiles = 48, bool kPrefetch = false>
+// kSums (training): add the BN sums of the output (per channel: sum, sum of squares) to sums->s, t; each
+// tile's outputs are summed in float in the tile's order, the tiles' sums in float over a chunk, each chunk's
+// into the doubles.
+template <int M, int64_t kTiles = 48, bool kPrefetch = false, bool kSums = false>
 static void winograd_conv(const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
-                          const float* bias, const float* residual, bool relu, float* out) {
+                          const float* bias, const float* residual, bool relu, float* out,
+                          const BnSums* sums = nullptr) {
   constexpr int A = Wino<M>::A, A2 = A * A;
   const int TW = (W + M - 1) / M, TPI = ((H + M - 1) / M) * TW;
   const int64_t T = nb * TPI, wstride = static_cast<int64_t>(C) * round_up8(K);
   static_assert(kTiles % kGemmP == 0, "the products compute whole tiles of rows");
   const int ldm = (round_up8(K) + kLanes - 1) / kLanes * kLanes;  // row stride of the products
-  thread_local AlignedFloats Vb, Mb, zero;
+  thread_local AlignedFloats Vb, Mb, zero, chunk_sums;
   const int64_t vs = plane_stride(kTiles * C), ms = plane_stride(kTiles * ldm);
   Vb.resize(A2 * vs);
   Mb.resize(A2 * ms);
   zero.assign(std::max(C, K), 0.f);
+  const int64_t HW = static_cast<int64_t>(H) * W;
+  float *cs = nullptr, *ct = nullptr;  // a chunk's float sums (kSums)
+  if constexpr (kSums) {
+    chunk_sums.assign(2 * ldm, 0.f);
+    cs = chunk_sums.data();
+    ct = cs + ldm;
+  }
   for (int64_t t0 = 0; t0 < T; t0 += kTiles) {
     const int64_t nt = std::min(kTiles, T - t0);
     for (int64_t i = 0; i < nt; ++i)  // input transform
       wino_input_tile<M>(x, H, W, C, TW, TPI, t0 + i, zero.data(), Vb.data() + i * C, vs);
     const int64_t rows = (nt + kGemmP - 1) / kGemmP * kGemmP;
-    // training: the next chunk's input images (cold: written by an earlier pass) and output lines come in
-    // while the products run, a 1/A2 share of the lines before each transform point's product
-    const char *px = nullptr, *po = nullptr;
+    // training: the next chunk's input images and residual (cold: written by an earlier pass) and output
+    // lines come in while the products run, a 1/A2 share of the lines before each transform point's product
+    const char *px = nullptr, *po = nullptr, *pr = nullptr;
     int64_t nx = 0, no = 0;
     if (kPrefetch && t0 + kTiles < T) {
       const int64_t b0 = (t0 + kTiles) / TPI, b1 = std::min(nb, (t0 + 2 * kTiles + TPI - 1) / TPI);
-      const int64_t HW = static_cast<int64_t>(H) * W;
       px = reinterpret_cast<const char*>(x + b0 * HW * C);
       po = reinterpret_cast<const char*>(out + b0 * HW * K);
+      if (residual) pr = reinterpret_cast<const char*>(residual + b0 * HW * K);
       nx = ((b1 - b0) * HW * C * 4 + 63) / 64;
       no = ((b1 - b0) * HW * K * 4 + 63) / 64;
     }
     for (int xi = 0; xi < A2; ++xi) {  // the products, (tiles x C) x (C x K) each
       if (kPrefetch) {
         for (int64_t l = nx * xi / A2; l < nx * (xi + 1) / A2; ++l) __builtin_prefetch(px + 64 * l);
-        for (int64_t l = no * xi / A2; l < no * (xi + 1) / A2; ++l) __builtin_prefetch(po + 64 * l, 1);
+        for (int64_t l = no * xi / A2; l < no * (xi + 1) / A2; ++l) {
+          __builtin_prefetch(po + 64 * l, 1);
+          if (pr) __builtin_prefetch(pr + 64 * l);
+        }
       }
       wino_gemm(Vb.data() + xi * vs, rows, C, wino + xi * wstride, K, Mb.data() + xi * ms, ldm);
     }
@@ -244,6 +258,7 @@ static void winograd_conv(const float* x, int64_t nb, int H, int W, int C, const
 #pragma GCC unroll 8
         for (int r = 0; r < M; ++r) Wino<M>::at(t + r * A, 1, y + r * M, 1);  // (A^T M) A: M x M
         const VT bk = ldv(bias + k), vz{};
+        VT s1{}, s2{};
 #pragma GCC unroll 16
         for (int j = 0; j < M * M; ++j) {
           if (!o[j]) continue;
@@ -251,6 +266,14 @@ static void winograd_conv(const float* x, int64_t nb, int H, int W, int C, const
           if (residual) val += ldv(rs[j] + k);
           if (relu) val = val > vz ? val : vz;
           stv(o[j] + k, val);
+          if constexpr (kSums) {
+            s1 += val;
+            s2 += val * val;
+          }
+        }
+        if constexpr (kSums) {
+          stv(cs + k, ldv(cs + k) + s1);
+          stv(ct + k, ldv(ct + k) + s2);
         }
       }
       for (; k < K; ++k) {
@@ -260,15 +283,30 @@ static void winograd_conv(const float* x, int64_t nb, int H, int W, int C, const
         for (int s = 0; s < A; ++s) Wino<M>::at(in + s, A, t + s, A);
 #pragma GCC unroll 8
         for (int r = 0; r < M; ++r) Wino<M>::at(t + r * A, 1, y + r * M, 1);
+        float s1 = 0.f, s2 = 0.f;
         for (int j = 0; j < M * M; ++j) {
           if (!o[j]) continue;
           float val = y[j] + bias[k];
           if (residual) val += rs[j][k];
           if (relu) val = val > 0.f ? val : 0.f;
           o[j][k] = val;
+          if constexpr (kSums) {
+            s1 += val;
+            s2 += val * val;
+          }
+        }
+        if constexpr (kSums) {
+          cs[k] += s1;
+          ct[k] += s2;
         }
       }
     }
+    if constexpr (kSums)  // the chunk's sums into the doubles
+      for (int k = 0; k < K; ++k) {
+        sums->s[k] += cs[k];
+        sums->t[k] += ct[k];
+        cs[k] = ct[k] = 0.f;
+      }
   }
 }
 

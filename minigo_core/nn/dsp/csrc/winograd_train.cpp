@@ -83,17 +83,30 @@ int winograd_training_tile(int H, int W, int C, int K) {
   return f3 <= f2 ? 3 : 2;
 }
 
-void winograd_forward(const float* x, int B, int H, int W, int C, const float* w, int K, int m, float* y) {
+void winograd_forward(const float* x, int B, int H, int W, int C, const float* w, int K, int m, float* y,
+                      double* sums) {
   const AlignedFloats wino = winograd_weights(w, K, C, m);
   const std::vector<float> zero(round_up8(K), 0.f);
   const int64_t HW = static_cast<int64_t>(H) * W;
   const int cores = num_threads();
+  std::vector<std::vector<double>> part(sums ? cores : 0);
   parallel([&](int i) {
     auto [b0, b1] = image_share(B, cores, i);
+    BnSums bs;
+    if (sums) {  // this core's sums of its images
+      part[i].assign(2 * static_cast<size_t>(K), 0.0);
+      bs.s = part[i].data();
+      bs.t = bs.s + K;
+    }
     if (b1 > b0)
       winograd_conv_images(m, x + b0 * HW * C, b1 - b0, H, W, C, wino.data(), K, zero.data(), nullptr,
-                           y + b0 * HW * K);
+                           y + b0 * HW * K, sums ? &bs : nullptr);
   });
+  for (int k = 0; sums && k < 2 * K; ++k) {  // in core order, as the BN kernel adds its per-core partials
+    double s = 0;
+    for (int i = 0; i < cores; ++i) s += part[i][k];
+    sums[k] = s;
+  }
 }
 
 void winograd_input_grad(const float* dy, int B, int H, int W, int C, const float* w, int K, int m, float* dx,
