@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         for isa in resolve_isas(args.isa):
             dsp.set_isa(isa)
             for shape in ("paper", "default", "default-b32"):
-                t = bench_step(shape, args.repeats if shape == "default-b32" else max(3, args.repeats // 2))
+                t = bench_step(shape, max(3, args.repeats // 2) if shape == "paper" else args.repeats)
                 d, w = t["dsp direct"], t["dsp winograd"]
                 print(
                     f"step {shape:<11} dsp {isa:<7} torch {t['torch']:8.2f} ms  dsp direct {d:8.2f} ms "
