@@ -114,6 +114,15 @@ struct BnMask {
     if constexpr (kFromX) return bnv_ld(x + o) * sc[j] + sh[j];
     return bnv_ld(y + o);
   }
+  // the rows kBnAhead on of the inputs the backward passes read with this mask (dy, x and, stored, y)
+  static MG_INLINE void prefetch(const float* dy, const float* y, const float* x, int64_t m) {
+    if constexpr (kFromX) {
+      bn_prefetch_row<NV>(dy, m);
+      bn_prefetch_row<NV>(x, m);
+    } else {
+      bn_prefetch_rows<NV>(dy, y, x, m);
+    }
+  }
 };
 
 template <int NV, bool kFromX>
@@ -130,12 +139,7 @@ static void bn_bwd_stats_vec_t(const float* dy, const float* y, const float* x, 
     for (int j = 0; j < NV; ++j) s[j] = sx[j] = BnV{};
     const int64_t me = std::min(m1, mb + kBnBlock);
     for (int64_t m = mb; m < me; ++m) {
-      if constexpr (kFromX) {
-        bn_prefetch_row<NV>(dy, m);
-        bn_prefetch_row<NV>(x, m);
-      } else {
-        bn_prefetch_rows<NV>(dy, y, x, m);
-      }
+      mask.prefetch(dy, y, x, m);
 #pragma GCC unroll 4
       for (int j = 0; j < NV; ++j) {
         const int64_t o = m * C + j * kLanes;
@@ -173,12 +177,7 @@ static void bn_bwd_apply_vec_t(const float* dy, const float* y, const float* x, 
   }
   const BnV z{};
   for (int64_t m = m0; m < m1; ++m) {
-    if constexpr (kFromX) {
-      bn_prefetch_row<NV>(dy, m);
-      bn_prefetch_row<NV>(x, m);
-    } else {
-      bn_prefetch_rows<NV>(dy, y, x, m);
-    }
+    mask.prefetch(dy, y, x, m);
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) {
       const int64_t o = m * C + j * kLanes;
