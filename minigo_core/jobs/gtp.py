@@ -20,6 +20,7 @@ from minigo_core.search.gtp_engine import GTPEngine, build_model_engine
 from minigo_core.search.players import MixedPlayer, RandomPlayer, UCTPlayer
 
 log = logging.getLogger(__name__)
+DEFAULT_MAX_READOUTS = 50_000  # a timed search's ceiling: high enough that the clock, not it, ends the search
 
 
 def cli_main(argv: list[str]) -> int:
@@ -48,6 +49,22 @@ def cli_main(argv: list[str]) -> int:
         type=float,
         default=None,
         help="resign when the root value is below this (-1 never resigns)",
+    )
+    parser.add_argument(
+        "--move-time",
+        type=float,
+        default=None,
+        metavar="MS",
+        help="search each move for MS milliseconds (a GTP clock set by time_settings/kgs-time_settings "
+        "shortens it further)",
+    )
+    parser.add_argument(
+        "--max-readouts",
+        type=int,
+        default=DEFAULT_MAX_READOUTS,
+        metavar="N",
+        help="the ceiling of a search by time (a clock or --move-time); without either, a move is --readouts "
+        f"readouts (default {DEFAULT_MAX_READOUTS})",
     )
     return cmd.run(argv, serve_on_stdout)
 
@@ -95,6 +112,8 @@ def _serve(args: argparse.Namespace, stdout: IO[bytes]) -> int:
                 args.config,
                 args.komi,
                 args.resign_threshold,
+                None if args.move_time is None else max(0.0, args.move_time) / 1000.0,
+                max(1, args.max_readouts),
             )
     except Exception as exc:  # noqa: BLE001 - start-up errors: one clear line, exit status 2
         log.error("%s", exc)

@@ -79,6 +79,7 @@ ENGINE_FUNCTIONS: dict[str, native.Signature] = {
     "mg_selfplay_destroy": (None, [_vp]),
     "mg_searcher_create": (_vp, [_vp, _SETTINGS_P, _I, _f64, _I64, _CP, _I]),
     "mg_searcher_search": (_I, [_vp, _I32P, _I, _I, _I, _I32P, _F32P, _F64P, ctypes.POINTER(_I)]),
+    "mg_searcher_set_readouts": (_I, [_vp, _I]),
     "mg_searcher_destroy": (None, [_vp]),
     "mg_uct_genmove": (_i32, [_I, _f64, _I32P, _I, _I64, ctypes.c_uint64, _f64, _F64P, _I32P]),
     **native_replay.REPLAY_FUNCTIONS,
@@ -334,6 +335,11 @@ class Searcher:
         if handle is not None and handle.value:
             self._lib.mg_searcher_destroy(handle)
             self._handle = None
+
+    def set_readouts(self, readouts: int) -> None:
+        """The readouts of the next full searches (the tree is kept: a search by time grows its chunks)."""
+        if readouts < 1 or self._lib.mg_searcher_set_readouts(self._handle, int(readouts)) != 0:
+            raise ValueError(f"readouts must be >= 1, not {readouts}")
 
     def search(self, moves: list[int], *, full_search: bool = True, noise: bool = False) -> SearchOutcome:
         """Search the position after `moves` (flat, pass = N*N) from the empty board."""

@@ -12,7 +12,16 @@ exits on bad input, and nothing but protocol goes to stdout (diagnostics and tra
 
 Commands: protocol_version, name, version, known_command, list_commands, quit, boardsize, clear_board, komi,
 play, genmove (answers `resign` when the model's value is below the resign threshold), reg_genmove, undo,
-showboard, final_score (Tromp-Taylor), loadsgf, time_settings and time_left (accepted; search is by readouts).
+showboard, final_score (Tromp-Taylor), loadsgf.
+
+Clocks: time_settings, time_left, kgs-time_settings (none, absolute, byoyomi, canadian): genmove searches
+for the budget `timecontrol.move_budget` gives from the clock (a model: chunks of readouts until the budget,
+`readouts` the ceiling); without a clock, by readouts. The engine charges its own clock with each genmove's
+time until the controller's next `time_left` says otherwise.
+
+A model's engine also answers (`gtp_analysis`): lz-analyze, kata-analyze (streamed until the next input line),
+lz-genmove_analyze, kata-genmove_analyze, kgs-genmove_cleanup, gogui-analyze_commands, minigo-ownership,
+minigo-policy. User's guide: docs/GTP.md.
 """
 
 from __future__ import annotations
@@ -20,9 +29,11 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
+import time
 import traceback
 from collections.abc import Callable
-from typing import IO
+from typing import IO, Any
 
 from minigo_core import __version__
 from minigo_core.base.config import load_config
@@ -30,15 +41,14 @@ from minigo_core.data import storage
 from minigo_core.game import coords, go, sgf
 from minigo_core.game.result import result_string
 from minigo_core.nn.modelfile import digest as model_digest
+from minigo_core.search.gtp_analysis import AnalysisCommands
+from minigo_core.search.gtp_protocol import GTPFailure, RawResponse
 from minigo_core.search.players import RESIGN, ModelPlayer, Player, SearchSettings, load_network
+from minigo_core.search.timecontrol import Clock, TimeSettings, TimeSettingsError, move_budget
 
 PROTOCOL_VERSION = 2
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # every control character except HT (9) and LF (10)
 _COLOURS = {"b": go.BLACK, "black": go.BLACK, "w": go.WHITE, "white": go.WHITE}
-
-
-class GTPFailure(Exception):
-    """A command failed; the message is the `?` answer's text."""
 
 
 def clean_line(line: str) -> str:
@@ -91,6 +101,14 @@ class GTPEngine:
         self.position = go.Position(self.board_size, self.komi)
         self.game_seed = 0
         self.finished = False  # set by `quit`
+        self.time_settings = TimeSettings()
+        self.clocks = {go.BLACK: Clock(self.time_settings), go.WHITE: Clock(self.time_settings)}
+        self.out: IO[bytes] | None = None  # while serving: streamed lines go straight out
+        self._emitted: list[str] = []  # not serving: streamed lines wait for the answer
+        self._write_lock = threading.Lock()
+        self._cmd_id: int | None = None
+        self.stream: Any = None  # a running analysis (`Ponder`), stopped by the next input line
+        self.pending_stream: Any = None  # one to start once its `=` head is out
         self.commands: dict[str, Callable[[list[str]], str]] = {
             "protocol_version": lambda args: str(PROTOCOL_VERSION),
             "name": lambda args: self.engine_name,
@@ -110,9 +128,13 @@ class GTPEngine:
             "loadsgf": self.cmd_loadsgf,
             "time_settings": self.cmd_time_settings,
             "time_left": self.cmd_time_left,
+            "kgs-time_settings": self.cmd_kgs_time_settings,
         }
         if player is None:
             del self.commands["genmove"], self.commands["reg_genmove"]
+        if isinstance(player, ModelPlayer):
+            self.analysis_commands = AnalysisCommands(self, player)
+            self.commands.update(self.analysis_commands.commands())
         self._new_game()
 
     # ------------------------------------------------------------------------------------------- protocol
@@ -133,8 +155,12 @@ class GTPEngine:
         handler = self.commands.get(name)
         if handler is None:
             return format_response(False, cmd_id, "unknown command")
+        self._cmd_id, self._emitted = cmd_id, []
         try:
-            return format_response(True, cmd_id, handler(args))
+            answer = handler(args)
+            if isinstance(answer, RawResponse):
+                return "".join(self._emitted) + answer
+            return format_response(True, cmd_id, answer)
         except GTPFailure as exc:
             return format_response(False, cmd_id, str(exc))
         except Exception as exc:  # noqa: BLE001 - a GTP engine answers every command and keeps running
@@ -145,15 +171,43 @@ class GTPEngine:
 
     def serve(self, infile: IO[bytes], outfile: IO[bytes]) -> int:
         """Answer commands from `infile` until `quit` or end of input; returns the exit status (0)."""
-        for raw in infile:
-            response = self.handle_line(raw.decode("utf-8", errors="replace"))
-            if response is None:
-                continue
-            outfile.write(response.encode())
-            outfile.flush()
-            if self.finished:
-                break
+        self.out = outfile
+        try:
+            for raw in infile:
+                self.stop_stream()  # any input line, even an empty one, ends a running analysis
+                response = self.handle_line(raw.decode("utf-8", errors="replace"))
+                if response is None:
+                    continue
+                self.emit(response)
+                if self.pending_stream is not None:
+                    self.stream, self.pending_stream = self.pending_stream, None
+                    self.stream.start()
+                if self.finished:
+                    break
+        finally:
+            self.stop_stream()
+            self.out = None
         return 0
+
+    def emit(self, text: str) -> None:
+        """Write `text` to the controller now (serving), or keep it for the current answer."""
+        if self.out is None:
+            self._emitted.append(text)
+            return
+        with self._write_lock:
+            self.out.write(text.encode())
+            self.out.flush()
+
+    def begin_raw(self) -> None:
+        """The `=[id]` head of a streamed answer (see `RawResponse`)."""
+        self.emit("=" + ("" if self._cmd_id is None else str(self._cmd_id)) + "\n")
+
+    def stop_stream(self) -> None:
+        """End a running analysis: its thread joined, then the empty line that ends its answer."""
+        stream, self.stream = self.stream, None
+        if stream is not None:
+            stream.stop()
+            self.emit("\n")
 
     # ------------------------------------------------------------------------------------------- commands
 
@@ -254,7 +308,15 @@ class GTPEngine:
             raise GTPFailure("syntax error")
         colour = parse_colour(args[0])
         assert self.player is not None
-        return colour, self.player.genmove(self._with_to_play(colour))
+        start = time.perf_counter()
+        position = self._with_to_play(colour)
+        move = self.player.genmove_within(position, self.move_budget(colour))
+        self.clocks[colour].spend(time.perf_counter() - start)  # until `time_left` says otherwise
+        return colour, move
+
+    def move_budget(self, colour: int) -> float | None:
+        """Seconds `colour`'s next move may search by the clock (`timecontrol.move_budget`), or None."""
+        return move_budget(self.clocks[colour], self.board_size, self.position.n)
 
     def cmd_genmove(self, args: list[str]) -> str:
         colour, move = self._generate(args)
@@ -325,17 +387,38 @@ class GTPEngine:
         self.position = positions[upto]
         return ""
 
+    def _set_clock(self, settings: TimeSettings) -> None:
+        self.time_settings = settings
+        self.clocks = {go.BLACK: Clock(settings), go.WHITE: Clock(settings)}
+
     def cmd_time_settings(self, args: list[str]) -> str:
-        """`time_settings main_time byo_yomi_time byo_yomi_stones`: accepted; the search is by readouts."""
+        """`time_settings main_time byo_yomi_time byo_yomi_stones` (whole seconds; `timecontrol`)."""
         if len(args) != 3 or not all(a.isdigit() for a in args):
             raise GTPFailure("syntax error")
+        self._set_clock(TimeSettings.from_gtp(args))
+        return ""
+
+    def cmd_kgs_time_settings(self, args: list[str]) -> str:
+        """`kgs-time_settings none | absolute M | byoyomi M T P | canadian M T S`."""
+        try:
+            self._set_clock(TimeSettings.from_kgs(args))
+        except TimeSettingsError as exc:
+            print(f"minigo gtp: {exc}", file=self.log)
+            raise GTPFailure("syntax error") from None
         return ""
 
     def cmd_time_left(self, args: list[str]) -> str:
-        """`time_left colour time stones`: accepted; the search is by readouts."""
-        if len(args) != 3 or not all(a.isdigit() for a in args[1:]):
+        """`time_left colour time stones`: the clock of `colour` now (stones 0: main time)."""
+        if len(args) != 3 or not args[2].isdigit():
             raise GTPFailure("syntax error")
-        parse_colour(args[0])
+        colour = parse_colour(args[0])
+        try:
+            seconds = float(args[1])
+        except ValueError:
+            raise GTPFailure("syntax error") from None
+        if not 0 <= seconds < float("inf"):
+            raise GTPFailure("syntax error")
+        self.clocks[colour].time_left(seconds, int(args[2]))
         return ""
 
 
@@ -350,8 +433,12 @@ def build_model_engine(
     config: str | None,
     komi: float | None,
     resign_threshold: float | None,
+    move_time: float | None = None,
+    max_readouts: int | None = None,
 ) -> GTPEngine:
-    """A GTP engine playing `model_url` with MCTS (the best move, no noise, no softpick)."""
+    """A GTP engine playing `model_url` with MCTS (the best move, no noise, no softpick): `readouts` a move
+    without a clock; with one (or `move_time`, seconds a move: the clock's budget, when shorter, wins) the
+    search runs until the budget, `max_readouts` (None: `readouts`) the ceiling."""
 
     run_cfg = None
     if config:
@@ -366,7 +453,13 @@ def build_model_engine(
     threshold = resign_threshold
     if threshold is None:
         threshold = run_cfg.selfplay.resign_threshold if run_cfg is not None else -0.9
-    search = SearchSettings(readouts=readouts, softpick_moves=0, resign_threshold=threshold)
+    search = SearchSettings(
+        readouts=readouts,
+        softpick_moves=0,
+        resign_threshold=threshold,
+        move_time=move_time,
+        max_readouts=max_readouts,
+    )
     name = os.path.basename(model_url)
     player = ModelPlayer(net, search, name=name, run_cfg=run_cfg, engine_name=engine_name)
     digest = model_digest(model_url)[:12]

@@ -46,6 +46,7 @@ from minigo_core.search.players import (
     make_player,
     resolve_spec,
 )
+from minigo_core.search.timecontrol import Clock, TimeSettings
 
 # ------------------------------------------------------------------------------------------------- one game
 
@@ -57,12 +58,20 @@ def play_game(
     komi: float,
     seeds: tuple[int, int],
     max_moves: int | None = None,
+    clock: TimeSettings | None = None,
 ) -> dict:
-    """Referee one game; returns its record (moves as GTP vertices, result, winner colour, ending, scores)."""
+    """Referee one game; returns its record (moves as GTP vertices, result, winner colour, ending, scores).
+
+    With a `clock` the referee enforces it: both players get `time_settings`, the mover its `time_left` before
+    each genmove, each genmove's wall time is charged to the mover's clock, and a side whose clock runs out
+    loses on time (`ended_by` "time", result `B+T`/`W+T`)."""
     max_moves = 2 * board_size * board_size if max_moves is None else max_moves
     t0 = time.perf_counter()
     black.new_game(board_size, komi, seeds[0])
     white.new_game(board_size, komi, seeds[1])
+    clocks = None if clock is None else {go.BLACK: Clock(clock), go.WHITE: Clock(clock)}
+    for p in (black, white) if clock is not None else ():
+        p.set_time_settings(clock)
     position = go.Position(board_size, komi)
     moves: list[coords.Move] = []
     winner = 0
@@ -75,7 +84,13 @@ def play_game(
             ending = "move_cap"
             break
         mover, other = (black, white) if position.to_play == go.BLACK else (white, black)
+        if clocks is not None:
+            mover.time_left(position.to_play, *clocks[position.to_play].gtp_time_left())
+        started = time.perf_counter()
         move = mover.genmove(position)
+        if clocks is not None and not clocks[position.to_play].spend(time.perf_counter() - started):
+            ending, winner, note = "time", -position.to_play, f"{mover.name} lost on time"
+            break
         if move == RESIGN:
             ending, winner = "resign", -position.to_play
             break
@@ -102,6 +117,8 @@ def play_game(
         if engine_scores:
             values = [parse_score(t) for t in engine_scores.values()]
             agree = all(v is not None and np.sign(v) == np.sign(score) for v in values)
+    elif ending == "time":
+        result = ("B+" if winner > 0 else "W+") + "T"
     else:
         result = result_string(winner=winner, reason="resign" if ending == "resign" else "forfeit")
     record = {
@@ -116,6 +133,9 @@ def play_game(
     }
     if note:
         record["note"] = note
+    if clocks is not None:
+        black_left, white_left = clocks[go.BLACK].gtp_time_left(), clocks[go.WHITE].gtp_time_left()
+        record["clock_left"] = {"black": black_left, "white": white_left}
     return record
 
 

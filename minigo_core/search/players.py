@@ -28,6 +28,7 @@ Player specs (command line and config `evaluate.opponents`):
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -38,8 +39,9 @@ from minigo_core.base.playerspec import HELP, MODEL_SUFFIXES, PlayerSpec, Player
 from minigo_core.data import layout, storage
 from minigo_core.game import coords, go
 from minigo_core.nn.inference import load_for_inference
-from minigo_core.search import engine, mcts
+from minigo_core.search import engine, mcts, timed_search
 from minigo_core.search.gtp_client import GTPClient, GTPError, gnugo_argv
+from minigo_core.search.timecontrol import TimeSettings
 
 RESIGN = "resign"
 STARTUP_TIMEOUT = 60.0  # seconds an outside engine gets to answer its first command
@@ -140,6 +142,16 @@ class Player:
     def genmove(self, position: go.Position) -> coords.Move | str:
         """A move for `position.to_play` (None = pass) or `RESIGN`."""
         raise NotImplementedError
+
+    def genmove_within(self, position: go.Position, seconds: float | None) -> coords.Move | str:
+        """`genmove` with a time budget (None: none); players that do not search by time ignore it."""
+        return self.genmove(position)
+
+    def set_time_settings(self, settings: TimeSettings) -> None:
+        """The game's clock (a referee that enforces one tells both players before the first move)."""
+
+    def time_left(self, colour: int, seconds: float, stones: int) -> None:
+        """GTP `time_left`: the clock of `colour` before its move (stones 0: main time)."""
 
     def play(self, position: go.Position, move: coords.Move) -> None:
         """The opponent (colour `position.to_play`) played `move` in `position`."""
@@ -267,6 +279,16 @@ class GTPPlayer(Player):
         colour = "b" if position.to_play == go.BLACK else "w"
         self._send(f"play {colour} {coords.to_gtp(move, position.board_size)}")
 
+    def set_time_settings(self, settings: TimeSettings) -> None:
+        if settings.kind == "byoyomi" and "kgs-time_settings" in self.commands:
+            self._send(settings.kgs_command())
+        elif "time_settings" in self.commands:
+            self._send(settings.gtp_command())
+
+    def time_left(self, colour: int, seconds: float, stones: int) -> None:
+        if "time_left" in self.commands:  # GTP's time is whole seconds: rounded down, never flattering
+            self._send(f"time_left {'b' if colour == go.BLACK else 'w'} {max(0, int(seconds))} {stones}")
+
     def final_score(self) -> str | None:
         if "final_score" not in self.commands:
             return None
@@ -335,6 +357,9 @@ class SearchSettings:
     readouts: int = 32
     softpick_moves: int = 0  # moves (counted from the start of the game) chosen in proportion to visits
     resign_threshold: float = -0.9  # resign when the root value, from the mover's view, is below this
+    move_time: float | None = None  # seconds a move may search (None: by readouts)
+    max_readouts: int | None = None  # the ceiling of a timed search (None: `readouts`)
+    chunk_readouts: int = 8  # a timed search reads the clock after every chunk of this many readouts
 
 
 class ModelPlayer(Player):
@@ -344,8 +369,10 @@ class ModelPlayer(Player):
     `engine.load_network`); "python": the reference `mcts.MCTSPlayer`. A position the engine cannot reach by
     replaying `position.recent` from the empty board (set-up stones) is searched by the reference.
 
-    Every move is a full search of `readouts` readouts; before move `softpick_moves` the move is drawn in
-    proportion to visits (seeded per game, so E games are E different games), after it the most visited move.
+    Every move is a full search of `readouts` readouts, or, with a time budget (`genmove_within`, or
+    `search.move_time`), growing chunks of readouts on the kept tree until the budget or `max_readouts` (else
+    `readouts`) (`timed_search.search_for`); before move `softpick_moves` the move is drawn in proportion
+    to visits (seeded per game, so E games are E different games), after it the most visited move.
     It resigns when the root value from its own view is below `resign_threshold` (-1 never resigns).
     """
 
@@ -378,11 +405,12 @@ class ModelPlayer(Player):
         self._mcts = None
         self._replayed = None
 
-    def _new_search(self, komi: float) -> Any:
+    def _selfplay_base(self) -> SelfplaySettings:
+        return self.run_cfg.selfplay if self.run_cfg is not None else SelfplaySettings()
 
-        base = self.run_cfg.selfplay if self.run_cfg is not None else SelfplaySettings()
-        settings = mcts.settings_for_evaluation(base, max(1, int(self.search.readouts)))
-        if self.engine_name == "compiled":
+    def _new_search(self, komi: float, engine_name: str) -> Any:
+        settings = mcts.settings_for_evaluation(self._selfplay_base(), max(1, int(self.search.readouts)))
+        if engine_name == "compiled":
             run_cfg = self.run_cfg or RunConfig(board_size=self.board_size, komi=komi)
             compiled = engine.settings_for(
                 run_cfg,
@@ -402,6 +430,9 @@ class ModelPlayer(Player):
         )
 
     def genmove(self, position: go.Position) -> coords.Move | str:
+        return self.genmove_within(position, None)
+
+    def genmove_within(self, position: go.Position, seconds: float | None) -> coords.Move | str:
         if position.board_size != self.board_size:
             raise PlayerError(
                 f"model {self.name} plays {self.board_size}x{self.board_size}, "
@@ -409,24 +440,50 @@ class ModelPlayer(Player):
             )
         if position.is_game_over() or position.n >= 2 * self.board_size**2:
             return None  # nothing left to search: the game is over
+        times = [t for t in (seconds, self.search.move_time) if t is not None]
+        step = self._search_step(position)
+        if not times:
+            move, value = step(max(1, int(self.search.readouts)))
+        else:
+            ceiling = max(1, int(self.search.max_readouts or self.search.readouts))
+            move, value = timed_search.search_for(step, min(times), ceiling, self._timed_chunk())
+        self.last_value = value
+        return RESIGN if value < self.search.resign_threshold else move
+
+    def _timed_chunk(self) -> int:
+        """Readouts of a timed search's first chunk (Gumbel: at least its considered moves, so that chunk's
+        sequential halving looks at all of them)."""
+        base = self._selfplay_base()
+        considered = base.gumbel_considered if base.search == "gumbel" else 1
+        return max(1, int(self.search.chunk_readouts), int(considered))
+
+    def _search_step(self, position: go.Position) -> Callable[[int], tuple[coords.Move, float]]:
+        """One call of the search on `position` with n readouts, added to the kept tree: (move, root value).
+
+        A position with set-up stones (not reached by moves from the empty board) is searched by the reference
+        search until the next game."""
         if self._mcts is None:
-            self._mcts = self._new_search(position.komi)
+            self._mcts = self._new_search(position.komi, self.engine_name)
         if isinstance(self._mcts, engine.Searcher):
             moves = self._moves_from_start(position)
-            if moves is None:  # set-up stones: the reference search plays this game on
-                self.engine_name = "python"
-                self._mcts = self._new_search(position.komi)
-            else:
-                outcome = self._mcts.search(moves, full_search=True, noise=False)
-                self.last_value = outcome.root_value
-                if outcome.root_value < self.search.resign_threshold:
-                    return RESIGN
-                return coords.from_flat(outcome.move, self.board_size)
-        result = self._mcts.search(position, full_search=True, noise=False)
-        self.last_value = float(result.root_value)
-        if result.root_value < self.search.resign_threshold:
-            return RESIGN
-        return result.move
+            if moves is not None:
+                searcher = self._mcts
+
+                def compiled(n: int) -> tuple[coords.Move, float]:
+                    searcher.set_readouts(n)
+                    outcome = searcher.search(moves, full_search=True, noise=False)
+                    return coords.from_flat(outcome.move, self.board_size), float(outcome.root_value)
+
+                return compiled
+            self._mcts = self._new_search(position.komi, "python")
+        reference = self._mcts
+
+        def python(n: int) -> tuple[coords.Move, float]:
+            reference.settings = mcts.settings_for_evaluation(reference.settings, n)
+            result = reference.search(position, full_search=True, noise=False)
+            return result.move, float(result.root_value)
+
+        return python
 
     def _moves_from_start(self, position: go.Position) -> list[int] | None:
         """The flat moves that lead from the empty board to `position`, or None if none do (set-up stones).
@@ -458,6 +515,7 @@ class ModelPlayer(Player):
             "readouts": self.search.readouts,
             "softpick_moves": self.search.softpick_moves,
             "resign_threshold": self.search.resign_threshold,
+            **({} if self.search.move_time is None else {"move_time": self.search.move_time}),
             "model": self.net.cfg.to_dict(),
         }
         prov = getattr(self.net, "provenance", None)

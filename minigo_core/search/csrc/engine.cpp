@@ -593,6 +593,13 @@ MG_API int mg_searcher_search(void* handle, const int32_t* moves, int nmoves, in
   }
 }
 
+MG_API int mg_searcher_set_readouts(void* handle, int readouts) {
+  auto* sr = static_cast<Searcher*>(handle);
+  if (sr == nullptr || readouts < 1) return -1;
+  sr->e.s.readouts = readouts;
+  return 0;
+}
+
 MG_API void mg_searcher_destroy(void* handle) { delete static_cast<Searcher*>(handle); }
 
 }  // extern "C"

@@ -76,6 +76,8 @@ MG_API void* mg_searcher_create(const void* net, const MgEngineSettings* s, int 
 // 0; -1-i if moves[i] is illegal (-1-nmoves: a finished game); <= -1000000 on failure.
 MG_API int mg_searcher_search(void* handle, const int32_t* moves, int nmoves, int full_search, int noise,
                               int32_t* visits, float* policy, double* root_value, int* move);
+// Readouts of the next full searches (>= 1; a search by time grows its chunks on the kept tree): 0, or -1.
+MG_API int mg_searcher_set_readouts(void* handle, int readouts);
 MG_API void mg_searcher_destroy(void* handle);
 
 // ---- the `uct:N` reference player (uct.cpp): Monte-Carlo tree search with random playouts, no network ----

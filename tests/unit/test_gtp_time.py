@@ -1,0 +1,254 @@
+"""Time controls: the clock commands, the budget rule (`timecontrol`), the timed search, and whole games
+against GNU Go through a referee that enforces the clock."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+
+from minigo_core.game import go
+from minigo_core.search import timecontrol, timed_search
+from minigo_core.search.gtp_engine import GTPEngine
+from minigo_core.search.players import Player
+from minigo_core.search.timecontrol import Clock, TimeSettings, TimeSettingsError, move_budget
+
+
+class BudgetPlayer(Player):
+    """Passes; records the time budget of each genmove."""
+
+    def __init__(self) -> None:
+        self.budgets: list[float | None] = []
+
+    def genmove(self, position):
+        return None
+
+    def genmove_within(self, position, seconds):
+        self.budgets.append(seconds)
+        return None
+
+
+# ----------------------------------------------------------------------------------------------- settings
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["10", "0", "0"], TimeSettings("absolute", 10)),
+        (["0", "5", "0"], TimeSettings("none")),  # byo-yomi time without stones: no limit (GTP 2, 4.2)
+        (["60", "30", "5"], TimeSettings("canadian", 60, 30, stones=5)),
+    ],
+)
+def test_gtp_time_settings_read_as_the_specification_says(args, expected):
+    assert TimeSettings.from_gtp(args) == expected
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["none"], TimeSettings("none")),
+        (["absolute", "300"], TimeSettings("absolute", 300)),
+        (["byoyomi", "0", "10", "3"], TimeSettings("byoyomi", 0, 10, periods=3)),
+        (["canadian", "60", "30", "5"], TimeSettings("canadian", 60, 30, stones=5)),
+        (["byoyomi", "60", "0", "3"], TimeSettings("absolute", 60)),
+    ],
+)
+def test_kgs_time_settings(args, expected):
+    settings = TimeSettings.from_kgs(args)
+    assert settings == expected
+    assert TimeSettings.from_kgs(settings.kgs_command().split()[1:]) == settings
+
+
+@pytest.mark.parametrize(
+    "args", [[], ["fischer", "1"], ["absolute"], ["byoyomi", "1", "2"], ["absolute", "-1"], ["absolute", "x"]]
+)
+def test_bad_kgs_time_settings_are_refused(args):
+    with pytest.raises(TimeSettingsError):
+        TimeSettings.from_kgs(args)
+
+
+def test_clock_commands_answer_and_refuse_as_gtp_says():
+    engine = GTPEngine(BudgetPlayer())
+    bad_lines = ("time_left b 5", "time_left x 5 0", "time_left b five 0", "time_left b 5 -1")
+    for bad in (*bad_lines, "time_settings 1 2"):
+        assert engine.handle_line(bad) == "? syntax error\n\n", bad
+    assert engine.handle_line("kgs-time_settings fischer 10") == "? syntax error\n\n"
+    assert engine.handle_line("kgs-time_settings byoyomi 0 10 3") == "= \n\n"
+    assert engine.handle_line("time_left w 7 2") == "= \n\n"  # kgsGtp's byo-yomi: 2 periods left
+    white = engine.clocks[go.WHITE]
+    assert white.in_overtime and white.period_left == 7 and white.periods_left == 2
+    assert engine.handle_line("time_left b 0 0") == "= \n\n"  # main time over: a fresh period
+    assert engine.clocks[go.BLACK].in_overtime and engine.clocks[go.BLACK].periods_left == 3
+    assert "kgs-time_settings" in engine.handle_line("list_commands")
+
+
+def test_genmove_gets_the_clock_s_budget():
+    player = BudgetPlayer()
+    engine = GTPEngine(player)
+    engine.handle_line("genmove b")
+    engine.handle_line("time_settings 10 0 0")
+    engine.handle_line("time_left w 10 0")
+    engine.handle_line("genmove w")
+    engine.handle_line("time_left b 2 0")
+    engine.handle_line("genmove b")
+    assert player.budgets[0] is None  # no clock: by readouts
+    assert player.budgets[1] == pytest.approx(move_budget(Clock(TimeSettings("absolute", 10)), 9, 1))
+    assert player.budgets[2] < player.budgets[1]
+
+
+# ------------------------------------------------------------------------------------------------- budget
+
+
+def test_no_clock_means_no_budget():
+    assert move_budget(Clock(TimeSettings("none")), 9, 0) is None
+
+
+def test_sudden_death_shares_the_main_time_and_keeps_the_reserve():
+    clock = Clock(TimeSettings("absolute", 10))
+    first = move_budget(clock, 9, 0)
+    assert first == pytest.approx((10 - timecontrol.RESERVE_S) / 36.45 - timecontrol.LATENCY_S)
+    for k in range(81):  # the longest game (2 N*N moves), each move costing its budget and 20 ms more
+        clock.spend(move_budget(clock, 9, 2 * k) + 0.02)
+    assert clock.main_left > 0
+
+
+def test_byoyomi_spends_a_share_of_one_period():
+    clock = Clock(TimeSettings("byoyomi", 0, 10, periods=3))
+    assert clock.in_overtime
+    expected = timecontrol.OVERTIME_SHARE * 10 - timecontrol.LATENCY_S
+    assert move_budget(clock, 19, 100) == pytest.approx(expected)
+    clock.time_left(10, 1)  # the last period: the same share, never more than the period
+    assert move_budget(clock, 19, 100) == pytest.approx(expected) and expected < 10
+
+
+def test_canadian_divides_the_period_by_the_stones_left():
+    clock = Clock(TimeSettings("canadian", 0, 60, stones=10))
+    clock.time_left(30, 5)
+    expected = timecontrol.OVERTIME_SHARE * (30 - timecontrol.RESERVE_S) / 5 - timecontrol.LATENCY_S
+    assert move_budget(clock, 19, 200) == pytest.approx(expected)
+    in_main = Clock(TimeSettings("canadian", 5, 60, stones=10))  # almost no main time: overtime follows
+    overtime_only = Clock(TimeSettings("canadian", 0, 60, stones=10))
+    assert move_budget(in_main, 19, 0) >= move_budget(overtime_only, 19, 0)
+
+
+def test_the_referee_s_clock_flags_a_side_that_runs_out():
+    absolute = Clock(TimeSettings("absolute", 2))
+    assert absolute.spend(1.5) and not absolute.spend(0.6)
+    canadian = Clock(TimeSettings("canadian", 1, 2, stones=2))
+    assert canadian.spend(1.5) and canadian.gtp_time_left() == (1.5, 1)  # a move of the first period
+    assert canadian.spend(1.4) and canadian.gtp_time_left() == (2, 2)  # the period's stones done: new period
+    assert not canadian.spend(2.1)
+    byoyomi = Clock(TimeSettings("byoyomi", 0, 1, periods=2))
+    assert byoyomi.spend(0.9) and byoyomi.gtp_time_left() == (1, 2)  # within the period: it is kept
+    assert byoyomi.spend(1.5) and byoyomi.periods_left == 1  # one period lost
+    assert not byoyomi.spend(1.2)
+
+
+def _fake_search(seconds_per_readout: float):
+    """A clock and a step that spends `seconds_per_readout` a readout; `chunks` records each step's n."""
+    now, chunks = [0.0], []
+
+    def step(n: int) -> int:
+        now[0] += n * seconds_per_readout
+        chunks.append(n)
+        return sum(chunks)
+
+    return (lambda: now[0]), step, chunks
+
+
+def test_search_for_grows_its_chunks_and_stops_within_the_budget():
+    clock, step, chunks = _fake_search(0.001)
+    assert timed_search.search_for(step, 0.1, 10**6, 8, clock) == 100
+    assert chunks == [8, 8, 16, 32, 36] and clock() <= 0.1  # the last chunk cut to the budget
+
+
+def test_search_for_keeps_to_the_ceiling_and_makes_at_least_one_chunk():
+    clock, step, chunks = _fake_search(0.001)
+    assert timed_search.search_for(step, 100.0, 20, 8, clock) == 20 and chunks == [8, 8, 4]
+    clock, step, chunks = _fake_search(0.001)
+    assert timed_search.search_for(step, 0.0, 10**6, 8, clock) == 8 and chunks == [8]
+
+
+def test_search_for_does_not_start_a_last_chunk_below_a_quarter_of_the_readouts():
+    clock, step, chunks = _fake_search(0.001)
+    assert timed_search.search_for(step, 0.070, 10**6, 8, clock) == 64  # room for 6 after 64: not started
+    assert chunks == [8, 8, 16, 32]
+
+
+# ------------------------------------------------------------------------------------- a model on a clock
+
+
+@pytest.mark.parametrize("engine_name", ["compiled", "python"])
+def test_a_model_player_stops_at_its_time_budget(tiny_model, engine_name):
+    from minigo_core.search.players import ModelPlayer, SearchSettings, load_network
+
+    backend = "dsp" if engine_name == "compiled" else "torch"
+    net = load_network(tiny_model, backend, 1, engine_name)
+    player = ModelPlayer(net, SearchSettings(readouts=100000, resign_threshold=-1), engine_name=engine_name)
+    player.new_game(9, 7.5, 1)
+    position = go.Position(9, 7.5)
+    start = time.perf_counter()
+    move = player.genmove_within(position, 0.2)
+    assert time.perf_counter() - start < 0.2 + 0.3 and position.is_move_legal(move)
+
+
+def test_set_up_stones_use_the_reference_search_for_that_game_only(tiny_model):
+    """A position the compiled engine cannot reach from the empty board (a loaded SGF's set-up stones) is
+    searched by the reference; the next game is the compiled engine's again."""
+    from minigo_core.search import engine, mcts
+    from minigo_core.search.players import ModelPlayer, SearchSettings, load_network
+
+    net = load_network(tiny_model, "dsp", 1, "compiled")
+    player = ModelPlayer(net, SearchSettings(readouts=16, resign_threshold=-1), engine_name="compiled")
+    board = go.Position(9, 7.5).board.copy()
+    board[4, 4] = go.BLACK
+    player.new_game(9, 7.5, 1)
+    player.genmove(go.Position.from_board(board, to_play=go.WHITE, komi=7.5))
+    assert isinstance(player._mcts, mcts.MCTSPlayer)
+    player.new_game(9, 7.5, 2)
+    player.genmove(go.Position(9, 7.5))
+    assert isinstance(player._mcts, engine.Searcher)
+
+
+def _gtp_argv(model: str, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "minigo_core.cli", "gtp", "--model", model, "--backend", "dsp", *extra]
+
+
+def _refereed_game(tiny_model, gnugo_path, clock: TimeSettings, max_moves: int | None = None) -> dict:
+    from minigo_core.search.gtp_client import gnugo_argv
+    from minigo_core.search.match import play_game
+    from minigo_core.search.players import GTPPlayer
+
+    argv = _gtp_argv(tiny_model, "--resign-threshold", "-1")  # the default ceiling: the clock decides
+    with GTPPlayer(argv, "minigo-gtp") as minigo, GTPPlayer(gnugo_argv(1, gnugo_path), "gnugo:1") as gnugo:
+        return play_game(minigo, gnugo, 9, 7.5, seeds=(3, 4), max_moves=max_moves, clock=clock)
+
+
+def test_a_whole_game_on_10_seconds_sudden_death_against_gnugo(tiny_model, gnugo_path):
+    """`time_settings 10 0 0`; the model searches by the clock (its readout ceiling is far away)."""
+    game = _refereed_game(tiny_model, gnugo_path, TimeSettings.from_gtp(["10", "0", "0"]))
+    assert game["ended_by"] == "score", game
+    assert 0 < game["clock_left"]["black"][0] < 10  # the model used its clock, and kept some
+    assert len(game["moves"]) > 20
+
+
+@pytest.mark.parametrize("kgs", [["byoyomi", "0", "1", "2"], ["canadian", "0", "2", "2"]])
+def test_short_overtime_clocks_are_never_lost_on_time(tiny_model, gnugo_path, kgs):
+    """Byo-yomi periods of 1 s (sent as kgs-time_settings) and canadian 2 s for 2 stones, 16 moves."""
+    game = _refereed_game(tiny_model, gnugo_path, TimeSettings.from_kgs(kgs), max_moves=16)
+    assert game["ended_by"] in ("move_cap", "score"), game
+    if kgs[0] == "byoyomi":
+        assert game["clock_left"]["black"][1] == 2  # no period lost
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory) -> str:
+    import torch
+
+    from minigo_core.nn.model import ModelConfig, random_model, save_model
+
+    torch.set_num_threads(1)
+    path = str(tmp_path_factory.mktemp("gtp_time") / "tiny.safetensors")
+    save_model(path, random_model(ModelConfig(9, 1, 8, 16, "agz"), seed=5), {"generation": 0, "test": True})
+    return path
