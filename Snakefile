@@ -12,7 +12,9 @@
 # minigo_core.data.layout, and each runs one `minigo COMMAND`.
 
 
-configfile: "config.yaml"
+# the defaults beside this file (not in the working directory: `minigo run` from an installed wheel runs
+# Snakemake in the caller's directory); --configfile files are merged over them
+configfile: f"{workflow.basedir}/config.yaml"
 
 
 report: "workflow/report/workflow.rst"

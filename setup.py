@@ -16,9 +16,11 @@ The ctypes libraries are loaded by `minigo_core.base.native`. Install with
 already in the environment (never on first import inside a job).
 """
 
+import glob
 import os
 
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 
 CSRC = os.path.join("minigo_core", "nn", "dsp", "csrc")
 # -ffp-contract=off: no multiply-add is fused unless the code says so (FMA), so every ISA build rounds alike
@@ -88,6 +90,8 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
         process (`_engine_test` has no use for them)."""
 
         def build_extensions(self) -> None:
+            if os.environ.get("MINIGO_REUSE_INPLACE_BUILD") and self.copy_inplace_builds():
+                return
             objects = self.compiler.compile(
                 kernels,
                 output_dir=self.build_temp,
@@ -101,6 +105,62 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
                 ext.depends = [*ext.depends, *objects]
             super().build_extensions()
 
+        def copy_inplace_builds(self) -> bool:
+            """With MINIGO_REUSE_INPLACE_BUILD=1 (the wheel test): the libraries that `pip install -e .` built
+            in place are copied instead of compiled again, when every one is there and newer than every C++
+            source; False (compile them) otherwise."""
+            sources = [os.path.join(d, f) for d in (CSRC, engine_src) for f in os.listdir(d)]
+            newest = max(os.path.getmtime(f) for f in sources)
+            pairs = []
+            for ext in self.extensions:
+                built = self.get_ext_filename(ext.name)  # minigo_core/search/_engine.cpython-...so
+                if not os.path.isfile(built) or os.path.getmtime(built) < newest:
+                    print(
+                        f"MINIGO_REUSE_INPLACE_BUILD: {built} is missing or older than the sources; compiling"
+                    )
+                    return False
+                pairs.append((built, self.get_ext_fullpath(ext.name)))
+            for built, target in pairs:
+                self.mkpath(os.path.dirname(target))
+                self.copy_file(built, target)
+            return True
+
     cmdclass["build_ext"] = BuildWithKernels.with_options(use_ninja=False)
+
+# The project's files that are not Python, carried by a wheel in minigo_core/_project/ (where
+# minigo_core.base.project_files finds them when there is no checkout): the workflow, its profiles, the
+# default and example configs and the calibrated ladders (their tables; the calibration games stay here).
+PROJECT_FILES = [
+    "Snakefile",
+    "config.yaml",
+    "config/*.yaml",
+    "config/ablation/*.yaml",
+    "config/ladder/*.json",
+    "profiles/*/config.yaml",
+    "workflow/rules/*.smk",
+    "workflow/schemas/*.yaml",
+    "workflow/report/*.rst",
+]
+
+
+class BuildPyWithProjectFiles(build_py):
+    """build_py, then a copy of PROJECT_FILES into the built package's `_project/` (not for an editable
+    install: that reads the checkout itself)."""
+
+    def run(self) -> None:
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return
+        target = os.path.join(self.build_lib, "minigo_core", "_project")
+        for pattern in PROJECT_FILES:
+            paths = sorted(p for p in glob.glob(pattern) if os.path.isfile(p))
+            if not paths:
+                raise FileNotFoundError(f"setup.py: no file matches {pattern!r} of PROJECT_FILES")
+            for path in paths:
+                self.mkpath(os.path.dirname(os.path.join(target, path)))
+                self.copy_file(path, os.path.join(target, path))
+
+
+cmdclass["build_py"] = BuildPyWithProjectFiles
 
 setup(ext_modules=ext_modules, cmdclass=cmdclass)

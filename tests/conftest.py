@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
+from minigo_core.base import native
 from minigo_core.base.config import RunConfig, load_config
 from minigo_core.bench.dag import build_run
 from minigo_core.data import layout, storage
@@ -30,6 +31,22 @@ def gnugo_path() -> str:
         if os.environ.get("CI"):
             pytest.fail(f"{e} (CI must run the GNU Go tests)")
         pytest.skip(f"{e}")
+
+
+@pytest.fixture(scope="session")
+def compiled_library():
+    """`compiled_library(lib) -> handle`: a compiled library (`native.Library`) loaded; without its build the
+    test skips, except under CI=true where it fails (CI must test the compiled code)."""
+
+    def load(lib: native.Library):
+        try:
+            return native.load(lib)
+        except native.NativeUnavailable as e:
+            if os.environ.get("CI"):
+                pytest.fail(f"{e} (CI must test the compiled libraries)")
+            pytest.skip(str(e))
+
+    return load
 
 
 def _make_record(board_size: int = 9, num_moves: int = 40, seed: int = 0, every: int = 3) -> GameRecord:
@@ -54,7 +71,7 @@ def _make_record(board_size: int = 9, num_moves: int = 40, seed: int = 0, every:
     winner = 1 if position.score() > 0 else -1
     metadata = {
         "format": "minigo-game",
-        "format_version": 1,
+        "format_version": 2,
         "board_size": board_size,
         "komi": 7.5,
         "features": "agz",
@@ -172,3 +189,36 @@ def finished_run(tmp_path, write_config):
         return load_config(str(run_config)), run_config
 
     return make
+
+
+def _generation_one_inputs(base: Path, run: dict, games: int, max_moves: int) -> dict:
+    """What `minigo train` of generation 1 reads, in `base`: the run config `run` (root `base/run`) as
+    `config.json`, generation 0's `games` synthetic games of at most `max_moves` moves and random model, and
+    generation 1's window. The paths, by name: base, config, window, parent (the model)."""
+    from minigo_core.bench.window import random_moves, synthetic_game
+    from minigo_core.data import gamefile, window
+    from minigo_core.nn import model
+
+    root = str(base / "run")
+    cfg_path = base / "config.json"
+    cfg_path.write_text(json.dumps({"root": root, **run}))
+    cfg = load_config(str(cfg_path))
+    board = cfg.board_size
+    rng = np.random.default_rng(1)
+    for i in range(games):
+        moves = random_moves(board, rng, max_moves=max_moves)
+        record = synthetic_game(moves, board, rng, recorded_fraction=1.0)
+        gamefile.write_game(layout.game_path(root, 0, i), record)
+    window_dir = layout.window_dir(root, 1)
+    window.build_window(cfg, 1, window_dir, workers="threads")
+    parent = layout.model_path(root, 0)
+    model.save_model(parent, model.random_model(model.ModelConfig.from_run(cfg), seed=5), {"generation": 0})
+    return {"base": base, "config": str(cfg_path), "window": window_dir, "parent": parent}
+
+
+@pytest.fixture(scope="session")
+def generation_one_inputs():
+    """`generation_one_inputs(base, run, games, max_moves) -> {base, config, window, parent}`: a run config
+    (the mapping `run`, root `base/run`), generation 0 (synthetic games, a random model) and generation 1's
+    window, for the tests that start `minigo train` by hand."""
+    return _generation_one_inputs

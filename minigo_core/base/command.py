@@ -8,8 +8,8 @@
 
 Conventions, the same for every command:
 - exit 0: done; exit 2: bad arguments or config (`UsageError`, `ConfigError`, argparse); exit 1: the work
-  failed (one of the command's `errors`: a damaged file, an engine that died). Nothing else is caught: a bug
-  shows its traceback.
+  failed (one of the command's `errors`: a damaged file, an engine that died; or a full disk, ENOSPC/EDQUOT).
+  Nothing else is caught: a bug shows its traceback.
 - Results go to stdout (`print`); diagnostics go through `logging` to stderr as `minigo COMMAND: message`
   (`-v` for debug messages). Module loggers are `logging.getLogger(__name__)`.
 """
@@ -17,10 +17,12 @@ Conventions, the same for every command:
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import sys
 from collections.abc import Callable
 
+from minigo_core.base import project_files
 from minigo_core.base.config import ConfigError, RunConfig, load_config
 
 log = logging.getLogger("minigo_core")
@@ -54,8 +56,13 @@ class Command:
 
     @staticmethod
     def config(args: argparse.Namespace) -> RunConfig:
-        """The validated run config named by --config (ConfigError, exit 2, names the file and key)."""
-        return load_config(args.config)
+        """The validated run config named by --config (ConfigError, exit 2, names the file and key): the
+        path as given, else the same path among the project's files (`config/tiny.yaml` from anywhere with
+        an installed wheel: base/project_files.py)."""
+        try:
+            return load_config(project_files.find(args.config, "config file"))
+        except FileNotFoundError:
+            return load_config(args.config)  # says it cannot be read
 
     def run(
         self, argv: list[str] | None, main: Callable[[argparse.Namespace], int | None], pass_on: bool = False
@@ -75,4 +82,9 @@ class Command:
             return 2
         except self.errors as exc:
             log.error("%s", exc)
+            return 1
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            log.error("%s", exc)  # a full disk is no bug: the message (storage.DiskFullError) says what to do
             return 1

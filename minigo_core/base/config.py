@@ -103,6 +103,7 @@ class EvaluateSettings:
     ladder: bool = True
     ladder_half_width: float = 100.0
     ladder_max_games: int = 200
+    ladder_first_games: int = 16
 
 
 @dataclass(frozen=True)
@@ -301,6 +302,7 @@ def validate(cfg: RunConfig) -> RunConfig:
     _require(0 <= e.final_games <= 100000, "evaluate.final_games", "0..100000", e.final_games)
     _require(e.ladder_half_width > 0, "evaluate.ladder_half_width", "> 0", e.ladder_half_width)
     _require(e.ladder_max_games >= 1, "evaluate.ladder_max_games", ">= 1", e.ladder_max_games)
+    _require(e.ladder_first_games >= 0, "evaluate.ladder_first_games", ">= 0", e.ladder_first_games)
     try:
         for i, opp in enumerate(e.opponents):
             PlayerSpec.parse_config(opp, f"evaluate.opponents[{i}]")

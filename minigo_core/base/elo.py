@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 ELO_PER_NAT = 400.0 / math.log(10.0)  # Elo points per unit of the natural-log odds scale
+NATS_PER_ELO = math.log(10.0) / 400.0  # its inverse: natural-log odds per Elo point
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
 

@@ -122,8 +122,10 @@ class PlayerSpec:
 
     @property
     def slug(self) -> str:
-        """A file-name-safe form: `gnugo:1` -> `gnugo-1`, `uct:64` -> `uct-64`; model specs stay as given."""
-        return self.text.replace(":", "-") if self.kind in ("gnugo", "uct") else self.text
+        """The file-name form (a match's `vs_{slug}.json`, a ladder pair's `{a}_vs_{b}.json`): `:` -> `-`
+        (`gnugo:1` -> `gnugo-1`, `uct:64+r10` -> `uct-64+r10`), every run of other characters than letters,
+        digits and `.+-` -> `_` (a `gtp:` command line, a model file's path), no `_` at either end."""
+        return re.sub(r"[^A-Za-z0-9.+-]+", "_", self.text.replace(":", "-")).strip("_")
 
     @classmethod
     def from_slug(cls, slug: str) -> PlayerSpec:

@@ -6,7 +6,7 @@ time (SIGINT to the run's process group: Snakemake stops its jobs and marks thei
 row's result is its last finished model. Then a tournament: every row's last model plays every other row's
 (`games_per_pair`) and each fixed opponent (`opponents`, GNU Go levels; `opponent_games`) with
 `minigo evaluate`; one Bradley-Terry fit over all those games puts the rows on one scale with the first
-fixed opponent at Elo 0, each with its 95% interval (`minigo_core.report.ratings.fit_bradley_terry`).
+fixed opponent at Elo 0, each with its 95% interval (`minigo_core.rating.bradley_terry.fit_bradley_terry`).
 
 Rows and matches already done (their result files exist) are not run again, so the command resumes.
 Prints a Markdown table (also written to `{root}/ablation.md`, with the JSON in `{root}/ablation.json`).
@@ -31,7 +31,7 @@ import yaml
 from minigo_core.base.config import from_dict
 from minigo_core.data import layout
 from minigo_core.data.matchfile import read_match
-from minigo_core.report import ratings
+from minigo_core.rating import bradley_terry
 
 REPO = Path(__file__).resolve().parents[2]
 STOP_GRACE_S = 120  # after SIGINT, how long Snakemake gets to stop its jobs before SIGTERM
@@ -143,7 +143,7 @@ def _match(row_cfg: Path, player: str, opponent: str, games: int, readouts: int,
     return out
 
 
-def tournament(spec: dict, results: list[dict]) -> ratings.Ratings:
+def tournament(spec: dict, results: list[dict]) -> bradley_terry.Ratings:
     """Every row's last model against every other row's and the fixed opponents; one Bradley-Terry fit."""
     t = spec.get("tournament") or {}
     readouts, pair_games = int(t.get("readouts", 32)), int(t.get("games_per_pair", 8))
@@ -166,10 +166,10 @@ def tournament(spec: dict, results: list[dict]) -> ratings.Ratings:
     games = []
     for (player, opponent, _), path in zip(jobs, files, strict=True):
         games += [(player, opponent, s) for s in read_match(str(path)).scores]
-    return ratings.fit_bradley_terry(games, anchor=opponents[0])
+    return bradley_terry.fit_bradley_terry(games, anchor=opponents[0])
 
 
-def table(results: list[dict], fit: ratings.Ratings, anchor: str) -> str:
+def table(results: list[dict], fit: bradley_terry.Ratings, anchor: str) -> str:
     lines = [f"| row | what changes | generations in the budget | Elo vs {anchor} [95%] | games |",
              "|---|---|---|---|---|"]  # fmt: skip
     for r in sorted(results, key=lambda r: -fit.elo.get(r["name"], float("-inf"))):

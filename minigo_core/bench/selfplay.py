@@ -29,6 +29,7 @@ import tempfile
 import time
 
 from minigo_core.base import config as config_mod
+from minigo_core.base.machine import cpu_model
 from minigo_core.data.gamefile import write_game
 from minigo_core.game import go
 from minigo_core.nn import inference, model
@@ -138,26 +139,12 @@ def _go_rules_share(net, cfg, model_url: str, out_dir: str, clock, other_us: flo
     )
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith(("model name", "Model name")):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform  # lazy: only where /proc/cpuinfo has no model name
-
-    return platform.processor() or platform.machine()
-
-
 def _engine_games(net, cfg, search: str, k: int, out_dir: str, *, max_moves: int = 0) -> dict:
     """K games of one job in the compiled engine, files written as the job writes them; CPU seconds."""
-    settings = engine.settings_for(
-        dataclasses.replace(cfg, selfplay=dataclasses.replace(cfg.selfplay, search=search)), cfg.features
-    )
+    cfg = dataclasses.replace(cfg, selfplay=dataclasses.replace(cfg.selfplay, search=search))
+    settings = engine.settings_for(cfg, cfg.features)
     settings.max_game_length = max_moves
-    search_meta = selfplay.search_metadata(cfg, "compiled")
+    search_meta = selfplay.search_metadata(cfg, "compiled")  # the files name the search the games played
     model = {"url": "bench.safetensors", "generation": 0, "sha256": None}
     os.makedirs(out_dir, exist_ok=True)
     cpu0 = time.process_time()

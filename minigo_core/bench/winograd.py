@@ -24,17 +24,18 @@ import torch.nn.functional as F
 
 from minigo_core.base import native
 from minigo_core.base.config import RunConfig
-from minigo_core.bench.ops import cpu_model, resolve_isas
+from minigo_core.base.machine import cpu_model
+from minigo_core.bench.ops import resolve_isas
 from minigo_core.nn import dsp, training
 from minigo_core.nn.flatsgd import FlatSGD
 from minigo_core.nn.model import DualNet, ModelConfig, random_model
 
-# The default run's net and per-rank batch, as config.yaml has them (since issue 24: one rank of 128)
+# The default run's net and per-rank batch, as config.yaml has them (RunConfig's defaults are config.yaml's)
 _DEFAULT_RUN = RunConfig()
 SHAPES = {  # name: (config, batch)
     "paper": (ModelConfig(19, 6, 64, 64, "mlperf07"), 96),
     "default": (ModelConfig.from_run(_DEFAULT_RUN), _DEFAULT_RUN.train.batch_per_rank),
-    "default-b32": (ModelConfig(9, 4, 32, 64, "agz", aux_heads=True), 32),  # the default before issue 24
+    "default-b32": (ModelConfig(9, 4, 32, 64, "agz", aux_heads=True), 32),  # the default net, a small batch
     "tiny": (ModelConfig(5, 1, 8, 8, "agz", aux_heads=True), 16),
 }
 CPU = torch.device("cpu")

@@ -38,9 +38,9 @@ SKIPPED = (
     _summary(layout.STATUS_FILE),  # `minigo status`: elapsed times, "as of" clock time
     _summary(layout.TIME_TO_TARGET_FILE),  # wall time to the target by definition
     _summary(layout.WINRATE_PLOT),  # win rate against wall-clock hours
-    _summary(layout.LEARNING_CURVE_PLOT),  # Elo and win rates against wall-clock minutes
-    _summary(layout.LADDER_CURVE_PLOT),  # fixed-scale Elo against wall time (and self-play positions)
+    _summary(layout.LEARNING_CURVE_PLOT),  # fixed-scale Elo against wall time (and self-play positions)
     _summary(layout.REPORT_FILE),  # Snakemake's report: job runtimes, and the two plots above
+    layout.RUN_LOCK,  # who runs the root now (host, pid), while `minigo run` runs
 )
 # Artifacts that record wall-clock time next to deterministic content: compared with these keys (JSON, at
 # any depth) or columns (CSV) removed.
@@ -59,6 +59,8 @@ WALL_CLOCK = {
         "data_wait_fraction",
         "resumed_from_step",
         "start_step",
+        "steps_run",  # this attempt's steps: fewer in a job resumed from a checkpoint
+        "nodes",  # where the ranks ran: a retry after a lost node runs elsewhere
     },  # fmt: skip
     _pattern(layout.eval_path("", "*", "*")): {
         "started_unix",
@@ -77,6 +79,12 @@ WALL_CLOCK = {
         "cpu_seconds",
         "startup_cpu_seconds",
     },  # `minigo ladder rate --out`
+    _pattern(layout.ladder_first_rating_path("", "*")): {
+        "date",
+        "wall_seconds",
+        "cpu_seconds",
+        "startup_cpu_seconds",
+    },  # the first rating: the same command with fewer games
     _summary(layout.RATINGS_FILE): {"model_time_s", "evaluated_time_s"},
     _summary(layout.RATINGS_CSV): {"model_time_s", "evaluated_time_s"},
 }

@@ -15,8 +15,8 @@ The metadata key `target` says which column is the policy target: `visits` (PUCT
 when read) or `policy` (Gumbel AlphaZero: softmax(logits + sigma(completed Q))). Format version 2 stores the
 policy in units of 1/65535 (`quantise_policy`: largest-remainder rounding, so a row sums to exactly 65535 and
 each entry is within 1/65535 of the exact probability); it is read as float32 divided by its row's sum.
-Version-1 files (the policy as float32, 4 bytes an entry: ~1,450 bytes a 19x19 position) still read, exactly
-as written; a record whose metadata says version 1 is written as version 1.
+Only version 2 is read and written: version 1 (the policy as float32), written only before the first release,
+is refused like any other version, naming the file (docs/CONTRACTS.md, "Compatibility").
 
 The schema metadata key `minigo` holds a JSON document: format and version, board size, komi, feature set, the
 model (url, generation, sha256), the seeds, the result, the move count, the resignation settings and their
@@ -45,7 +45,7 @@ from minigo_core.game.result import result_string
 
 FORMAT = "minigo-game"
 FORMAT_VERSION = 2
-READ_VERSIONS = (1, 2)  # version 1: the Gumbel policy as float32
+READ_VERSIONS = (FORMAT_VERSION,)
 POLICY_UNITS = 65535  # version 2: the Gumbel policy in units of 1/POLICY_UNITS, each row summing to it
 METADATA_KEY = b"minigo"
 PASS_POINT = "tt"
@@ -258,10 +258,7 @@ def _table(record: GameRecord) -> pa.Table:
         policy = np.asarray(record.policy, dtype=np.float32)
         if policy.shape != visits.shape:
             raise ValueError(f"policy must be (positions, {num_moves}) like visits, got {policy.shape}")
-        if metadata["format_version"] == 1:
-            values = arrays.from_numpy(policy.reshape(-1), pa.float32())
-        else:
-            values = arrays.from_numpy(quantise_policy(policy).reshape(-1), pa.uint16())
+        values = arrays.from_numpy(quantise_policy(policy).reshape(-1), pa.uint16())
         columns.append(pa.FixedSizeListArray.from_arrays(values, num_moves))
         names.append("policy")
         metadata["target"] = "policy"
@@ -509,7 +506,7 @@ def _policy_column(table: pa.Table, metadata: dict, num_moves: int, url: str) ->
     if "policy" not in table.column_names:
         raise GameFileError(f"game file {url} says its target is 'policy' but has no 'policy' column")
     column_type = table.schema.field("policy").type
-    value_type = pa.float32() if metadata["format_version"] == 1 else pa.uint16()
+    value_type = pa.uint16()
     if not (
         pa.types.is_fixed_size_list(column_type)
         and column_type.list_size == num_moves
@@ -527,8 +524,6 @@ def _policy_column(table: pa.Table, metadata: dict, num_moves: int, url: str) ->
         not np.isfinite(stored).all() or (stored < 0).any() or (stored.sum(axis=1) <= 0).any()
     ):
         raise GameFileError(f"game file {url}: a policy target is negative, not finite or all zero")
-    if metadata["format_version"] == 1:
-        return stored.astype(np.float32)
     counts = stored.astype(np.float64)
     return (counts / counts.sum(axis=1, keepdims=True)).astype(np.float32)
 

@@ -12,8 +12,10 @@
     {root}/train/gen0008/metrics.jsonl            losses and throughput (+ checkpoint.pt while training)
     {root}/eval/gen0008/vs_gnugo-1.json           a match's games, win rate and interval
     {root}/eval/gen0008/ladder.json               its rating on the fixed Elo ladder (if one exists)
+    {root}/eval/gen0008/ladder_first.json         its first, quick rating there (few games, wide interval)
     {root}/summary/elo.json                       ratings, time to target, plots, status
     {root}/logs/train/gen0008.log                 one log per job (logs/snakemake/: `minigo run`'s output)
+    {root}/minigo-run.lock                        host and pid of the `minigo run` that runs the root
 
 Every function takes a generation as an int (`7` -> `gen0007`) or, for the workflow's path patterns, as a
 Snakemake wildcard string (`"{generation}"` -> `gen{generation}`), so the library,
@@ -26,9 +28,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from minigo_core.base.project_files import project_dir
 from minigo_core.data.storage import join
 
 EFFECTIVE_CONFIG = "config.yaml"
+RUN_LOCK = "minigo-run.lock"  # held by the `minigo run` of the root while it runs (pipeline/run_lock.py)
 SUMMARY = "summary"
 # The summary's files ({root}/summary/): `minigo ratings` writes the first six, `minigo plots` the next four,
 # `minigo run` the HTML report (Snakemake's `--report`).
@@ -38,7 +42,6 @@ TIME_TO_TARGET_FILE = "time_to_target.json"
 ELO_PLOT = "elo.png"
 WINRATE_PLOT = "winrate.png"
 LEARNING_CURVE_PLOT = "learning_curve.png"
-LADDER_CURVE_PLOT = "ladder_curve.png"
 LOSS_PLOT = "loss.png"
 GAME_LENGTHS_PLOT = "game_lengths.png"
 RESIGN_PLOT = "resign_false_positives.png"
@@ -51,7 +54,6 @@ RATINGS_OUTPUTS = (
     ELO_PLOT,
     WINRATE_PLOT,
     LEARNING_CURVE_PLOT,
-    LADDER_CURVE_PLOT,
 )
 PLOTS_OUTPUTS = (LOSS_PLOT, GAME_LENGTHS_PLOT, RESIGN_PLOT, STATUS_FILE)
 SUMMARY_FILES = RATINGS_OUTPUTS + PLOTS_OUTPUTS  # what the workflow's summary rules produce
@@ -192,6 +194,15 @@ def ladder_rating_path(root: str, generation: Generation) -> str:
     return join(eval_dir(root, generation), LADDER_RATING)
 
 
+LADDER_FIRST_RATING = "ladder_first.json"
+
+
+def ladder_first_rating_path(root: str, generation: Generation) -> str:
+    """`eval/gen0008/ladder_first.json`: the model's first rating on the fixed Elo ladder, a few games played
+    as soon as the model exists (`evaluate.ladder_first_games`); `ladder.json` is the full one."""
+    return join(eval_dir(root, generation), LADDER_FIRST_RATING)
+
+
 def summary_dir(root: str) -> str:
     return join(root, SUMMARY)
 
@@ -239,6 +250,11 @@ def ladder_log_path(root: str, generation: Generation) -> str:
     return logs_dir(root, "evaluate", generation_name(generation), "ladder" + LOG_SUFFIX)
 
 
+def ladder_first_log_path(root: str, generation: Generation) -> str:
+    """`logs/evaluate/gen0008/ladder_first.log`: the log of a generation's first ladder rating."""
+    return logs_dir(root, "evaluate", generation_name(generation), "ladder_first" + LOG_SUFFIX)
+
+
 def summary_log_path(root: str, command: str) -> str:
     """`logs/summary/ratings.log`: the log of a summary command (ratings, plots)."""
     return logs_dir(root, "summary", command + LOG_SUFFIX)
@@ -255,10 +271,11 @@ def snakemake_log_path(root: str, stamp: str, invocation: int) -> str:
 
 
 # ------------------------------------------------------------------------------ repository data: the ladders
-# Not a run's files: the calibrated Elo ladders live in the repository (config/ladder/NxN.json). Their paths
-# are here, next to the run layout, so the schedule (data/) can ask whether a board size has a ladder
-# without importing report/ (which reads and fits them: minigo_core.report.ladder).
-REPO = Path(__file__).resolve().parents[2]
+# Not a run's files: the calibrated Elo ladders live in the repository (config/ladder/NxN.json; an installed
+# wheel carries a copy: base/project_files.py). Their paths are here, next to the run layout, so the schedule
+# (data/) can ask whether a board size has a ladder without importing rating/ (which reads and fits them:
+# minigo_core.rating.ladder).
+REPO = project_dir()
 LADDER_DIR = Path("config") / "ladder"
 _LADDER_FILE = re.compile(r"^(\d+)x\1\.json$")
 

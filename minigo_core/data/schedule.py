@@ -90,6 +90,22 @@ def ladder_file(cfg: RunConfig, generation: int) -> str | None:
     return layout.ladder_rating_path(cfg.root, generation)
 
 
+def first_rating_file(cfg: RunConfig, generation: int) -> str | None:
+    """`generation`'s first ladder rating (`eval/genGGGG/ladder_first.json`: `evaluate.ladder_first_games`
+    games as soon as its model exists, not niced, so the live line has a fixed-scale Elo within minutes),
+    or None: no full rating, `ladder_first_games` 0, or the last generation (its full rating comes at once:
+    the run waits for it)."""
+    if cfg.evaluate.ladder_first_games <= 0 or generation >= cfg.generations:
+        return None
+    return layout.ladder_first_rating_path(cfg.root, generation) if ladder_file(cfg, generation) else None
+
+
+def first_rating_seed(cfg: RunConfig, generation: int) -> int:
+    """The seed of `generation`'s first rating: not the full rating's (`ladder_seed`), so the two play
+    different games; from the run's seed and the generation alone."""
+    return (ladder_seed(cfg, generation) + 104_729) % 2**31
+
+
 def ladder_seed(cfg: RunConfig, generation: int) -> int:
     """The seed of `generation`'s ladder rating: derived from the run's seed and the generation alone, so a
     rerun plays the same games."""
@@ -97,10 +113,11 @@ def ladder_seed(cfg: RunConfig, generation: int) -> int:
 
 
 def evaluation_files(cfg: RunConfig, generation: int) -> list[str]:
-    """The results files of `generation`'s matches, then its ladder rating (when the run has one)."""
+    """The results files of `generation`'s matches, then its first ladder rating and its full one (when the
+    run has them)."""
     files = [layout.eval_path(cfg.root, generation, s.slug) for s in evaluation_specs(cfg, generation)]
-    ladder = ladder_file(cfg, generation)
-    return files + ([ladder] if ladder else [])
+    ratings = [first_rating_file(cfg, generation), ladder_file(cfg, generation)]
+    return files + [f for f in ratings if f]
 
 
 def evaluation_file(cfg: RunConfig, generation: int, spec: PlayerSpec) -> str | None:
@@ -135,8 +152,9 @@ def selfplay_job_count(cfg: RunConfig) -> int:
 
 def jobs_per_generation(cfg: RunConfig) -> int:
     """Jobs one generation adds to the DAG: self-play jobs, games-complete, window, train, evaluations (the
-    matches and the ladder rating)."""
-    return selfplay_job_count(cfg) + 3 + len(opponent_specs(cfg)) + int(ladder_rated(cfg))
+    matches, the ladder rating and its first rating)."""
+    ratings = int(ladder_rated(cfg)) * (1 + int(cfg.evaluate.ladder_first_games > 0))
+    return selfplay_job_count(cfg) + 3 + len(opponent_specs(cfg)) + ratings
 
 
 def missing_files(paths: list[str]) -> list[str]:

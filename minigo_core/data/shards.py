@@ -13,8 +13,9 @@ A shard is an Arrow IPC file (random access, zstd-compressed buffers) with one r
 | `own`    | fixed_size_binary(N*N)      | final ownership from the mover's view, int8 per point (1, -1, 0) |
 | `score`  | float16                     | final score margin from the mover's view, points; NaN if unknown |
 
-`own` and `score` are the auxiliary targets (format version 2); a version-1 shard, without them, still reads
-(ownership 0, score NaN: no auxiliary target).
+`own` and `score` are the auxiliary targets (format version 2). Only version 2 is read: a shard of another
+version (version 1, without the auxiliary targets, was written only before the first release) is refused
+naming the file; shards are rebuilt from the game files by rerunning the window.
 
 Each plane is packed on its own byte boundary so that the history planes, which repeat almost exactly, stay
 byte-aligned and zstd finds them. Record batches hold `batch_rows` rows (all but the last), so a reader finds
@@ -39,7 +40,7 @@ from minigo_core.data import arrays, storage
 
 FORMAT = "minigo-shard"
 VERSION = 2
-READABLE_VERSIONS = (1, 2)
+READABLE_VERSIONS = (VERSION,)
 BATCH_ROWS = 1024
 ZSTD_LEVEL = 6
 
@@ -179,7 +180,7 @@ def decode(batch: pa.RecordBatch | pa.Table, num_planes: int, board_size: int) -
     total = pi.sum(axis=1, keepdims=True)
     np.divide(pi, total, out=pi, where=total > 0)
     own = score = None
-    if "own" in batch.schema.names:  # format version 2: auxiliary targets
+    if "own" in batch.schema.names:  # the auxiliary targets (a batch without them decodes without them)
         col = batch.column("own")
         raw = np.frombuffer(col.buffers()[1], dtype=np.int8)[col.offset * n2 : (col.offset + n) * n2]
         own, score = raw.reshape(n, n2).copy(), _values(batch.column("score"), np.float32)
@@ -197,8 +198,9 @@ def decode(batch: pa.RecordBatch | pa.Table, num_planes: int, board_size: int) -
 class _HashingWriter:
     """A write-only file wrapper that counts bytes and computes sha256 as the data goes by."""
 
-    def __init__(self, handle: IO) -> None:
+    def __init__(self, handle: IO, url: str = "") -> None:
         self._handle = handle
+        self.url = url
         self.sha256 = hashlib.sha256()
         self.bytes = 0
         self.closed = False
@@ -206,7 +208,10 @@ class _HashingWriter:
     def write(self, data: Any) -> int:
         view = memoryview(data)
         self.sha256.update(view)
-        self._handle.write(view)
+        try:
+            self._handle.write(view)
+        except OSError as exc:  # out of space: say which shard (the writer's abort removes the file)
+            raise storage.disk_full_error(exc, self.url) from exc
         self.bytes += view.nbytes
         return view.nbytes
 
@@ -268,7 +273,7 @@ class ShardWriter:
         }
         self._schema = schema(num_planes, board_size, meta)
         self._atomic = storage.atomic_open(url, "wb")
-        self._sink = _HashingWriter(self._atomic.__enter__())
+        self._sink = _HashingWriter(self._atomic.__enter__(), url)
         options = ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=ZSTD_LEVEL))
         self._writer = ipc.new_file(self._sink, self._schema, options=options)
         self._pending: list[pa.RecordBatch] = []

@@ -2,12 +2,14 @@
 
 Every artifact is written under a temporary name in its final directory and renamed into place, so a
 reader never sees half a file and a killed job leaves nothing that looks finished. Temporary names
-start with `.tmp-` and are ignored by every reader in the project.
+start with `.tmp-` and are ignored by every reader in the project. A write that runs out of space (ENOSPC, or
+EDQUOT: a quota) removes its temporary file and raises `DiskFullError`, which names the file and what to do.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -20,6 +22,36 @@ import fsspec
 from minigo_core.base.config import ConfigError, RunConfig
 
 TMP_PREFIX = ".tmp-"
+DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+
+
+class DiskFullError(OSError):
+    """A write failed for want of space (ENOSPC) or quota (EDQUOT). The message names the file, says that
+    nothing was left under its name, and what to do: free space, then rerun the same command."""
+
+    def __init__(self, path: str, cause: OSError) -> None:
+        super().__init__(cause.errno, os.strerror(cause.errno or errno.ENOSPC), path)
+        self.path = path
+
+    def __str__(self) -> str:
+        what = "disk quota exceeded" if self.errno == errno.EDQUOT else "no space left on device"
+        return (
+            f"cannot write {self.path}: {what}; nothing is left under that name (its temporary file was "
+            f"removed). Free space on the filesystem of {os.path.dirname(self.path) or '.'} (or raise the "
+            "quota), then rerun the same command: it resumes from what was written before"
+        )
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether `exc` is a write that ran out of space or quota (ENOSPC, EDQUOT)."""
+    return isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS
+
+
+def disk_full_error(exc: BaseException, path: str) -> BaseException:
+    """`exc` as a `DiskFullError` naming `path` when it is an out-of-space error; else `exc` itself."""
+    if is_disk_full(exc) and not isinstance(exc, DiskFullError):
+        return DiskFullError(path, exc)  # type: ignore[arg-type]
+    return exc
 
 
 def fs_and_path(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
@@ -45,7 +77,8 @@ def temporary_name(final: str) -> str:
 
 @contextlib.contextmanager
 def atomic_open(url: str, mode: str = "wb") -> Iterator[IO]:
-    """Open `url` for writing under a temporary name; rename into place on success, remove on failure.
+    """Open `url` for writing under a temporary name; rename into place on success, remove on failure (an
+    out-of-space failure is raised as `DiskFullError`, naming `url`).
 
     On a local filesystem the data is fsynced before the rename so a crash cannot leave a renamed but
     empty file. Concurrent writers of the same path each rename a complete file; the last one wins.
@@ -54,10 +87,10 @@ def atomic_open(url: str, mode: str = "wb") -> Iterator[IO]:
         raise ValueError(f"atomic_open is for writing, got mode {mode!r}")
     fs, path = fs_and_path(url)
     parent = os.path.dirname(path)
-    if parent:
-        fs.makedirs(parent, exist_ok=True)
     tmp = temporary_name(path)
     try:
+        if parent:
+            fs.makedirs(parent, exist_ok=True)
         with fs.open(tmp, mode) as handle:
             yield handle
             handle.flush()
@@ -66,9 +99,12 @@ def atomic_open(url: str, mode: str = "wb") -> Iterator[IO]:
                 with contextlib.suppress(OSError, ValueError, AttributeError):
                     os.fsync(fileno())
         fs.mv(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(Exception):
             fs.rm(tmp)
+        failure = disk_full_error(exc, path)
+        if failure is not exc:
+            raise failure from exc
         raise
 
 

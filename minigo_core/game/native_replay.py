@@ -5,9 +5,9 @@
 (`search/csrc/replay.cpp`, declared in `search/csrc/engine_capi.h`), loaded by `minigo_core.base.native`
 with the one-function table `REPLAY_FUNCTIONS` (the engine's full table, `search/engine.py`, includes it: this
 layer may not import that one). The bytes are those of the Python rules (tests/unit/test_replay.py checks
-them). `minigo window` rebuilds its sampled positions with it (`GameRecord.replayed_examples`): a game's
-`window.sample_game`, file reading included, went from 2.2 to 1.0 ms on 9x9 and from 23-29 to 2.2-2.6 ms on
-19x19 (2-core AMD EPYC). `MINIGO_ENGINE_LIB` may name another build of the library, as for the engine.
+them). `minigo window` rebuilds its sampled positions with it (`GameRecord.replayed_examples`), well
+ahead of a replay in Python (figures: docs/BENCHMARKS.md). `MINIGO_ENGINE_LIB` may name another build of
+the library, as for the engine.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@
     minigo ladder rate SPEC --board-size 9 [--config C] [--start-elo E | --start-from JSON] [--out JSON]
     minigo ladder check RUNG RUNG --board-size 9 --seed S [--games 60] [--out JSON]  (the table predicts?)
 
-The calibration is `minigo_core.report.calibration`; the rating walk `minigo_core.report.ladder_rate`; the
-table and the fits `minigo_core.report.ladder`.
+The calibration is `minigo_core.rating.calibration`; the rating walk `minigo_core.rating.ladder_rate`; the
+table and the fits `minigo_core.rating.ladder`.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import logging
 from minigo_core.base.command import Command, UsageError
 from minigo_core.base.config import RunConfig, load_config
 from minigo_core.data import storage
-from minigo_core.report import calibration as cal
-from minigo_core.report import ladder_check, ladder_rate
-from minigo_core.report.ladder import CGOS_ANCHOR, CGOS_ANCHOR_ELO, LadderError
+from minigo_core.rating import calibration as cal
+from minigo_core.rating import ladder_check, ladder_rate
+from minigo_core.rating.ladder import CGOS_ANCHOR, CGOS_ANCHOR_ELO, LadderError
 from minigo_core.search import match
 from minigo_core.search.players import PlayerError, SearchSettings, resolve_spec
 
@@ -46,21 +46,21 @@ def calibrate(args: argparse.Namespace) -> None:
         if options["games_per_pair"] is None:
             options["games_per_pair"] = cal.ADAPTIVE_FIRST_GAMES
     try:
-        plan = cal.plan_from_options(args.board_size, cfg, options, args.extend or adaptive)
+        design = cal.design_from_options(args.board_size, cfg, options, args.extend or adaptive)
     except LadderError as exc:
         raise UsageError(str(exc)) from None
     if adaptive:
-        _calibrate_adaptive(args, plan)
+        _calibrate_adaptive(args, design)
         return
     log.info(
         "%d rungs, %d pairs of %d games: %s",
-        len(plan.rungs),
-        len(plan.pairs()),
-        plan.games_per_pair,
-        plan.pair_dir,
+        len(design.rungs),
+        len(design.pairs()),
+        design.games_per_pair,
+        design.pair_dir,
     )
     ladder, played = cal.calibrate(
-        plan,
+        design,
         anchor=args.anchor,
         anchor_elo=args.anchor_elo,
         command=["minigo", "ladder", *args.argv],
@@ -74,15 +74,15 @@ def calibrate(args: argparse.Namespace) -> None:
         print(f"{played} new game(s); some pairs still miss games: run the same command again to go on")
         return
     print(cal.format_table(ladder))
-    print(f"\nwritten {plan.ladder_file} ({played} new game(s))")
+    print(f"\nwritten {design.ladder_file} ({played} new game(s))")
 
 
-def _calibrate_adaptive(args: argparse.Namespace, plan: cal.Plan) -> None:
-    from minigo_core.report import calibration_design as design  # lazy: only the adaptive calibration
+def _calibrate_adaptive(args: argparse.Namespace, design: cal.CalibrationDesign) -> None:
+    from minigo_core.rating import adaptive_calibration as adaptive  # lazy: only the adaptive calibration
 
-    log.info("%d rungs to +-%g Elo: %s", len(plan.rungs), args.target_ci, plan.pair_dir)
-    ladder, played = design.run_adaptive(
-        plan,
+    log.info("%d rungs to +-%g Elo: %s", len(design.rungs), args.target_ci, design.pair_dir)
+    ladder, played = adaptive.run_adaptive(
+        design,
         anchor=args.anchor,
         anchor_elo=args.anchor_elo,
         command=["minigo", "ladder", *args.argv],
@@ -100,7 +100,7 @@ def _calibrate_adaptive(args: argparse.Namespace, plan: cal.Plan) -> None:
     print(cal.format_table(ladder))
     worst = max((r.ci95[1] - r.ci95[0]) / 2 for r in ladder.rungs)
     state = "reached" if worst <= args.target_ci else "not reached yet (run the same command to go on)"
-    print(f"\nwritten {plan.ladder_file} ({played} new game(s)); +-{args.target_ci:g} {state}")
+    print(f"\nwritten {design.ladder_file} ({played} new game(s)); +-{args.target_ci:g} {state}")
 
 
 def show(args: argparse.Namespace) -> None:
@@ -115,7 +115,7 @@ def rate(args: argparse.Namespace) -> None:
     cfg = load_config(args.config) if args.config else None
     if cfg is not None and cfg.board_size != args.board_size:
         raise UsageError(f"{args.config}: board_size is {cfg.board_size}, not --board-size {args.board_size}")
-    for name in ("target_half_width", "max_games", "batch"):
+    for name in ("target_half_width", "max_games", "batch", "min_games_per_rung"):
         if getattr(args, name) <= 0:
             raise UsageError(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
     try:
@@ -125,9 +125,13 @@ def rate(args: argparse.Namespace) -> None:
     try:
         gnugo = cfg.evaluate.gnugo if cfg else None
         resolved = resolve_spec(args.spec, cfg.root if cfg else None, None, gnugo)
-        ladder = cal.read_ladder_at(args.board_size, args.ladder_dir)
+        ladder, left_out, note = ladder_rate.playable_rungs(
+            cal.read_ladder_at(args.board_size, args.ladder_dir), gnugo
+        )
     except (LadderError, PlayerError) as exc:
         raise UsageError(str(exc)) from None
+    if note:
+        log.warning("%s", note)
     if resolved.kind == "model" and cfg is None:
         raise UsageError(f"rating the model {args.spec!r} needs --config (its search: evaluate.readouts)")
     komi = float(ladder.provenance.get("komi", cfg.komi if cfg else RunConfig().komi))
@@ -145,6 +149,7 @@ def rate(args: argparse.Namespace) -> None:
         target_half_width=args.target_half_width,
         max_games=args.max_games,
         batch=args.batch,
+        min_games_per_rung=args.min_games_per_rung,
         run_cfg=cfg,
         backend=cfg.model.backend if cfg else "dsp",
         threads=cfg.selfplay.threads if cfg else 1,
@@ -152,6 +157,8 @@ def rate(args: argparse.Namespace) -> None:
         log=log.info,
     )
     result["start_elo"] = start_elo
+    if left_out:
+        result["rungs_left_out"] = {"rungs": left_out, "why": note}
     result["command"] = ["minigo", "ladder", *args.argv]
     if args.out:
         storage.write_text(args.out, json.dumps(result, indent=1) + "\n")
@@ -223,6 +230,7 @@ def _add_subcommands(parser: argparse.ArgumentParser) -> None:
     r.add_argument("--target-half-width", type=float, default=100.0, help="stop at a 95%% interval of +-this")
     r.add_argument("--max-games", type=int, default=400, help="game budget (default 400)")
     r.add_argument("--batch", type=int, default=ladder_rate.DEFAULT_BATCH, help="games per step (default 4)")
+    r.add_argument("--min-games-per-rung", type=int, default=10, help="before a rung counts (default 10)")
     r.add_argument("--seed", type=int, default=1, help="match seed (default 1)")
     r.add_argument("--out", default=None, help="write the rating as JSON here")
     k = sub.add_parser("check", help="does the table predict a new match between two rungs? (seeded anew)")

@@ -6,7 +6,7 @@ Per generation (one with a full window) and for the whole run: self-play core-ho
 self-play job, training time by rank count, evaluation core-hours (model side), files created and kept, bytes
 on disk. The per-unit costs are measured here in a few seconds to a minute (a probe self-play job of the
 config's net, a few training steps, the probe's files written); the method and its assumptions are
-`minigo_core.report.costplan`'s.
+`minigo_core.search.costplan`'s.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import argparse
 import json
 
 from minigo_core.base.command import Command, UsageError
-from minigo_core.report import costplan
+from minigo_core.search import costplan
 
 
 def plan(args: argparse.Namespace) -> None:

@@ -1,10 +1,11 @@
-"""Ratings of a run: Bradley-Terry maximum likelihood on the Elo scale, and the time to target.
+"""Ratings of a run: the fixed-scale learning curve, the run-relative Bradley-Terry fit, the time to target.
 
     minigo ratings --config C --out-dir DIR [--root ROOT] [--target SPEC] [--prior-draws D]
 
-Writes `elo.csv`, `elo.json`, `time_to_target.json`, `elo.png`, `winrate.png`, `learning_curve.png` and
-`ladder_curve.png` (the fixed-scale ratings `eval/gen*/ladder.json`: `report.fixed_scale`), and prints the
-table. The fit and the tables are `minigo_core.report.ratings`'s, the plots
+Writes `learning_curve.png` (the fixed-scale ratings `eval/gen*/ladder.json`: `report.fixed_scale`), the
+run-relative Bradley-Terry fit (anchor gen0000 = 0) `elo.csv`, `elo.json` and `elo.png`,
+`time_to_target.json` and `winrate.png`, and prints the fixed-scale table, then the run-relative one. The
+tables are `minigo_core.report.ratings`'s (the fit `minigo_core.rating.bradley_terry`'s), the plots
 `minigo_core.report.plots`'s.
 """
 
@@ -36,7 +37,8 @@ def cli_main(argv: list[str]) -> int:
     cmd.parser.add_argument(
         "--out-dir",
         required=True,
-        help="where to write elo.csv, elo.json, time_to_target.json, elo.png, winrate.png",
+        help="where to write learning_curve.png, elo.csv, elo.json, elo.png, time_to_target.json and "
+        "winrate.png",
     )
     cmd.parser.add_argument("--root", default=None, help="run root (default: the config's root)")
     cmd.parser.add_argument("--target", default=None, help="target player (default: config evaluate.target)")
@@ -68,12 +70,12 @@ def write_ratings(args: argparse.Namespace) -> int:
     storage.write_text(storage.join(out, layout.TIME_TO_TARGET_FILE), json.dumps(ttt, indent=1) + "\n")
     storage.write_bytes(storage.join(out, layout.ELO_PLOT), plots.plot_elo(rows))
     storage.write_bytes(storage.join(out, layout.WINRATE_PLOT), plots.plot_winrate(ttt))
-    storage.write_bytes(
-        storage.join(out, layout.LEARNING_CURVE_PLOT), plots.plot_learning_curve(rows, read[0])
-    )
     points = fixed_scale.curve(root, model_times(root))
-    ladder_png = plots.plot_ladder_curve(points, fixed_scale.ladder_rungs(cfg.board_size), cfg.board_size)
-    storage.write_bytes(storage.join(out, layout.LADDER_CURVE_PLOT), ladder_png)
+    rungs = fixed_scale.ladder_rungs(cfg.board_size)
+    curve_png = plots.plot_learning_curve(points, rungs, cfg.board_size)
+    storage.write_bytes(storage.join(out, layout.LEARNING_CURVE_PLOT), curve_png)
+    print(fixed_scale.format_summary(fixed_scale.read_ratings(root), rungs, cfg.board_size))
+    print("\nrun-relative Bradley-Terry fit (anchor gen0000 = 0):")
     print(format_table(rows))
     print(format_time_to_target(ttt, target))
     return 0

@@ -8,12 +8,16 @@ The games and the job live in the library: `minigo_core.search.selfplay` (one ga
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
 
+from minigo_core.base import preempt
 from minigo_core.base.command import Command
 from minigo_core.nn import modelfile
 from minigo_core.search import selfplay_job
+
+log = logging.getLogger(__name__)
 
 
 def cli_main(argv: list[str] | None = None) -> int:
@@ -24,7 +28,8 @@ def cli_main(argv: list[str] | None = None) -> int:
     the job writes its record after its last game (`games/gen0003/job00002.json`: each game's file name,
     size and SHA-256; the attempt's host and timings). A game whose file an earlier attempt of the same job
     already wrote (same model, seed, settings and software) is kept, not replayed; the rest are played to
-    the same bytes as in an uninterrupted job.
+    the same bytes as in an uninterrupted job. SIGTERM (a preemption or a time limit) stops the job within
+    the time a file write takes, exit code 143: the game files written stay, and its retry keeps them.
     """
     t_process = selfplay_job.process_start_time()
     t_wall0 = time.time()
@@ -93,7 +98,11 @@ def _selfplay(cmd: Command, args: argparse.Namespace, start: float) -> None:
         start=start,
         model_generation=args.model_generation,
     )
-    selfplay_job.run_job(job, replay=args.replay, record=args.record)
+    # a scheduler's SIGTERM (preemption, time limit) ends the job at once; the files written stay
+    with preempt.exit_on_sigterm(
+        job.write_lock, lambda: log.warning("%s", selfplay_job.stopped_message(job))
+    ):
+        selfplay_job.run_job(job, replay=args.replay, record=args.record)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,10 @@ What a rank does (plan, batches, steps, checkpoints, metrics) is `minigo_core.nn
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
+from minigo_core.base import preempt
 from minigo_core.base.command import Command, UsageError, setup_logging
 from minigo_core.cluster import launch
 from minigo_core.cluster.slurm import ClusterError, Master, slurm_master, slurm_rank_env
@@ -24,8 +26,11 @@ from minigo_core.nn import modelfile
 from minigo_core.nn.train_job import (
     DEFAULT_TIMEOUT_S,
     STOPPED_EARLY,
+    TIMEOUT_ENV,
     TrainError,
     TrainJob,
+    TrainStopped,
+    default_timeout,
     launch_ranks,
     train,
 )
@@ -69,8 +74,9 @@ def _command() -> Command:
     p.add_argument(
         "--timeout",
         type=float,
-        default=DEFAULT_TIMEOUT_S,
-        help="seconds a rank waits for the others (to meet at the store, in a collective) before failing",
+        default=None,
+        help="seconds a rank waits for the others (to meet at the store, in every collective) before failing "
+        f"and naming them (default: ${TIMEOUT_ENV}, else {DEFAULT_TIMEOUT_S:g})",
     )
     p.add_argument(
         "--no-wall-time",
@@ -94,6 +100,7 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
     if args.generation < 1:
         raise UsageError("--generation must be >= 1 (generation 0 is `minigo bootstrap`)")
     work_dir = args.work_dir or layout.train_dir(cfg.root, args.generation)
+    timeout_s = args.timeout if args.timeout is not None else default_timeout(os.environ)
     job = TrainJob(
         cfg=cfg,
         generation=args.generation,
@@ -103,7 +110,7 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         work_dir=work_dir,
         stop_after=args.stop_after,
         prefetch_threads=args.prefetch_threads,
-        timeout_s=args.timeout,
+        timeout_s=timeout_s,
         record_wall_time=not args.no_wall_time,
     )
     slurm = slurm_rank_env()
@@ -123,10 +130,17 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         if ranks > 1:
             base = _strip_option(list(argv if argv is not None else sys.argv[1:]), "--ranks")
             base += ["--work-dir", work_dir]
-            return launch_ranks(lambda r, master: _rank_command(base, r, ranks, master, args.timeout), ranks,
+            return launch_ranks(lambda r, master: _rank_command(base, r, ranks, master, timeout_s), ranks,
                                 args.out)  # fmt: skip
     setup_logging(f"minigo train (rank {job.rank})", args.verbose)  # a rank's messages say which rank
-    result = train(job)
+    # a scheduler's SIGTERM (preemption, time limit): every rank stops at the next step boundary, rank 0
+    # writing a checkpoint there; the exit code makes Snakemake or Slurm resubmit the job, which resumes
+    with preempt.StopFlag().installed() as stop:
+        job.stop_requested = stop
+        try:
+            result = train(job)
+        except TrainStopped:
+            return preempt.TERMINATED  # stopped by SIGTERM (here or on another rank), checkpointed
     return STOPPED_EARLY if result is None and job.stop_after is not None else 0
 
 

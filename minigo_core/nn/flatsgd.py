@@ -1,7 +1,7 @@
 """`FlatSGD`: torch.optim.SGD (momentum, weight decay per group) over one flat buffer of all parameters.
 
-torch's SGD on a CPU runs a Python loop over the parameters, several small ops each: ~0.8 ms a step for the
-43 parameters (98k floats) of the default 9x9 net, as much as a few convolutions. Here the parameters, their
+torch's SGD on a CPU runs a Python loop over the parameters, several small ops each: for a small net's many
+small parameters that costs as much as a few convolutions a step. Here the parameters, their
 gradients and the momentum buffers are views into three flat buffers (each view keeps its parameter's strides,
 channels_last included), so zero_grad is one fill and the update is a handful of ops on whole segments (one
 segment per parameter group): the same formulas as torch's SGD (d = g + wd * p; buf = m * buf + d, or

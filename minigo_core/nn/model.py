@@ -3,7 +3,8 @@
 `DualNet(cfg, backend)` runs on one of two backends with the same parameters (same names, same shapes, so a
 state dict moves between them unchanged):
 
-- `torch`: PyTorch's own CPU operators (oneDNN convolutions, channels_last).
+- `torch`: PyTorch's own operators: on the CPU oneDNN convolutions, channels_last; on a GPU after
+  `net.to("cuda")` (training with `train.backend: torch` puts each rank there when torch sees CUDA).
 - `dsp`: the compiled DSP-emulation kernels `minigo_core.nn.dsp` (NHWC conv3x3/conv1x1 and fused BN+ReLU, run
   on a pool of worker threads standing for DSP cores). In `eval()` mode with gradients off (what `predict`
   does), the whole network runs in one call into the extension with BN folded into the convolutions.
@@ -15,6 +16,8 @@ torch). Identical inputs give byte-identical files (no timestamps inside).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -22,6 +25,7 @@ from torch import nn
 
 from minigo_core import __version__
 from minigo_core.nn import modelfile
+from minigo_core.nn.dsp_device import require_cpu
 from minigo_core.nn.modelfile import (  # noqa: F401  (re-exported: the model file's names live in modelfile)
     FEATURE_PLANES,
     MODEL_FORMAT,
@@ -30,6 +34,19 @@ from minigo_core.nn.modelfile import (  # noqa: F401  (re-exported: the model fi
     ModelConfig,
     ModelFileError,
 )
+
+
+@dataclass(frozen=True)
+class DspOptions:
+    """How the dsp backend trains (`DualNet(..., dsp_options=...)`); inference (the fused engine) is the same.
+
+    `fuse_bn_sums`: each BN's batch sums come from its Winograd conv's output transform (another order of
+    the same sums; see `minigo_core.nn.dsp.trunk`); False: from the BN kernels' own passes, the floats of
+    the per-op reference (`minigo_core.nn.dsp.reference.forward_per_op`).
+    """
+
+    fuse_bn_sums: bool = True
+
 
 BN_MOMENTUM = 0.05  # torch sense; Keras/TF momentum 0.95, as MiniGo's dual_net.py sets it
 BN_EPS = 1e-5
@@ -62,9 +79,12 @@ class DualNet(nn.Module):
     mover's point where positive) and the final score margin / N*N from the value head's hidden layer (B,).
     """
 
-    def __init__(self, cfg: ModelConfig, backend: str = "torch") -> None:
+    def __init__(
+        self, cfg: ModelConfig, backend: str = "torch", dsp_options: DspOptions | None = None
+    ) -> None:
         super().__init__()
         self.cfg = cfg
+        self.dsp_options = dsp_options or DspOptions()
         self.provenance: dict = {}
         n, f = cfg.board_size, cfg.filters
         self.conv3_initial = ConvBN(cfg.planes, f, 3)
@@ -88,6 +108,8 @@ class DualNet(nn.Module):
             raise ValueError(f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
         if backend == "dsp":
             from minigo_core.nn import dsp  # noqa: F401  # lazy: fail early; the torch backend needs no extension
+
+            require_cpu("DualNet.set_backend('dsp')", *self.parameters(), *self.buffers())
         else:  # oneDNN's fast CPU path: channels_last activations and weights (no weight reorder per call)
             self.to(memory_format=torch.channels_last)
         self.backend = backend
@@ -104,6 +126,7 @@ class DualNet(nn.Module):
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         self._check_input(x)
         if self.backend == "dsp" and not self.training and not torch.is_grad_enabled():
+            require_cpu("DualNet on the dsp backend", x)  # the fused engine would copy it to the CPU silently
             return self.fused_inference()(x)
         logits, value, _, _ = self.forward_all(x)
         return logits, value
@@ -114,10 +137,17 @@ class DualNet(nn.Module):
         """(policy logits, value, ownership logits (B, N*N) or None, score margin / N*N (B,) or None)."""
         self._check_input(x)
         if self.backend == "dsp":
-            h, p, v, own = self._trunk_dsp(x)
+            _, p, v, own = self._trunk_dsp(x)
         else:
             h, p, v = self._trunk_torch(x)
             own = self.ownership_conv(h).flatten(1) if self.cfg.aux_heads else None
+        return self.head_outputs(p, v, own)
+
+    def head_outputs(
+        self, p: torch.Tensor, v: torch.Tensor, own: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        """`forward_all`'s result from the policy features (B, 2*N*N), the value features (B, N*N) and the
+        ownership logits (or None): the heads' fully connected layers."""
         logits = self.policy_fc(p)
         hidden = F.relu(self.value_fc1(v))
         value = torch.tanh(self.value_fc2(hidden)).squeeze(1)
@@ -144,38 +174,13 @@ class DualNet(nn.Module):
         self, x: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """The same on the DSP-emulation kernels, and the ownership logits (or None); the trunk output is
-        NHWC."""
-        from minigo_core.nn import dsp  # lazy: the torch backend works without the compiled extension
+        NHWC. The trunk and the heads' inputs are one autograd Function each (`minigo_core.nn.dsp.trunk`,
+        `.heads`); `minigo_core.nn.dsp.reference.forward_per_op` is the per-op reference they are tested
+        against."""
+        from minigo_core.nn.dsp import heads, trunk  # lazy: the torch backend works without the extension
 
-        if not x.is_floating_point():
-            x = x.to(torch.get_default_dtype())
-        h = x.permute(0, 2, 3, 1).contiguous()  # NHWC; a no-op copy for channels_last input
-        training = self.training
-
-        def conv_bn_relu(m: ConvBN, h: torch.Tensor, residual: torch.Tensor | None = None) -> torch.Tensor:
-            y = dsp.conv(h, m.conv.weight)
-            return dsp.bn_relu(y, m.bn, training, residual)
-
-        if dsp.BN_RELU_IMPL == "dsp" and dsp.ONE_NODE_TRUNK:  # the whole trunk is one autograd node
-            from minigo_core.nn.dsp import trunk  # lazy: as dsp above (the torch backend needs no extension)
-
-            h = trunk.trunk(self, h, training)
-        else:
-            h = conv_bn_relu(self.conv3_initial, h)
-            for block in self.blocks:
-                r = conv_bn_relu(block.conv1, h)
-                h = conv_bn_relu(block.conv2, r, residual=h)
-        if dsp.BN_RELU_IMPL == "dsp" and dsp.ONE_NODE_HEADS:  # the heads' 1x1 convs + BNs: one node
-            from minigo_core.nn.dsp import heads  # lazy: as dsp above
-
-            p, v, own = heads.heads(self, h, training)
-            return h, p, v, own
-        p = conv_bn_relu(self.conv1_policy, h).permute(0, 3, 1, 2).flatten(1)  # NCHW flatten order
-        v = conv_bn_relu(self.conv1_value, h).flatten(1)
-        own = None
-        if self.cfg.aux_heads:  # NHWC trunk: the 1x1 conv to one channel is a dot product per point
-            w, b = self.ownership_conv.weight, self.ownership_conv.bias
-            own = F.linear(h, w.reshape(1, -1), b).flatten(1)
+        h = trunk.trunk(self, dsp_input(x), self.training, fuse_bn_sums=self.dsp_options.fuse_bn_sums)
+        p, v, own = heads.heads(self, h, self.training)
         return h, p, v, own
 
     def fused_inference(self):  # -> minigo_core.nn.dsp.FusedNet
@@ -197,7 +202,8 @@ class DualNet(nn.Module):
     def predict(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """uint8 planes (B, P, N, N) -> (move probabilities float32 (B, N*N+1), values float32 (B,)).
 
-        Runs in eval mode without gradients; the dsp backend uses the fused one-call inference path.
+        Runs in eval mode without gradients; the dsp backend uses the fused one-call inference path, the torch
+        backend runs on the device of the net's parameters (a GPU after `net.to("cuda")`).
         """
         if self.training:
             self.eval()
@@ -212,10 +218,17 @@ class DualNet(nn.Module):
             )
         if self.backend == "dsp":
             return self.fused_inference().predict(planes)
-        x = torch.from_numpy(planes).to(torch.float32)
+        x = torch.from_numpy(planes).to(self.policy_fc.weight.device).to(torch.float32)  # uint8 to the device
         logits, value, _, _ = self.forward_all(x)
-        probs = torch.softmax(logits, dim=1)
+        probs, value = torch.softmax(logits, dim=1).cpu(), value.cpu()
         return probs.numpy().astype(np.float32, copy=False), value.numpy().astype(np.float32, copy=False)
+
+
+def dsp_input(x: torch.Tensor) -> torch.Tensor:
+    """The dsp backend's input: NCHW planes as floating NHWC (a no-op copy for channels_last input)."""
+    if not x.is_floating_point():
+        x = x.to(torch.get_default_dtype())
+    return x.permute(0, 2, 3, 1).contiguous()
 
 
 # ---- model files --------------------------------------------------------------------------------------

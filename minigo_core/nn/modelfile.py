@@ -17,17 +17,16 @@ evaluation jobs never import torch: `minigo_core.nn.fused`), and any safetensors
 Identical inputs give byte-identical files: tensors are stored in a fixed order and the metadata is one key
 of sorted-key JSON.
 
-Format version 1 (the `torch.save` zip of earlier runs) is still read, through torch, and only with
-`weights_only=True`.
+Only format version 2 is read. Format version 1, a `torch.save` zip, was written only before the project's
+first release and is refused (`ModelFileError` naming the file and what to do): no model file is ever
+unpickled (docs/CONTRACTS.md, "Compatibility").
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import io
 import json
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +41,7 @@ from minigo_core.game import features
 
 MODEL_FORMAT = "minigo-model"
 MODEL_FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+READABLE_VERSIONS = (2,)
 MODEL_SUFFIX = ".safetensors"
 METADATA_KEY = "minigo"
 # Input planes per feature set; must match minigo_core.game.features.num_planes (checked there).
@@ -253,32 +252,15 @@ def _decode_v2(url: str, data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
     return meta, tensors
 
 
-def _decode_v1(url: str, data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
-    """Format version 1: a `torch.save` zip of plain types and tensors (needs torch; weights_only)."""
-    import torch  # lazy: only old format-1 files need torch; self-play reads format 2 without it
-
-    try:
-        with warnings.catch_warnings():  # a foreign pickle may warn about its protocol before failing
-            warnings.simplefilter("ignore")
-            payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises RuntimeError, pickle.UnpicklingError, zipfile errors, EOFError...
-        raise _corrupt(url, data, exc) from None
-    if not isinstance(payload, dict) or not isinstance(payload.get("state_dict"), dict):
-        raise ModelFileError(f"file {url} is not a MiniGo model file (no format '{MODEL_FORMAT}'); {_REDO}")
-    state = payload.pop("state_dict")
-    try:
-        tensors = {str(k): v.detach().cpu().numpy() for k, v in state.items()}
-    except AttributeError as exc:
-        raise ModelFileError(f"model file {url} has a bad state dict ({exc}); {_REDO}") from None
-    return payload, tensors
-
-
 def decode(url: str, data: bytes) -> ModelFile:
     """Decode and check a model file's bytes; raises ModelFileError naming `url` and what to do."""
-    if data[:4] == b"PK\x03\x04":  # a zip: format version 1
-        meta, tensors = _decode_v1(url, data)
-    else:
-        meta, tensors = _decode_v2(url, data)
+    if data[:4] == b"PK\x03\x04":  # a zip: format version 1 (torch.save), never unpickled
+        raise ModelFileError(
+            f"model file {url} is a torch.save zip (model format version 1, from before the first release); "
+            f"this software ({__version__}) reads only safetensors model files (format version 2) and never "
+            f"unpickles a model file; {_REDO}"
+        )
+    meta, tensors = _decode_v2(url, data)
     if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
         raise ModelFileError(f"file {url} is not a MiniGo model file (no format '{MODEL_FORMAT}'); {_REDO}")
     version = meta.get("format_version")

@@ -20,20 +20,26 @@ from minigo_core.nn.model import ModelConfig, random_model
 from minigo_core.nn.training import MicroBatch, param_groups, sgd_step, torch_state_kept
 
 
-def step_seconds(run_cfg: RunConfig, batch: int, steps: int = 3, threads: int = 1) -> float:
-    """Median CPU seconds of one training step at `batch` examples (after one warm-up step)."""
-    if batch < 1 or steps < 1:
-        raise ValueError(f"batch and steps must be positive, got {batch} and {steps}")
-    cfg = ModelConfig.from_run(run_cfg)
+def random_micro_batch(cfg: ModelConfig, batch: int, seed: int) -> MicroBatch:
+    """`batch` random examples for `cfg`'s net: 0/1 planes, a normalized policy target, +-1 results and
+    ownership, normal scores (drawn in that order from `seed`)."""
+    rng = np.random.default_rng(seed)
     n = cfg.board_size
-    rng = np.random.default_rng(0)
     planes = rng.integers(0, 2, size=(batch, cfg.planes, n, n), dtype=np.uint8)
     pi = rng.random((batch, n * n + 1), dtype=np.float32)
     pi /= pi.sum(axis=1, keepdims=True)
     z = np.sign(rng.standard_normal(batch)).astype(np.float32)
     own = np.sign(rng.standard_normal((batch, n * n))).astype(np.float32)
     score = rng.standard_normal(batch).astype(np.float32)
-    micro = [MicroBatch.from_arrays(planes, pi, z, own, score)]
+    return MicroBatch.from_arrays(planes, pi, z, own, score)
+
+
+def step_seconds(run_cfg: RunConfig, batch: int, steps: int = 3, threads: int = 1) -> float:
+    """Median CPU seconds of one training step at `batch` examples (after one warm-up step)."""
+    if batch < 1 or steps < 1:
+        raise ValueError(f"batch and steps must be positive, got {batch} and {steps}")
+    cfg = ModelConfig.from_run(run_cfg)
+    micro = [random_micro_batch(cfg, batch, seed=0)]
     tcfg = run_cfg.train
     weights = (tcfg.value_weight, tcfg.ownership_weight, tcfg.score_weight)
     times = []

@@ -4,9 +4,11 @@ One pass over the window's shards, starting from generation g-1's model; rank 0 
 with its provenance. The ranks are torch.distributed processes (gloo on CPU, nccl on CUDA) that meet at a TCP
 store (`torch.distributed.TCPStore`) hosted by rank 0 at a master address and port unique to each attempt
 (`minigo_core.cluster`: `launch` starts N local ranks, `slurm` finds the address of an srun step's). A rank
-that does not arrive fails the job after `--timeout` seconds; one that dies mid-training breaks its peers'
-collectives (gloo at once, else after `--timeout`), and the train rule's `srun --kill-on-bad-exit=1` then
-stops the other tasks.
+that does not arrive fails the job after `--timeout` seconds (default $MINIGO_TRAIN_TIMEOUT_S, else 600);
+one that dies mid-training, or whose node is lost, breaks its peers' collectives (gloo at once when its
+connections close, else after the timeout, which bounds every collective): the rank that notices fails
+naming the step, its peers and their nodes, and the timeout, and the train rule's `srun
+--kill-on-bad-exit=1` then stops the other tasks. A retry resumes from the checkpoint.
 
 Data layout: the window has S shards; with W ranks (S divisible by W) rank r owns shards r, r+W, ... . A step
 takes `c = batch_per_rank * W / S` consecutive rows from every shard, each shard's rows forming one
@@ -20,7 +22,10 @@ number of ranks.
 
 Everything needed to resume lives in `{work_dir}/checkpoint.pt` (weights, optimiser, step, RNG state; the data
 position is the step), written atomically every `train.checkpoint_every` steps. A restarted job resumes from
-it and ends with the same weights as an uninterrupted one. Metrics go to `{work_dir}/metrics.jsonl`.
+it and ends with the same weights as an uninterrupted one. Metrics go to `{work_dir}/metrics.jsonl`; a
+checkpoint holds them as they were, and a resumed job writes them back, so its file ends as an uninterrupted
+job's. SIGTERM (a preemption, a time limit) on any rank stops every rank at the next step boundary (the
+ranks agree through that step's all-reduce), rank 0 writing a checkpoint there.
 
 This module imports no torch: the network, optimiser, step, checkpoints and collectives are
 `minigo_core.nn.training.Trainer`, imported only by a rank (`train`), so that the launcher of `--ranks N`
@@ -33,7 +38,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -53,6 +58,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_S = 600.0
+TIMEOUT_ENV = "MINIGO_TRAIN_TIMEOUT_S"  # the default of `minigo train --timeout` when set
 STOPPED_EARLY = 3  # exit code of `--stop-after`: checkpointed, no model written
 RECENT_LOSSES = 20  # the final losses are the mean over this many last steps
 LOSS_NAMES = ("policy", "value", "ownership", "score")  # what a training step returns (nn.training.LOSSES)
@@ -61,6 +67,25 @@ T = TypeVar("T")
 
 class TrainError(RuntimeError):
     """Training cannot start or a rank failed; the message says which file, key or rank, and what to do."""
+
+
+class TrainStopped(Exception):
+    """The ranks stopped at a step boundary for `stop_requested` (SIGTERM), after rank 0's checkpoint."""
+
+
+def default_timeout(env: Mapping[str, str]) -> float:
+    """Seconds a rank waits for the others (at the store, in every collective): `TIMEOUT_ENV` from `env`
+    (which the Slurm profile's jobs inherit from the submitting shell), else DEFAULT_TIMEOUT_S."""
+    text = env.get(TIMEOUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if value <= 0:
+        raise TrainError(f"{TIMEOUT_ENV}={text!r} is not a positive number of seconds; set it or unset it")
+    return value
 
 
 # ---- the job and its plan ----------------------------------------------------------------------------------
@@ -85,10 +110,12 @@ class TrainJob:
     quiet: bool = False
     record_wall_time: bool = True  # False: identical inputs give a byte-identical model file
     extra_provenance: dict = field(default_factory=dict)
+    # asked at every step boundary: True (on any rank) stops every rank there with a checkpoint (SIGTERM)
+    stop_requested: Callable[[], bool] | None = None
 
 
 @dataclass
-class Plan:
+class TrainPlan:
     """What one rank will do, decided from the window manifest and the parent model's file (no torch yet)."""
 
     window: Window
@@ -101,7 +128,7 @@ class Plan:
     steps_per_pass: int = 0  # steps that read every shard once (more steps read them again)
 
 
-def make_plan(job: TrainJob) -> Plan:
+def make_plan(job: TrainJob) -> TrainPlan:
     """Check that the window splits over the ranks and suits the parent model; TrainError says what to do."""
     tcfg = job.cfg.train
     window = read_manifest(job.window_dir)
@@ -132,7 +159,7 @@ def make_plan(job: TrainJob) -> Plan:
     _check_parent(job, window, modelfile.decode(job.parent, data).config)
     shard_ids = list(range(job.rank, n_shards, world))
     global_batch = tcfg.batch_per_rank * world
-    return Plan(window, modelfile.sha256(data), world, chunk, steps, shard_ids, global_batch, per_pass)
+    return TrainPlan(window, modelfile.sha256(data), world, chunk, steps, shard_ids, global_batch, per_pass)
 
 
 def replay_steps(replay_ratio: float, new_positions: int, global_batch: int) -> int:
@@ -221,13 +248,15 @@ class _Run:
     """One rank's training under way: what the parts of `_train` share."""
 
     job: TrainJob
-    plan: Plan
+    plan: TrainPlan
     trainer: Trainer
     identity: dict  # what a checkpoint must match to be resumed
     clock: _Clock
     start_step: int = 0
     recent: list[tuple[float, ...]] = field(default_factory=list)  # the last steps' losses (LOSS_NAMES)
+    metrics_kept: bool = False  # resumed with the metrics of the checkpoint: no second `start` record
     feeder: prefetch.Prefetcher | None = None
+    nodes: list[str] = field(default_factory=list)  # the node of every rank, in rank order
 
     @property
     def checkpoint(self) -> str:
@@ -239,7 +268,8 @@ class _Run:
 
 
 def train(job: TrainJob) -> dict | None:
-    """Run one rank of the training job. Returns the provenance written (rank 0), or None when stopped early.
+    """Run one rank of the training job. Returns the provenance written (rank 0), or None when stopped early
+    (`--stop-after`); raises TrainStopped when stopped for `job.stop_requested`.
 
     With `world_size == 1` no process group is made. Raises TrainError with what to do on bad inputs.
     torch's global settings (threads, RNG, determinism) are restored afterwards, so it can run in-process.
@@ -262,7 +292,10 @@ def _train(job: TrainJob, trainer_cls: type[Trainer]) -> dict | None:
     for step, micro in enumerate(feeder, start=run.start_step):
         t_step = time.perf_counter()
         lr = config_mod.learning_rate_at(tcfg.learning_rate, trainer.global_step0 + step)
-        losses = trainer.step(micro, lr, (tcfg.value_weight, tcfg.ownership_weight, tcfg.score_weight))
+        stop = job.stop_requested is not None and job.stop_requested()
+        weights = (tcfg.value_weight, tcfg.ownership_weight, tcfg.score_weight)
+        with _collective(run, f"the all-reduce of step {step + 1}"):
+            losses, stop = trainer.step_and_agree(micro, lr, weights, stop)  # every rank stops if one asks
         clock.compute_s += time.perf_counter() - t_step
         clock.interval_steps += 1
         run.recent = [*run.recent, losses][-RECENT_LOSSES:]
@@ -270,9 +303,12 @@ def _train(job: TrainJob, trainer_cls: type[Trainer]) -> dict | None:
         if job.rank == 0 and (done % job.log_every == 0 or done == plan.steps):
             _record_step(run, done, lr, losses)
         if job.rank == 0 and done % tcfg.checkpoint_every == 0 and done < plan.steps:
-            trainer.save_checkpoint(run.checkpoint, run.identity, done, run.recent)
+            _save_checkpoint(run, done)
+        if stop and done < plan.steps:
+            _stop_early(run, done, "SIGTERM: a preemption or a time limit")
+            raise TrainStopped(f"stopped after step {done} of {plan.steps}")
         if job.stop_after is not None and done >= job.stop_after and done < plan.steps:
-            _stop_early(run, done)
+            _stop_early(run, done, "--stop-after")
             return None
     return _finish(run)
 
@@ -282,7 +318,7 @@ def _say(job: TrainJob, message: str) -> None:
         log.info("%s", message)
 
 
-def _checkpoint_identity(job: TrainJob, plan: Plan) -> dict:
+def _checkpoint_identity(job: TrainJob, plan: TrainPlan) -> dict:
     return {
         "generation": job.generation,
         "window_manifest_sha256": plan.window.manifest_sha256,
@@ -294,7 +330,7 @@ def _checkpoint_identity(job: TrainJob, plan: Plan) -> dict:
     }
 
 
-def _resume(job: TrainJob, plan: Plan, trainer: Trainer, clock: _Clock) -> _Run:
+def _resume(job: TrainJob, plan: TrainPlan, trainer: Trainer, clock: _Clock) -> _Run:
     """Pick up the checkpoint of these inputs if an earlier attempt left one; else start at step 0."""
     run = _Run(job, plan, trainer, _checkpoint_identity(job, plan), clock)
     fs, work_path = storage.fs_and_path(job.work_dir)
@@ -303,7 +339,21 @@ def _resume(job: TrainJob, plan: Plan, trainer: Trainer, clock: _Clock) -> _Run:
     if resumed is not None:
         run.start_step, run.recent = resumed.step, resumed.recent_losses
         _say(job, f"resuming from {run.checkpoint} at step {run.start_step} of {plan.steps}")
+        if resumed.metrics is not None:
+            # the metrics as they were at the checkpoint: the job's file ends as an uninterrupted job's
+            run.metrics_kept = True
+            if job.rank == 0:
+                storage.write_text(run.metrics, resumed.metrics)
     return run
+
+
+def _save_checkpoint(run: _Run, done: int) -> None:
+    """Rank 0: the checkpoint after step `done`, with the metrics file so far."""
+    try:
+        metrics = storage.read_bytes(run.metrics).decode()
+    except FileNotFoundError:
+        metrics = None
+    run.trainer.save_checkpoint(run.checkpoint, run.identity, done, run.recent, metrics)
 
 
 def _start(run: _Run) -> prefetch.Prefetcher:
@@ -312,7 +362,9 @@ def _start(run: _Run) -> prefetch.Prefetcher:
     nodes = [node_name()]
     if plan.world > 1:
         _join(run)
-        nodes = run.trainer.gather_strings(nodes[0])
+        with _collective(run, "gathering the ranks' node names"):
+            nodes = run.trainer.gather_strings(nodes[0])
+    run.nodes = nodes
     t_load = time.perf_counter()
     window = plan.window
     loaded = [shards.load_shard(window.shard_urls[j], window.shard_sha256[j]) for j in plan.shard_ids]
@@ -324,7 +376,7 @@ def _start(run: _Run) -> prefetch.Prefetcher:
     run.feeder = prefetch.Prefetcher(
         maker, run.start_step, plan.steps, capacity=tcfg.prefetch_batches, threads=job.prefetch_threads
     )
-    if job.rank == 0:
+    if job.rank == 0 and not run.metrics_kept:
         _say(job, f"{plan.steps} steps of {plan.global_batch} examples ({plan.world} ranks x "
                   f"{tcfg.batch_per_rank}; {len(window.shard_urls)} shards of >= {min(window.shard_rows)} "
                   f"rows), global step {run.trainer.global_step0 + run.start_step}, backend {tcfg.backend}, "
@@ -365,14 +417,18 @@ def _join(run: _Run) -> None:
         ) from None
     _say(
         job,
-        f"rank {job.rank} of {run.plan.world} on node {node_name()} joined at {master.addr}:{master.port}",
+        f"rank {job.rank} of {run.plan.world} on node {node_name()} joined at {master.addr}:{master.port} "
+        f"(it waits at most {job.timeout_s:g} s for the others in a collective: --timeout, {TIMEOUT_ENV})",
     )
 
 
 def _append_metrics(url: str, record: dict) -> None:
     fs, path = storage.fs_and_path(url)
-    with fs.open(path, "a") as handle:
-        handle.write(json.dumps(record) + "\n")
+    try:
+        with fs.open(path, "a") as handle:
+            handle.write(json.dumps(record) + "\n")
+    except OSError as exc:  # out of space: a line cut short is skipped by its readers (read_json_lines)
+        raise storage.disk_full_error(exc, url) from exc
 
 
 def _record_step(run: _Run, done: int, lr: float, losses: tuple[float, ...]) -> None:
@@ -408,12 +464,13 @@ def _record_step(run: _Run, done: int, lr: float, losses: tuple[float, ...]) -> 
     clock.interval_start, clock.interval_wait_s, clock.interval_steps = now, wait_total, 0
 
 
-def _stop_early(run: _Run, done: int) -> None:
-    """`--stop-after`: rank 0 checkpoints; every rank stops without writing the model."""
+def _stop_early(run: _Run, done: int, why: str) -> None:
+    """`--stop-after` or SIGTERM (`why`): rank 0 checkpoints; every rank stops without writing the model."""
     if run.job.rank == 0:
-        run.trainer.save_checkpoint(run.checkpoint, run.identity, done, run.recent)
-        _say(run.job, f"stopped after step {done} of {run.plan.steps} (--stop-after); checkpoint "
-                      f"{run.checkpoint}; rerun to resume")  # fmt: skip
+        _save_checkpoint(run, done)
+        _say(run.job, f"stopped after step {done} of {run.plan.steps} ({why}); checkpoint "
+                      f"{run.checkpoint}; rerun the same command (Snakemake's retry does) to resume "
+                      "from it")  # fmt: skip
     run.feeder.close()
     _leave_group(run)
 
@@ -424,7 +481,9 @@ def _finish(run: _Run) -> dict | None:
     wall_s = time.perf_counter() - clock.start
     wait_s, first_wait_s = feeder.wait_s, feeder.first_wait_s
     # Every rank's data wait and compute time, for the metrics (a collective: every rank takes part).
-    per_rank = run.trainer.gather([wait_s, clock.compute_s, float(plan.steps - run.start_step), first_wait_s])
+    with _collective(run, "gathering the ranks' timings after the last step"):
+        per_rank = run.trainer.gather([wait_s, clock.compute_s, float(plan.steps - run.start_step),
+                                       first_wait_s])  # fmt: skip
     provenance = None
     if job.rank == 0:
         provenance = _provenance(run, wall_s)
@@ -463,7 +522,7 @@ def _provenance(run: _Run, wall_s: float) -> dict:
     }
 
 
-def replay(plan: Plan) -> dict:
+def replay(plan: TrainPlan) -> dict:
     """What the steps train on per new position: `new_positions` (the newest window generation's recorded
     positions), `replay_ratio` = steps x global batch / new_positions, and the window's passes."""
     new = plan.window.new_positions
@@ -500,7 +559,36 @@ def _record_end(run: _Run, per_rank: list[list[float]], wall_s: float, provenanc
 
 def _leave_group(run: _Run) -> None:
     """Wait for every rank and take the process group down (rank 0's store goes with it)."""
-    run.trainer.leave_group()
+    with _collective(run, "the barrier before leaving the process group"):
+        run.trainer.leave_group()
+
+
+@contextlib.contextmanager
+def _collective(run: _Run, what: str) -> Iterator[None]:
+    """A collective of the ranks: torch's error when it fails (a peer's connection closed: its process or
+    node is gone; or no answer within the process group's timeout) becomes a TrainError naming this rank,
+    the other ranks and their nodes, and the timeout."""
+    try:
+        yield
+    except RuntimeError as exc:
+        if run.plan.world <= 1:
+            raise
+        raise TrainError(lost_peer_message(run.job, run.plan.world, run.nodes, what, exc)) from None
+
+
+def lost_peer_message(job: TrainJob, world: int, nodes: list[str], what: str, exc: BaseException) -> str:
+    """What a rank says when a collective fails: who it is, who its peers are (and where), the timeout."""
+    first_line = (str(exc).strip().splitlines() or [repr(exc)])[0]
+    me = nodes[job.rank] if job.rank < len(nodes) else node_name()
+    peers = [f"rank {r}" + (f" on node {nodes[r]}" if r < len(nodes) else "") for r in range(world)]
+    peers = [p for r, p in enumerate(peers) if r != job.rank]
+    return (
+        f"rank {job.rank} of {world} (node {me}): {what} failed ({type(exc).__name__}: {first_line}): a peer "
+        f"({', '.join(peers)}) is gone, its process or its node lost, or did not answer within the process "
+        f"group's timeout of {job.timeout_s:g} s (--timeout, {TIMEOUT_ENV}); this rank stops. A retry of the "
+        f"job resumes from its last checkpoint ({storage.join(job.work_dir, layout.CHECKPOINT)}, every "
+        "train.checkpoint_every steps)"
+    )
 
 
 def _remove(url: str) -> None:

@@ -134,8 +134,12 @@ def sgd_step(
     weights: tuple[float, float, float],
     world: int,
     device: torch.device,
+    votes: torch.Tensor | None = None,
 ) -> tuple[float, ...]:
     """One synchronous SGD step over this rank's micro-batches; returns the global losses (`LOSSES`).
+
+    `votes` (float32, on `device`), if given, is summed over the ranks in place by the step's all-reduce:
+    the ranks agree on something (stop after this step) without a collective of its own.
 
     The loss is policy + value_w * value + ownership_w * ownership + score_w * score (`weights` = the
     three w).
@@ -157,13 +161,15 @@ def sgd_step(
         stats += losses.detach() * scale
     if world > 1:
         params = list(net.parameters())
-        flat = torch.cat([p.grad.reshape(-1) for p in params] + [stats])
+        flat = torch.cat([p.grad.reshape(-1) for p in params] + [stats] + ([] if votes is None else [votes]))
         dist.all_reduce(flat)  # the sum over ranks: one flat buffer, one ring all-reduce
         offset = 0
         for p in params:
             p.grad.copy_(flat[offset : offset + p.numel()].view_as(p.grad))
             offset += p.numel()
-        stats = flat[offset:]
+        stats = flat[offset : offset + len(LOSSES)]
+        if votes is not None:
+            votes.copy_(flat[offset + len(LOSSES) :])
     opt.step()
     return tuple(float(v) for v in stats)
 
@@ -186,6 +192,7 @@ class Resumed:
 
     step: int
     recent_losses: list[tuple[float, float]]
+    metrics: str | None = None  # the metrics file as it was at the checkpoint (None: not kept)
 
 
 class Trainer:
@@ -197,7 +204,7 @@ class Trainer:
         self.net, self.device, self.world = net, device, world
         self.global_step0 = int(net.provenance.get("global_step", 0))  # the parent's: the schedule goes on
         net.to(device).train()
-        self.opt = FlatSGD(  # torch's SGD over one flat buffer: the same floats, ~4x faster
+        self.opt = FlatSGD(  # torch's SGD over one flat buffer: the same floats, far fewer ops
             param_groups(net, tcfg.l2),
             lr=config_mod.learning_rate_at(tcfg.learning_rate, self.global_step0),
             momentum=tcfg.momentum,
@@ -224,13 +231,24 @@ class Trainer:
         """One synchronous SGD step (`sgd_step`); returns the global losses (`LOSSES`)."""
         return sgd_step(self.net, self.opt, micro, lr, weights, self.world, self.device)
 
+    def step_and_agree(
+        self, micro: list[MicroBatch], lr: float, weights: tuple[float, float, float], stop: bool
+    ) -> tuple[tuple[float, ...], bool]:
+        """`step`, and whether any rank asked to `stop` after it (carried by the step's all-reduce)."""
+        votes = torch.tensor([1.0 if stop else 0.0], dtype=torch.float32, device=self.device)
+        losses = sgd_step(self.net, self.opt, micro, lr, weights, self.world, self.device, votes)
+        return losses, bool(votes[0] > 0)
+
     def l2_loss(self, l2: float) -> float:
         """The L2 penalty of the decayed weights, 0.5 * l2 * sum of their squares."""
         return 0.5 * l2 * sum(float(p.detach().pow(2).sum()) for p in self.opt.param_groups[0]["params"])
 
     # ---- checkpoints ---------------------------------------------------------------------------------------
-    def save_checkpoint(self, url: str, identity: dict, step: int, recent: list) -> None:
-        """Write weights, optimiser, step, RNG state and recent losses atomically to `url`."""
+    def save_checkpoint(
+        self, url: str, identity: dict, step: int, recent: list, metrics: str | None = None
+    ) -> None:
+        """Write weights, optimiser, step, RNG state, recent losses and `metrics` (the metrics file's text
+        so far, for a resumed job to go on from) atomically to `url`."""
         payload = {
             "format": CHECKPOINT_FORMAT,
             "identity_json": json.dumps(identity, sort_keys=True),
@@ -239,6 +257,7 @@ class Trainer:
             "optimizer": self.opt.state_dict(),
             "torch_rng": torch.get_rng_state(),
             "recent_losses": [list(x) for x in recent],
+            **({} if metrics is None else {"metrics": metrics}),
         }
         buf = io.BytesIO()
         torch.save(payload, buf)
@@ -256,7 +275,8 @@ class Trainer:
         self.net.load_state_dict(payload["state_dict"])
         self.opt.load_state_dict(payload["optimizer"])
         torch.set_rng_state(payload["torch_rng"])
-        return Resumed(int(payload["step"]), [tuple(x) for x in payload["recent_losses"]])
+        recent = [tuple(x) for x in payload["recent_losses"]]
+        return Resumed(int(payload["step"]), recent, payload.get("metrics"))
 
     def save_model(self, url: str, provenance: dict) -> None:
         self.net.to("cpu")

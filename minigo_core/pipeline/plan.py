@@ -15,7 +15,7 @@ from minigo_core.data import layout
 from minigo_core.data.schedule import frontier, generation_outputs, jobs_per_generation, missing_files
 
 DEFAULT_MAX_JOBS = (
-    1000  # jobs of the generations planned at once: ~5-8 s of `snakemake -n` (docs/BENCHMARKS.md)
+    1000  # jobs of the generations planned at once: keeps `snakemake -n` to seconds (docs/BENCHMARKS.md)
 )
 
 

@@ -6,14 +6,19 @@ is done, so one command runs a whole run on a laptop or, with `--profile profile
 Snakemake's full output goes to `{root}/logs/snakemake/*.log`; the terminal shows the plan of each
 invocation, Snakemake's error lines, and one status line (`minigo_core.report.progress`):
 
-    gen 7/24 · jobs 45/120 · 5:12 elapsed · ~12:30 left · GNU Go 1: -320 Elo [-410, -230] (gen 6)
+    gen 7/24 · jobs 45/120 · 5:12 elapsed · ~12:30 left · Elo 758 [663, 855], between uct:512 and ... (gen 6)
 
 redrawn in place on a terminal (`--progress live`), printed as a plain line when the generation changes or
 at most once a minute otherwise (`--progress lines`: logs, CI, nohup), or not at all (`--progress none`,
-`--quiet-progress`). At the end it prints where the results are, the Elo table and `minigo status`.
+`--quiet-progress`). At the end it prints where the results are, each evaluated generation's Elo on the fixed
+ladder and `minigo status`.
 
     minigo run --profile profiles/local --config config.yaml [--no-report] [--progress {live,lines,none}]
-               [-- extra snakemake options]
+               [--unlock] [-- extra snakemake options]
+
+One launcher per run root: `minigo run` holds `{root}/minigo-run.lock` (`run_lock`) while it runs; a second
+one on the same root is refused at once, naming the host and pid of the first. `--unlock` removes a lock that
+a gone run left (and Snakemake's own lock of the run), then exits.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import argparse
 import json
 import logging
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -30,23 +36,28 @@ from pathlib import Path
 import yaml
 from snakemake.utils import update_config
 
+from minigo_core.base import project_files
 from minigo_core.base.command import Command
 from minigo_core.base.config import ConfigError, RunConfig, from_dict
 from minigo_core.data import layout
+from minigo_core.pipeline import run_lock
 from minigo_core.pipeline.plan import DEFAULT_MAX_JOBS, plan
-from minigo_core.pipeline.workflow import split_workflow_keys
+from minigo_core.pipeline.workflow import split_workflow_keys, without_unavailable_opponents
 from minigo_core.report import status
 from minigo_core.report.progress import MODES, SHOWN, ProgressDisplay, RunProgress
-from minigo_core.report.ratings import format_table
 
 log = logging.getLogger(__name__)
-REPO = Path(__file__).resolve().parents[2]  # the repository: Snakefile, config.yaml, profiles/
+# the Snakefile, config.yaml and profiles/: the checkout's, or the copy an installed wheel carries
+PROJECT = project_files.project_dir()
+# where Snakemake runs (relative run roots live there): the checkout; with an installed wheel, the current
+# directory
+REPO = PROJECT if project_files.is_checkout() else Path.cwd()
 
 
 def effective_config(config_file: str, workdir: Path = REPO) -> tuple[RunConfig, dict]:
     """The run config Snakemake will see: the Snakefile's `config.yaml`, then `config_file` merged over it."""
     data: dict = {}
-    default = workdir / "config.yaml"
+    default = PROJECT / "config.yaml"  # the Snakefile's configfile
     for path in (default, Path(config_file)):
         if path.exists() and (path.resolve() != default.resolve() or not data):
             loaded = yaml.safe_load(path.read_text()) or {}
@@ -62,7 +73,9 @@ def effective_config(config_file: str, workdir: Path = REPO) -> tuple[RunConfig,
 
 
 def snakemake_command(profile: str, config_file: str, extra: list[str]) -> list[str]:
-    return [sys.executable, "-m", "snakemake", "--profile", profile, "--configfile", config_file, *extra]
+    snakefile = str(PROJECT / "Snakefile")
+    return [sys.executable, "-m", "snakemake", "--snakefile", snakefile, "--profile", profile,
+            "--configfile", config_file, *extra]  # fmt: skip
 
 
 def run_snakemake(cmd: list[str], log_path: Path, echo=print, progress: ProgressDisplay | None = None) -> int:
@@ -95,7 +108,7 @@ def run_snakemake(cmd: list[str], log_path: Path, echo=print, progress: Progress
 
 
 def print_results(cfg: RunConfig, echo=print) -> None:
-    """Where the results are, the Elo table and the status table."""
+    """Where the results are, the fixed-scale Elo table and the status table."""
     root = cfg.root
     summary = layout.summary_dir(root)
     echo("")
@@ -112,12 +125,10 @@ def print_results(cfg: RunConfig, echo=print) -> None:
     if report.exists():
         echo(f"  report         {report}")
     echo(f"  logs           {layout.logs_dir(root)}/")
-    elo_file = Path(layout.ratings_path(root))
-    if elo_file.exists():
-        data = json.loads(elo_file.read_text())
-        echo("")
-        echo(f"ratings (Elo, anchor {data.get('anchor', 'gen0000')} = 0):")
-        echo(format_table(data.get("players", [])))
+    echo("")
+    echo(status.fixed_scale_summary(cfg))
+    if Path(layout.ratings_path(root)).exists():
+        echo(f"  (run-relative Bradley-Terry fit, anchor gen0000 = 0: {layout.ratings_path(root)})")
     ttt_file = Path(layout.summary_path(root, layout.TIME_TO_TARGET_FILE))
     if ttt_file.exists():
         ttt = json.loads(ttt_file.read_text())
@@ -173,7 +184,7 @@ def run_until_done(
             if "Directory cannot be locked" in text:
                 log.error(
                     "  another Snakemake runs in this directory, or one was killed: if none runs, "
-                    "`snakemake --profile %s --configfile %s --unlock`",
+                    "`minigo run --profile %s --config %s --unlock`",
                     profile,
                     config,
                 )
@@ -196,12 +207,45 @@ def write_report(cmd: list[str], cfg: RunConfig) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Snakemake runs in the repository (the Snakefile's directory; relative roots live there); paths given
-    # relative to the caller's directory are made absolute first.
-    config = str(Path(args.config).resolve())
-    profile = str(Path(args.profile).resolve()) if Path(args.profile).exists() else args.profile
+    # Snakemake runs in REPO (relative roots live there); paths given relative to the caller's directory are
+    # made absolute first; one found neither there nor in the project's files is left to the error below
+    # (the config) or to Snakemake (a profile name: ~/.config/snakemake/NAME).
+    config = _located(args.config) or str(Path(args.config).resolve())
+    profile = _located(args.profile) or args.profile
     cfg, workflow = effective_config(config)
+    cfg, left_out = without_unavailable_opponents(cfg)  # as the workflow does (common.smk), so plans agree
+    if left_out:
+        print(f"minigo run: {left_out}")
     cmd = snakemake_command(profile, config, args.extra)
+    if args.unlock:
+        return unlock(cmd, cfg)
+    holder = run_lock.acquire(cfg.root, shlex.join(sys.argv))
+    try:
+        return _run_locked(args, cfg, workflow, cmd, profile, config)
+    finally:
+        run_lock.release(cfg.root, holder)
+
+
+def _located(path: str) -> str | None:
+    """`path` from the current directory, else from the project's files (`config/tiny.yaml`,
+    `profiles/slurm` from anywhere with an installed wheel); None when neither has it."""
+    try:
+        return str(project_files.find(path))
+    except FileNotFoundError:
+        return None
+
+
+def unlock(cmd: list[str], cfg: RunConfig) -> int:
+    """`minigo run --unlock`: remove the run root's lock and Snakemake's lock of the run."""
+    print(f"minigo run: {run_lock.unlock(cfg.root)}")
+    code = subprocess.run([*cmd, "--unlock"], cwd=REPO, capture_output=True, text=True).returncode
+    print(f"minigo run: Snakemake's lock {'removed' if code == 0 else f'not removed (exit {code})'}")
+    return code
+
+
+def _run_locked(
+    args: argparse.Namespace, cfg: RunConfig, workflow: dict, cmd: list[str], profile: str, config: str
+) -> int:
     print(
         f"minigo run: {cfg.generations} generations of {cfg.selfplay.games} games (self-play jobs of "
         f"{cfg.selfplay.games_per_job}), {cfg.board_size}x"
@@ -220,7 +264,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def cli_main(argv: list[str]) -> int:
-    cmd = Command("run", "Run the Snakemake workflow until every generation is done, then print the results.")
+    cmd = Command(
+        "run",
+        "Run the Snakemake workflow until every generation is done, then print the results.",
+        errors=(run_lock.RunLocked,),
+    )
     cmd.parser.epilog = "Options after `--` go to snakemake unchanged (e.g. -- --cores 2)."
     cmd.parser.add_argument("--profile", default="profiles/local", help="Snakemake profile (profiles/local)")
     cmd.add_config(required=False, help="run config (config.yaml)")
@@ -238,5 +286,10 @@ def cli_main(argv: list[str]) -> int:
     )
     cmd.parser.add_argument(
         "--quiet-progress", dest="progress", action="store_const", const="none", help="= --progress none"
+    )
+    cmd.parser.add_argument(
+        "--unlock",
+        action="store_true",
+        help="remove the lock that a gone `minigo run` left in the run root (and Snakemake's), then exit",
     )
     return cmd.run(argv, run, pass_on=True)

@@ -6,6 +6,8 @@ of the library, so the workflow holds no knowledge of Go: every rule calls a `mi
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import yaml
 
 from minigo_core.base.config import ConfigError, RunConfig, from_dict
@@ -14,6 +16,8 @@ from minigo_core.data import storage
 from minigo_core.data.schedule import (
     evaluation_files,
     final_match,
+    first_rating_file,
+    first_rating_seed,
     generation_outputs,
     ladder_file,
     ladder_seed,
@@ -23,6 +27,7 @@ from minigo_core.data.schedule import (
     selfplay_model_generation,
 )
 from minigo_core.pipeline.plan import DEFAULT_MAX_JOBS, Plan, plan
+from minigo_core.search.gtp_client import find_gnugo
 
 __all__ = [
     "DEFAULT_MAX_JOBS",
@@ -32,6 +37,8 @@ __all__ = [
     "effective_config_text",
     "evaluate_options",
     "evaluation_files",
+    "first_rating_options",
+    "first_rating_start",
     "generation_outputs",
     "ladder_options",
     "ladder_start",
@@ -42,9 +49,12 @@ __all__ = [
     "run_config",
     "selfplay_jobs",
     "selfplay_model_generation",
+    "without_unavailable_opponents",
     "write_effective_config",
 ]
 
+# games a first rating plays against a rung before it counts for the bracket (the full rating: 10)
+FIRST_RATING_GAMES_PER_RUNG = 4
 # Workflow-only keys (not part of the run config the library sees); settable with --config KEY=VALUE.
 WORKFLOW_KEYS = ("first_generation", "last_generation", "plan_max_jobs")
 
@@ -58,6 +68,31 @@ def split_workflow_keys(config: dict) -> tuple[dict, dict]:
 def run_config(config: dict) -> RunConfig:
     """The validated run config of Snakemake's `config` (ConfigError names the key)."""
     return from_dict(split_workflow_keys(config)[0])
+
+
+def without_unavailable_opponents(cfg: RunConfig) -> tuple[RunConfig, str]:
+    """`cfg` without its GNU Go opponents (`evaluate.opponents`, `evaluate.final_opponents`) when GNU Go is
+    not installed, and a note that says so with the command that installs it ('' when nothing is left out).
+    The run goes on without those matches, and the fixed-scale rating plays the ladder's other rungs
+    (`minigo ladder rate`). `evaluate.target` is kept: a GNU Go target fails its evaluation, naming GNU Go."""
+    e = cfg.evaluate
+    gnugo = [
+        o for o in dict.fromkeys((*e.opponents, *e.final_opponents)) if PlayerSpec.parse(o).kind == "gnugo"
+    ]
+    if not gnugo:
+        return cfg, ""
+    try:
+        find_gnugo(e.gnugo)
+    except FileNotFoundError as exc:
+        kept = replace(
+            e,
+            opponents=tuple(o for o in e.opponents if o not in gnugo),
+            final_opponents=tuple(o for o in e.final_opponents if o not in gnugo),
+        )
+        return replace(
+            cfg, evaluate=kept
+        ), f"{exc}; this run leaves out the matches against {', '.join(gnugo)}"
+    return cfg, ""
 
 
 def effective_config_text(cfg: RunConfig) -> str:
@@ -110,5 +145,32 @@ def ladder_options(cfg: RunConfig, generation: int) -> list[str]:
     options += ["--target-half-width", repr(float(e.ladder_half_width))]
     options += ["--max-games", str(e.ladder_max_games), "--seed", str(ladder_seed(cfg, generation))]
     for start in ladder_start(cfg, generation):
+        options += ["--start-from", start]
+    return options
+
+
+def first_rating_start(cfg: RunConfig, generation: int) -> list[str]:
+    """Where `generation`'s first rating starts (an input of its rule): the previous evaluated generation's
+    first rating, or nothing (a search from the ladder's middle). A chain of quick jobs only: it never waits
+    for a full rating."""
+    earlier = [h for h in range(1, generation) if first_rating_file(cfg, h)]
+    return [first_rating_file(cfg, earlier[-1])] if earlier else []
+
+
+def first_rating_options(cfg: RunConfig, generation: int) -> list[str]:
+    """`minigo ladder rate` arguments of `generation`'s first rating: `evaluate.ladder_first_games` games,
+    `FIRST_RATING_GAMES_PER_RUNG` a rung before it moves on (a quick search: 16 games reach 4 rungs), the full
+    rating's target half-width (it stops there if it gets so far), its own seed."""
+    e = cfg.evaluate
+    options = [f"gen{generation}", "--board-size", str(cfg.board_size)]
+    options += ["--target-half-width", repr(float(e.ladder_half_width))]
+    options += ["--max-games", str(e.ladder_first_games), "--seed", str(first_rating_seed(cfg, generation))]
+    options += [
+        "--min-games-per-rung",
+        str(FIRST_RATING_GAMES_PER_RUNG),
+        "--batch",
+        str(FIRST_RATING_GAMES_PER_RUNG),
+    ]
+    for start in first_rating_start(cfg, generation):
         options += ["--start-from", start]
     return options

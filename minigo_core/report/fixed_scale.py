@@ -1,11 +1,14 @@
 """A run's learning curve on the fixed Elo scale: every evaluated generation's ladder rating.
 
 `minigo ladder rate` (the workflow's `ladder_rating` rule) writes `eval/genGGGG/ladder.json` for each
-evaluated generation when the run's board size has a calibrated ladder (`config/ladder/NxN.json`). This
-module reads them back, with two x axes for the curve: the model file's time (as the run's own learning curve
-uses) and the self-play positions recorded before the model was trained (the games-complete markers of
-generations 0 .. g-1: a compute-independent axis). `plots.plot_ladder_curve` draws it, `progress` and
-`status` show the newest and each generation's rating.
+evaluated generation when the run's board size has a calibrated ladder (`config/ladder/NxN.json`), and
+before it (the `ladder_first_rating` rule) a first, quick rating `ladder_first.json` of a few games; a
+generation's rating here is its full one, else its first one (marked `"first": True`). This
+module reads them back, with two x axes for the curve: the model file's time and the self-play positions
+recorded before the model was trained (the games-complete markers of generations 0 .. g-1: a
+compute-independent axis). `plots.plot_learning_curve` draws it (the run's `learning_curve.png`),
+`progress` and `status` show the newest and each generation's rating, `format_summary` the table `minigo
+run` ends with.
 """
 
 from __future__ import annotations
@@ -14,10 +17,11 @@ import json
 import math
 import os
 import re
+from collections.abc import Sequence
 
 from minigo_core.data import layout
 from minigo_core.data.games_complete import read_marker
-from minigo_core.report.ladder import LadderError, read_ladder
+from minigo_core.rating.ladder import LadderError, read_ladder
 
 _GEN_DIR = re.compile(r"^gen(\d{4,})$")
 
@@ -38,8 +42,19 @@ def read_rating(path: str) -> dict | None:
     return data
 
 
+def generation_rating(root: str, generation: int) -> dict | None:
+    """`generation`'s full ladder rating (`ladder.json`), else its first one (`ladder_first.json`, returned
+    with `"first": True`), else None."""
+    full = read_rating(layout.ladder_rating_path(root, generation))
+    if full is not None:
+        return full
+    first = read_rating(layout.ladder_first_rating_path(root, generation))
+    return None if first is None else {**first, "first": True}
+
+
 def read_ratings(root: str) -> dict[int, dict]:
-    """generation -> its ladder rating, for every `eval/gen*/ladder.json` of the run that reads."""
+    """generation -> its ladder rating (`generation_rating`), for every generation folder of `eval/` that
+    has one."""
     try:
         names = os.listdir(layout.evals_dir(root))
     except OSError:
@@ -47,7 +62,7 @@ def read_ratings(root: str) -> dict[int, dict]:
     ratings = {}
     for name in names:
         m = _GEN_DIR.match(name)
-        if m and (rating := read_rating(layout.ladder_rating_path(root, int(m.group(1))))) is not None:
+        if m and (rating := generation_rating(root, int(m.group(1)))) is not None:
             ratings[int(m.group(1))] = rating
     return dict(sorted(ratings.items()))
 
@@ -85,6 +100,7 @@ def curve(root: str, times: dict[int, float]) -> list[dict]:
                 "minutes": minutes,
                 "positions": positions.get(g),
                 "bracket": r.get("bracket"),
+                "first": bool(r.get("first")),
             }
         )
     return points
@@ -139,8 +155,59 @@ def between(rating: dict) -> str:
     return f"below {upper[0]}" if upper else ""
 
 
+def generation_label(rating: dict, generation: int) -> str:
+    """`gen 40`, or `gen 40, first rating` for a first rating (a few games; its full one comes later)."""
+    return f"gen {generation}, first rating" if rating.get("first") else f"gen {generation}"
+
+
 def rating_text(rating: dict, generation: int) -> str:
     """`Elo 1230 [1180, 1280], between uct:4096 and gnugo:1 (gen 40)`: the live line's strength part."""
     lo, hi = rating["ci95"]
     where = between(rating)
-    return f"Elo {rating['elo']:.0f} [{lo:.0f}, {hi:.0f}]{', ' + where if where else ''} (gen {generation})"
+    label = generation_label(rating, generation)
+    return f"Elo {rating['elo']:.0f} [{lo:.0f}, {hi:.0f}]{', ' + where if where else ''} ({label})"
+
+
+def games_of(rating: dict) -> int | None:
+    """The games a rating file rests on (the sum over its rungs), or None when it does not say."""
+    if isinstance(rating.get("games"), int):
+        return rating["games"]
+    rungs = rating.get("rungs") if isinstance(rating.get("rungs"), dict) else {}
+    counts = [v.get("games") for v in rungs.values() if isinstance(v, dict)]
+    return sum(counts) if counts and all(isinstance(n, int) for n in counts) else None
+
+
+def format_summary(
+    ratings: dict[int, dict],
+    rungs: list[tuple[str, float]] | None,
+    board_size: int,
+    against: Sequence[str] = (),
+) -> str:
+    """The end-of-run strength table on the fixed Elo ladder: one line per rated generation (Elo, 95%
+    interval, games, bracketing rungs), then the newest against each rung named in `against` (the GNU Go
+    levels the run played: `GNU Go 1: 1707 on the table; generation 15: 1160 [1060, 1257]`)."""
+    n = f"{board_size}x{board_size}"
+    if rungs is None:
+        return f"strength on the fixed Elo ladder: no ladder for {n} (config/ladder/{n}.json)"
+    top = f"{rungs[-1][0]} = {rungs[-1][1]:.0f}" if rungs else "no rungs"
+    lines = [f"strength on the fixed Elo ladder ({n} table, {top}; eval/gen*/ladder.json):"]
+    if not ratings:
+        return "\n".join([*lines, "  no rating yet"])
+    lines.append(f"  {'gen':>4} {'Elo':>6} {'95% interval':>16} {'games':>6}  where")
+    for g, r in ratings.items():
+        lo, hi = r["ci95"]
+        games = games_of(r)
+        where = between(r) + (" (first rating)" if r.get("first") else "")
+        interval = f"[{lo:.0f}, {hi:.0f}]"
+        lines.append(
+            f"  {g:>4} {r['elo']:>6.0f} {interval:>16} {'-' if games is None else games:>6}  {where}"
+        )
+    g, r = max(ratings.items())
+    table = dict(rungs)
+    for name in against:
+        if name in table:
+            label = f"GNU Go {name[6:]}" if name.startswith("gnugo:") else name
+            lo, hi = r["ci95"]
+            newest = f"generation {g}: {r['elo']:.0f} [{lo:.0f}, {hi:.0f}]"
+            lines.append(f"  {label}: {table[name]:.0f} on the table; {newest}")
+    return "\n".join(lines)

@@ -1,9 +1,9 @@
 """Every plot of a run's report, as PNG bytes, and the small readers they draw from: the only module that
 imports matplotlib (once, here, with the Agg backend: no display is needed).
 
-- `minigo ratings` draws `elo.png` (Elo per generation), `winrate.png` (win rate against the target over
-  wall time), `learning_curve.png` (Elo and win rates against GNU Go over wall time) and `ladder_curve.png`
-  (the fixed-scale Elo of `report.fixed_scale` against wall time and self-play positions, the rungs as lines);
+- `minigo ratings` draws `learning_curve.png` (the fixed-scale Elo of `report.fixed_scale` against wall time
+  and self-play positions, the ladder's rungs as lines), `elo.png` (the run-relative Bradley-Terry Elo per
+  generation, generation 0 = 0) and `winrate.png` (win rate against the target over wall time);
 - `minigo plots` draws `loss.png` (training losses against the global step, every generation),
   `game_lengths.png` (self-play game length per generation: mean and spread) and
   `resign_false_positives.png` (per generation, with the count of resignation-disabled games it rests on).
@@ -20,18 +20,17 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from minigo_core.base.elo import wilson_interval  # noqa: E402
 from minigo_core.data import layout, storage  # noqa: E402
 from minigo_core.data.games_complete import read_marker  # noqa: E402
-from minigo_core.data.matchfile import MatchSummary  # noqa: E402
 from minigo_core.data.schedule import selfplay_generations  # noqa: E402
 from minigo_core.report.fixed_scale import rung_labels, rungs_around  # noqa: E402
-from minigo_core.report.ratings import gnugo_anchor, player_kind  # noqa: E402
 
 # ------------------------------------------------------------------------------- ratings (`minigo ratings`)
 
 
-def plot_elo(rows: Sequence[dict], title: str = "Elo per generation") -> bytes:
+def plot_elo(
+    rows: Sequence[dict], title: str = "Run-relative Elo per generation (Bradley-Terry, gen0000 = 0)"
+) -> bytes:
     """PNG: Elo of each generation with 95% intervals; GNU Go levels and other players as horizontal lines."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
     gens = [r for r in rows if r["generation"] is not None and r["elo"] is not None]
@@ -92,61 +91,13 @@ def plot_winrate(ttt: dict, title: str | None = None) -> bytes:
 
 
 def plot_learning_curve(
-    rows: Sequence[dict], matches: Sequence[MatchSummary], title: str | None = None
-) -> bytes:
-    """PNG, two panels over wall time (minutes since generation 0's model): the Elo of every rated model
-    relative to the lowest GNU Go level played (other GNU Go levels and the random player as lines), and the
-    win rate of each generation against each GNU Go level with its 95% Wilson interval."""
-    anchor = gnugo_anchor(rows)
-    zero = anchor["elo"] if anchor else 0.0
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 7), sharex=True, height_ratios=(3, 2))
-    gens = [
-        r
-        for r in rows
-        if r["kind"] == "generation" and r["elo"] is not None and r["model_time_s"] is not None
-    ]
-    if gens:
-        x = [r["model_time_s"] / 60 for r in gens]
-        err = [
-            [max(0.0, r["elo"] - r["elo_low95"]) for r in gens],
-            [max(0.0, r["elo_high95"] - r["elo"]) for r in gens],
-        ]
-        top.errorbar(x, [r["elo"] - zero for r in gens], yerr=err, fmt="o-", ms=3, capsize=2, lw=1,
-                     label="model (95% interval)")  # fmt: skip
-    for i, r in enumerate(r for r in rows if r["kind"] in ("gnugo", "random") and r["elo"] is not None):
-        top.axhline(r["elo"] - zero, ls="--", lw=1, color=f"C{i + 1}")
-        top.annotate(r["player"], xy=(0.01, r["elo"] - zero), xycoords=("axes fraction", "data"),
-                     color=f"C{i + 1}", fontsize=8, va="bottom")  # fmt: skip
-    top.set_ylabel(f"Elo ({anchor['player']} = 0)" if anchor else "Elo (generation 0 = 0)")
-    top.set_title(title or "Learning curve: strength over wall time")
-    top.grid(alpha=0.3)
-    start = min((r["model_time_s"] for r in gens), default=None)
-    times = {r["player"]: r["model_time_s"] for r in gens}
-    for i, level in enumerate(sorted({m.opponent for m in matches if player_kind(m.opponent) == "gnugo"})):
-        pts = sorted((times[m.player] / 60, m) for m in matches if m.opponent == level and m.player in times)
-        if pts:
-            rates = [m.win_rate for _, m in pts]
-            ci = [wilson_interval(sum(m.scores), m.games) for _, m in pts]
-            bottom.errorbar([t for t, _ in pts], rates, fmt="o-", ms=3, capsize=2, lw=1, color=f"C{i + 1}",
-                            yerr=[[max(0.0, r - c[0]) for r, c in zip(rates, ci, strict=True)],
-                                  [max(0.0, c[1] - r) for r, c in zip(rates, ci, strict=True)]],
-                            label=f"vs {level} (95% interval)")  # fmt: skip
-            bottom.legend(loc="upper left", fontsize=8)
-    bottom.axhline(0.5, color="grey", ls="--", lw=1)
-    bottom.set_ylim(-0.02, 1.02)
-    bottom.set_ylabel("win rate against GNU Go")
-    bottom.set_xlabel("wall time since generation 0's model (minutes)" if start is not None else "wall time")
-    bottom.grid(alpha=0.3)
-    return png_bytes(fig)
-
-
-def plot_ladder_curve(
     points: Sequence[dict], rungs: Sequence[tuple[str, float]] | None, board_size: int
 ) -> bytes:
-    """PNG, two panels: each evaluated generation's fixed-scale Elo with its 95% interval against wall time
-    (minutes since generation 0's model) and against the self-play positions recorded before it; the
-    ladder's rungs within the plotted range (and the nearest above and below) as labelled lines. Without a
-    ladder or ratings, the panels say so."""
+    """The run's learning curve (`learning_curve.png`), PNG, two panels: each evaluated generation's
+    fixed-scale Elo with its 95% interval against wall time (minutes since generation 0's model) and against
+    the self-play positions recorded before it (a first rating's number ends in `~`); the ladder's rungs
+    within the plotted range (and the nearest above and below) as labelled lines. Without a ladder or
+    ratings, the panels say so."""
     fig, axes = plt.subplots(2, 1, figsize=(7, 7))
     axis_keys = (
         ("minutes", "wall time since generation 0's model (minutes)"),
@@ -171,8 +122,8 @@ def plot_ladder_curve(
             ax.errorbar([p[key] for p in pts], [p["elo"] for p in pts], yerr=err, fmt="o-", ms=3, capsize=2,
                         lw=1, label="model (95% interval)")  # fmt: skip
             for xi, p in zip([p[key] for p in pts], pts, strict=True):
-                ax.annotate(str(p["generation"]), (xi, p["elo"]), textcoords="offset points", xytext=(3, 3),
-                            fontsize=7)  # fmt: skip
+                tag = str(p["generation"]) + ("~" if p.get("first") else "")
+                ax.annotate(tag, (xi, p["elo"]), textcoords="offset points", xytext=(3, 3), fontsize=7)
             for _, elo in shown:
                 ax.axhline(elo, ls="--", lw=0.8, color="grey")
             span = max([e for _, e in shown] + highs) - min([e for _, e in shown] + lows)

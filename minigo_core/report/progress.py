@@ -1,16 +1,18 @@
 """The live status line of `minigo run`: one line instead of one line per Snakemake job.
 
-    gen 7/24 · jobs 45/120 · 5:12 elapsed · ~12:30 left · GNU Go 1: -320 Elo [-410, -230] (gen 6)
+    gen 7/24 · jobs 45/120 · 5:12 elapsed · ~12:30 left · Elo 758 [663, 855], between uct:512 and ... (gen 6)
 
 - gen: the highest generation whose model file exists, of the run's `generations`;
 - jobs: done/total of the current Snakemake invocation (its "N of M steps (P%) done" lines);
 - elapsed: since `minigo run` started; left: the average wall time of the generations finished under this
   command times the generations still to do ("estimating" until one has finished);
 - the newest generation's strength: its rating on the fixed Elo ladder when one was rated
-  (`eval/genGGGG/ladder.json`: `Elo 1230 [1180, 1280], between uct:4096 and gnugo:1 (gen 40)`); else its Elo
-  against GNU Go: a Bradley-Terry fit (`minigo_core.report.ratings`) of every evaluation file of the run,
-  anchored at the GNU Go level, with its 95% interval; without a GNU Go match, the newest win rate against
-  another opponent.
+  (`eval/genGGGG/ladder.json`: `Elo 1230 [1180, 1280], between uct:4096 and gnugo:1 (gen 40)`), or, until
+  that is written, its first rating of a few games (`ladder_first.json`: `... (gen 40, first rating)`),
+  which the workflow plays as soon as the model exists; without a ladder, its Elo against GNU Go: a
+  Bradley-Terry fit (`minigo_core.rating.bradley_terry`) of every evaluation file of the run, anchored at
+  the GNU Go level, with its 95% interval; without a GNU Go match, the newest win rate against another
+  opponent.
 
 `RunProgress` holds that state: it is fed Snakemake's lines and the clock, polls the run's files (models
 every few seconds, evaluation files at most every 10 s and only re-read when their names or times changed)
@@ -35,8 +37,8 @@ from typing import TextIO
 from minigo_core.base.elo import wilson_interval
 from minigo_core.data import layout, storage
 from minigo_core.data.matchfile import MatchSummary, read_match
-from minigo_core.report.fixed_scale import rating_text, read_rating
-from minigo_core.report.ratings import fit_bradley_terry, generation_of, sorted_players
+from minigo_core.rating.bradley_terry import fit_bradley_terry, generation_of, sorted_players
+from minigo_core.report.fixed_scale import generation_label, rating_text, read_rating
 from minigo_core.report.status import format_duration
 
 PROGRESS = re.compile(r"^(\d+) of (\d+) steps \((\d+%)\) done")
@@ -131,9 +133,13 @@ def _entry_time(info: dict) -> float | None:
     return value.timestamp() if hasattr(value, "timestamp") else (float(value) if value is not None else None)
 
 
+RATING_FILES = (layout.LADDER_RATING, layout.LADDER_FIRST_RATING)
+
+
 def eval_file_times(root: str) -> dict[str, float | None]:
-    """Every finished results file `{root}/eval/genGGGG/vs_*.json` and ladder rating (`ladder.json`) with
-    its modification time, from one listing per generation folder (no `stat` per file)."""
+    """Every finished results file `{root}/eval/genGGGG/vs_*.json` and ladder rating (`ladder.json`,
+    `ladder_first.json`) with its modification time, from one listing per generation folder (no `stat` per
+    file)."""
     eval_root = layout.evals_dir(root)
     fs, path = storage.fs_and_path(eval_root)
     try:
@@ -151,19 +157,32 @@ def eval_file_times(root: str) -> dict[str, float | None]:
             continue
         for entry in entries:
             base = os.path.basename(entry["name"].rstrip("/"))
-            wanted = (base.startswith("vs_") and base.endswith(".json")) or base == layout.LADDER_RATING
+            wanted = (base.startswith("vs_") and base.endswith(".json")) or base in RATING_FILES
             if wanted and not storage.is_temporary(base):
                 out[storage.join(eval_root, name, base)] = _entry_time(entry)
     return out
 
 
 def ladder_texts(ratings: dict[int, dict]) -> list[str]:
-    """The newest generation's fixed-scale rating, as variants longest first ([] without one)."""
+    """The newest generation's fixed-scale rating (a first rating marked so), as variants longest first
+    ([] without one)."""
     if not ratings:
         return []
     g = max(ratings)
     r = ratings[g]
-    return [rating_text(r, g), f"Elo {r['elo']:.0f} [{r['ci95'][0]:.0f}, {r['ci95'][1]:.0f}] (gen {g})"]
+    short = f"Elo {r['elo']:.0f} [{r['ci95'][0]:.0f}, {r['ci95'][1]:.0f}] ({generation_label(r, g)})"
+    return [rating_text(r, g), short]
+
+
+def newest_ratings(ratings: dict[str, dict]) -> dict[int, dict]:
+    """generation -> its full ladder rating, else its first one (marked `"first": True`), from the rating
+    files read (`{url: rating}`, both kinds)."""
+    out: dict[int, dict] = {}
+    for url in sorted(ratings, key=lambda u: os.path.basename(u) == layout.LADDER_RATING):
+        g = int(os.path.basename(os.path.dirname(url))[3:])
+        first = os.path.basename(url) == layout.LADDER_FIRST_RATING
+        out[g] = {**ratings[url], "first": True} if first else ratings[url]
+    return out
 
 
 def strength_texts(matches: list[MatchSummary]) -> list[str]:
@@ -270,7 +289,7 @@ class RunProgress:
         for url, mtime in times.items():
             cached = self._matches.get(url)
             if cached is None or cached[0] != mtime or mtime is None:
-                if os.path.basename(url) == layout.LADDER_RATING:
+                if os.path.basename(url) in RATING_FILES:
                     cached = (mtime, read_rating(url))  # None while unreadable: read again later
                 else:
                     try:
@@ -281,12 +300,10 @@ class RunProgress:
                             None,
                         )  # not a results file (or not a whole one yet): read again later
             matches[url] = cached
-        is_ladder = {url: os.path.basename(url) == layout.LADDER_RATING for url in matches}
-        ladder = {
-            int(os.path.basename(os.path.dirname(url))[3:]): r
-            for url, (_, r) in matches.items()
-            if is_ladder[url] and r is not None
-        }
+        is_ladder = {url: os.path.basename(url) in RATING_FILES for url in matches}
+        ladder = newest_ratings(
+            {url: r for url, (_, r) in matches.items() if is_ladder[url] and r is not None}
+        )
         played = [m for url, (_, m) in matches.items() if m is not None and not is_ladder[url]]
         strength = ladder_texts(ladder) or strength_texts(played)
         self._matches, self._eval_times = matches, times

@@ -1,8 +1,9 @@
 """The state of a run from its files alone: what each generation has produced, and what to run next.
 
 `collect` reads one `GenerationStatus` per generation (games done/total, window size, training loss, model,
-evaluation win rate and Elo, the fixed-scale Elo of `eval/genGGGG/ladder.json`, wall times);
-`format_table` is the table `minigo status` prints and `minigo plots` writes to `status.txt`;
+the fixed-scale Elo of `eval/genGGGG/ladder.json` (or, until it is written, of its first rating
+`ladder_first.json`), evaluation win rates, wall times); `format_table` is the table `minigo status` prints
+and `minigo plots` writes to `status.txt`, `fixed_scale_summary` the strength table `minigo run` ends with;
 `describe_next` says which generations are not done yet (`data.schedule.frontier`).
 
 Everything here reads small per-generation files with a few `stat`/`read` calls per generation; nothing
@@ -24,7 +25,7 @@ from minigo_core.data import layout, storage
 from minigo_core.data.games_complete import read_marker
 from minigo_core.data.matchfile import read_match
 from minigo_core.data.schedule import evaluation_file, frontier, opponent_specs, selfplay_generations
-from minigo_core.report.fixed_scale import read_rating
+from minigo_core.report import fixed_scale
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -42,8 +43,10 @@ class GenerationStatus:
     train_steps: int | None = None
     model: str | None = None
     win_rates: dict[str, float] = field(default_factory=dict)
-    elo: float | None = None
+    elo: float | None = None  # run-relative Bradley-Terry (summary/elo.json, anchor gen0000 = 0)
     ladder: tuple[float, float] | None = None  # fixed-scale Elo, 95% half-width (eval/genGGGG/ladder.json)
+    ladder_first: bool = False  # `ladder` is the first, quick rating (ladder_first.json): the full one is due
+    ladder_between: str = ""  # the bracketing rungs (`between uct:512 and gnugo:1+r20`)
     mean_game_length: float | None = None
     resign_false_positive_rate: float | None = None
     model_time: float | None = None  # mtime of the model file (epoch seconds)
@@ -186,9 +189,11 @@ def collect(cfg: RunConfig) -> list[GenerationStatus]:
                 rate = win_rate(path) if path else None
                 if rate is not None:
                     row.win_rates[spec.text] = rate
-            rating = read_rating(layout.ladder_rating_path(root, g))
+            rating = fixed_scale.generation_rating(root, g)
             if rating is not None:
                 row.ladder = (float(rating["elo"]), (rating["ci95"][1] - rating["ci95"][0]) / 2.0)
+                row.ladder_first = bool(rating.get("first"))
+                row.ladder_between = fixed_scale.between(rating)
         row.elo = elo.get(g)
         rows.append(row)
     return rows
@@ -212,8 +217,10 @@ def format_table(cfg: RunConfig, rows: list[GenerationStatus]) -> str:
     """The `minigo status` table: one line per generation."""
     start = rows[0].model_time if rows and rows[0].model_time is not None else None
     specs = opponent_specs(cfg)
-    head = ["gen", "games", "window", "loss", "model"] + [f"vs {s.text}" for s in specs]
-    head += ["elo", "ladder elo", "train", "selfplay", "elapsed"]
+    rungs = dict(fixed_scale.ladder_rungs(cfg.board_size) or [])
+    head = ["gen", "games", "window", "loss", "model", "elo (fixed)", "bracket"]
+    head += [f"vs {s.text}" + (f" ({rungs[s.text]:.0f})" if s.text in rungs else "") for s in specs]
+    head += ["train", "selfplay", "elapsed"]
     lines = [
         f"run {cfg.root}: {cfg.board_size}x{cfg.board_size}, {cfg.model.blocks}x{cfg.model.filters} net, "
         f"{cfg.selfplay.games} games/generation in jobs of {cfg.selfplay.games_per_job}, "
@@ -234,12 +241,14 @@ def format_table(cfg: RunConfig, rows: list[GenerationStatus]) -> str:
             + (f" ({len(row.window_skipped)} skipped)" if row.window_skipped else ""),
             _fmt(row.loss, ".3f", 0),
             row.model or "-",
+            f"{row.ladder[0]:.0f} +-{row.ladder[1]:.0f}" + ("~" if row.ladder_first else "")
+            if row.ladder
+            else "",
+            row.ladder_between.removeprefix("between ").replace(" and ", " - "),
         ]
         cells += [_fmt(row.win_rates.get(s.text), ".2f", 0) for s in specs]
         elapsed = row.model_time - start if (start is not None and row.model_time is not None) else None
         cells += [
-            _fmt(row.elo, ".0f", 0),
-            f"{row.ladder[0]:.0f} +-{row.ladder[1]:.0f}" if row.ladder else "",
             format_duration(row.train_seconds),
             format_duration(row.selfplay_seconds),
             format_duration(elapsed),
@@ -249,8 +258,9 @@ def format_table(cfg: RunConfig, rows: list[GenerationStatus]) -> str:
     lines.append("  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True)))
     lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in table]
     lines.append(
-        "(* games still being played; ladder elo = the fixed Elo scale, 95% half-width; elapsed = model file"
-        " time since generation 0's model)"
+        "(* games still being played; elo (fixed) = on the fixed Elo ladder, 95% half-width, ~ a first"
+        " rating of a few games; vs X (E): win rate, E = X's Elo on the ladder; elapsed = model file time"
+        " since generation 0's model)"
     )
     for row in rows:
         if row.window_skipped:
@@ -285,3 +295,13 @@ def describe_next(cfg: RunConfig) -> tuple[str, bool]:
     if late:
         parts.append("late evaluations of generations " + ",".join(map(str, late)))
     return "; ".join(parts), False
+
+
+def fixed_scale_summary(cfg: RunConfig) -> str:
+    """The strength table `minigo run` ends with: each evaluated generation on the fixed Elo ladder
+    (`fixed_scale.format_summary`), the newest placed against the GNU Go levels the run played."""
+    gnugo = [s.text for s in opponent_specs(cfg) if s.kind == "gnugo"]
+    ratings = fixed_scale.read_ratings(cfg.root)
+    return fixed_scale.format_summary(
+        ratings, fixed_scale.ladder_rungs(cfg.board_size), cfg.board_size, gnugo
+    )

@@ -27,10 +27,15 @@ class GTPTimeout(GTPError):
 
 
 def find_gnugo(path: str | None = None) -> str:
-    """The GNU Go executable: `path` if given, else `/usr/games/gnugo`, else `gnugo` on PATH."""
-    if path:
+    """The GNU Go executable: `path` if given, else `/usr/games/gnugo`, else `gnugo` on PATH. `path` equal
+    to the default (the config's `evaluate.gnugo` unchanged) also falls back to PATH: a GNU Go installed
+    without root (README.md, "Set-up without root") is found there."""
+    if path and path != DEFAULT_GNUGO:
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-            raise FileNotFoundError(f"GNU Go not found or not executable at {path!r}")
+            raise FileNotFoundError(
+                f"GNU Go not found or not executable at {path!r} (config key evaluate.gnugo); "
+                "install it with `sudo apt-get install -y gnugo`"
+            )
         return path
     if os.access(DEFAULT_GNUGO, os.X_OK):
         return DEFAULT_GNUGO
@@ -38,8 +43,8 @@ def find_gnugo(path: str | None = None) -> str:
     if found:
         return found
     raise FileNotFoundError(
-        f"GNU Go not found at {DEFAULT_GNUGO} or on PATH: install it with `apt-get install gnugo` "
-        "(`make test` does this)"
+        f"GNU Go not found at {DEFAULT_GNUGO} or on PATH: install it with `sudo apt-get install -y gnugo` "
+        "(`make run` and `make test` do this where they can)"
     )
 
 

@@ -1,4 +1,5 @@
-"""PUCT Monte Carlo tree search as MiniGo does it, with the AlphaGo Zero paper's names.
+"""PUCT Monte Carlo tree search as MiniGo does it, with the AlphaGo Zero paper's names; with
+`selfplay.search: gumbel`, Gumbel AlphaZero's search on the same tree (`minigo_core.search.gumbel`).
 
 Each expanded node keeps its children's statistics as numpy vectors indexed by flat move (pass last):
 `child_N` (visit counts), `child_W` (total value, from Black's view as in MiniGo), `child_prior` (P(s, a),
@@ -32,6 +33,7 @@ import numpy as np
 
 from minigo_core.base.config import RunConfig, SelfplaySettings
 from minigo_core.game import coords, features, go, symmetries
+from minigo_core.search import gumbel
 
 MAX_REUSE = 1  # moves between searches over which the tree is kept (self-play: 1, the move just played)
 SOFTPICK_EXPONENT = 0.98  # MiniGo squashes visit counts by this power when it picks in proportion to them
@@ -74,6 +76,7 @@ class MCTSNode:
         "child_Q_mover",
         "child_prior_over_N",
         "terminal_value",
+        "value",
     )
 
     def __init__(self, position: Any, fmove: int | None = None, parent: MCTSNode | None = None) -> None:
@@ -120,6 +123,7 @@ class MCTSNode:
         """
         # Q of unvisited children, from the mover's view: the value just computed here, or a loss.
         self.q_init = value_black * self.to_play if init_unvisited == "parent" else -1.0
+        self.value = value_black * self.to_play  # the network's value, mover's view (Gumbel's v_mix)
         self.original_prior = probs
         self.is_expanded = True
 
@@ -229,7 +233,8 @@ class SearchResult:
     root_value: float  # root Q from the view of the player to move
     readouts: int  # readouts done in this search
     full_search: bool
-    noise: bool
+    noise: bool  # root noise: Dirichlet in the prior (PUCT) or Gumbel noise in the move choice (Gumbel)
+    policy: np.ndarray | None = None  # Gumbel: the root's improved policy (float32), the training target
 
 
 @dataclass
@@ -415,7 +420,8 @@ class MCTSPlayer:
         """Search `position` (readouts, or fast_readouts when not a full search) and pick a move.
 
         Noise defaults to on for full searches when `dirichlet_weight > 0` (KataGo: fast searches get none).
-        Before move `softpick_moves` the move is drawn in proportion to visits^0.98, then the most visited.
+        PUCT: before move `softpick_moves` the move is drawn in proportion to visits^0.98, then the most
+        visited. Gumbel (`settings.search`): the move of the sequential halving (`gumbel.GumbelRoot`).
         """
         t0 = self.times.clock()
         root = self.set_root(position)
@@ -424,15 +430,21 @@ class MCTSPlayer:
         self.expand_root(root)
         if noise is None:
             noise = full_search and self.settings.dirichlet_weight > 0
-        if noise:
+        if noise and self.settings.search != "gumbel":
             self.add_root_noise(root)
         elif root.child_prior is not root.original_prior:
             root.set_prior(root.original_prior)
         readouts = self.settings.readouts if full_search else self.settings.fast_readouts
-        done = 0
-        while done < readouts:
-            done += self.tree_search(root, min(self.settings.parallel_readouts, readouts - done))
-        fmove = self.pick_move(root)
+        policy = None
+        if self.settings.search == "gumbel":
+            fmove, done = self.gumbel_search(root, readouts, noise)
+            s = self.settings
+            policy = gumbel.node_improved_policy(root, s.gumbel_c_visit, s.gumbel_c_scale).astype(np.float32)
+        else:
+            done = 0
+            while done < readouts:
+                done += self.tree_search(root, min(self.settings.parallel_readouts, readouts - done))
+            fmove = self.pick_move(root)
         self.times.readouts += done
         self.times.searches += 1
         self.times.total_s += self.times.clock() - t0
@@ -444,7 +456,37 @@ class MCTSPlayer:
             readouts=done,
             full_search=full_search,
             noise=noise,
+            policy=policy,
         )
+
+    def gumbel_search(self, root: MCTSNode, budget: int, noise: bool) -> tuple[int, int]:
+        """`budget` simulations of Gumbel AlphaZero's search from the expanded root, one network call each
+        (no virtual loss): (the move chosen, simulations done)."""
+        s = self.settings
+        groot = gumbel.GumbelRoot(
+            root, self.rng if noise else None, budget, s.gumbel_considered, s.gumbel_c_visit, s.gumbel_c_scale
+        )
+        done = 0
+        while done < budget:
+            action = groot.next_action(root)
+            if action < 0:  # no move left to simulate
+                break
+            node = root.child(action)
+            while node.is_expanded:
+                node = node.child(
+                    gumbel.select_child(node.ensure_vectors(), s.gumbel_c_visit, s.gumbel_c_scale)
+                )
+            done += 1
+            if node.terminal_value is None and self.is_terminal(node.position):
+                node.terminal_value = 1.0 if node.position.score() > 0 else -1.0  # Black's view
+            if node.terminal_value is not None:
+                _backup(node, node.terminal_value, root)
+                continue
+            probs, values = self.evaluate([node.position])
+            value_black = float(values[0]) * node.to_play
+            node.expand(probs[0], value_black, s.init_unvisited)
+            _backup(node, value_black, root)
+        return groot.chosen(root), done
 
     def pick_move(self, root: MCTSNode) -> int:
         if root.position.n < self.softpick_moves:

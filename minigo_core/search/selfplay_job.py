@@ -8,7 +8,8 @@ The Python reference (`--engine python`, `minigo_core.search.mcts`) plays them o
 After its last game the job writes its record (`minigo_core.data.jobrecord`: each game's file name, size and
 SHA-256; the attempt's host and timings). A game whose file an earlier attempt of the same job already wrote
 (same model, seed, settings and software) is kept, not replayed; the rest are played to the same bytes as in
-an uninterrupted job.
+an uninterrupted job. SIGTERM (a preemption, a time limit) stops the job at once, after the file write in
+progress (`write_lock`; `base.preempt`): the files written stay, the retry keeps them.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import socket
+import threading
 import time
 from typing import Any
 
@@ -73,6 +75,8 @@ class SelfplayJob:
     files: dict[int, dict] = dataclasses.field(default_factory=dict)  # game -> its entry in the record
     timings: list[dict] = dataclasses.field(default_factory=list)  # per game played in this attempt
     kept: list[int] = dataclasses.field(default_factory=list)  # games kept from an earlier attempt
+    # held while a file is written and noted: a SIGTERM waits for it (base.preempt.exit_on_sigterm)
+    write_lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
     def out(self, game: int) -> str:
         return out_path(self.out_pattern, game, self.count)
@@ -154,7 +158,21 @@ def run_job(job: SelfplayJob, *, replay: bool = False, record: str | None = None
             if game not in job.files:
                 _play_and_write(job, game)
     if record:
-        _write_record(job, record, t_engine, cpu_engine, stats)
+        with job.write_lock:
+            _write_record(job, record, t_engine, cpu_engine, stats)
+
+
+def stopped_message(job: SelfplayJob) -> str:
+    """What a job stopped by SIGTERM says: the game files it leaves (whole, its retry keeps them)."""
+    written = sorted(job.files)
+    done = f"none of its {job.count} game files is written yet"
+    if written:
+        done = f"{len(written)} of its {job.count} game files are written ({ranges(written)})"
+    rest = job.count - len(written)
+    return (
+        f"stopped by SIGTERM (a preemption or a time limit): {done}; the job's retry (the profile's "
+        f"`retries`, or a rerun of the same command) keeps them and plays the other {rest}"
+    )
 
 
 # ---- keeping an earlier attempt's games --------------------------------------------------------------------
@@ -281,8 +299,9 @@ def _compiled_games(job: SelfplayJob) -> engine.EngineStats:
     for k, game in enumerate(games.finished()):
         out = job.out(game.index)
         record = compiled_game_record(game, run_cfg, feature_set, model, search, job.generation)
-        size, sha256 = gamefile.write_game_digest(out, record)
-        job.files[game.index] = jobrecord.file_entry(out, game.index, size, sha256, record.metadata)
+        with job.write_lock:
+            size, sha256 = gamefile.write_game_digest(out, record)
+            job.files[game.index] = jobrecord.file_entry(out, game.index, size, sha256, record.metadata)
         # the job's games are played together: from the engine's start to this game's end
         wall = time.time() - t_engine
         job.timings.append(
@@ -322,8 +341,9 @@ def _play_and_write(job: SelfplayJob, game: int) -> None:
         timing=timing,
     )
     cpu_game = time.process_time() - cpu_game_start
-    size, sha256 = gamefile.write_game_digest(out, record)
-    job.files[game] = jobrecord.file_entry(out, game, size, sha256, record.metadata)
+    with job.write_lock:
+        size, sha256 = gamefile.write_game_digest(out, record)
+        job.files[game] = jobrecord.file_entry(out, game, size, sha256, record.metadata)
     job.timings.append(
         {
             "game": game,

@@ -4,6 +4,9 @@
     cluster = SlurmCluster.start()        # ~5-10 s; raises SlurmUnavailable with the reason if it cannot
     cluster = SlurmCluster.start(nodes=1) # node1 only
     subprocess.run([...], env=cluster.env)  # SLURM_CONF points at this cluster's slurm.conf
+    cluster.lose_node("node2")            # node2 dies: its slurmd, slurmstepd and job processes kill -9'd,
+                                          # the node marked down (as SlurmdTimeout would); see lose_node
+    cluster.restore_node("node2")         # a new slurmd for node2, the node resumed and idle again
     cluster.stop()                        # cancels its jobs, then stops exactly the daemons it started
 
 Everything lives in one private directory (config, state, spool, logs, the munge socket), and the daemons use
@@ -43,8 +46,16 @@ So a finished job must stay in squeue longer than the longest gap between its en
 query: one sleep (<= 180 s) plus one cycle whose tries time out (<= 5 x 60 s), 480 s in all. MinJobAge=600
 covers that with margin (and is far above the 120 s switch to sacct, so squeue is kept).
 
-Run by hand: `python tests/cluster/slurm_cluster.py start DIR [NODES]` and
-`python tests/cluster/slurm_cluster.py stop DIR`.
+A lost node (`lose_node`): a node that dies takes its slurmd, the slurmstepd of every job step on it and
+the jobs' processes with it, and slurmctld marks it down once it has not heard from it for SlurmdTimeout.
+Here the node's processes are the slurmd recorded for it, every process whose environment says
+SLURMD_NODENAME=nodeI (the jobs' processes: slurmstepd sets it), every process with the node's slurmd log
+open (its slurmstepd daemons, which log there), and the descendants of all of them; they are SIGKILLed,
+then the node is set down at once (`scontrol update ... state=down`) instead of waiting SlurmdTimeout.
+`restore_node` starts a new slurmd for it (recorded in pids.json) and resumes it.
+
+Run by hand: `python tests/cluster/slurm_cluster.py start DIR [NODES]`, `... lose DIR NODE`,
+`... restore DIR NODE` and `python tests/cluster/slurm_cluster.py stop DIR`.
 """
 
 from __future__ import annotations
@@ -126,7 +137,8 @@ def check_available() -> None:
     ]
     if missing:
         raise SlurmUnavailable(
-            f"not installed: {', '.join(missing)} (make system-deps installs slurm-wlm munge)"
+            f"not installed: {', '.join(missing)} (`make test-cluster` installs them; without root, ask for "
+            "`sudo apt-get install -y slurm-wlm munge`)"
         )
     if not MUNGE_KEY.exists():
         raise SlurmUnavailable(f"{MUNGE_KEY} is missing (the munge package creates it)")
@@ -240,8 +252,7 @@ class SlurmCluster:
             cluster._spawn("slurmctld", [_which("slurmctld"), "-D", "-c", "-i", "-f", str(cluster.conf)])
             cluster._wait(lambda: cluster._ok(["scontrol", "ping"], "UP"), timeout, "slurmctld to answer")
             for name in cluster.nodes:
-                argv = [_which("slurmd"), "-D", "-N", name, "-f", str(cluster.conf)]
-                cluster._spawn(f"slurmd-{name}", argv)
+                cluster._spawn(f"slurmd-{name}", _slurmd_argv(name))
             cluster._wait(cluster._nodes_idle, timeout, f"nodes {', '.join(cluster.nodes)} to become idle")
         except BaseException:
             cluster.stop()
@@ -306,6 +317,21 @@ class SlurmCluster:
             parts.append(f"--- {path}\n" + "\n".join(text))
         return "\n".join(parts)
 
+    def lose_node(self, name: str, reason: str = "lost (test)") -> list[tuple[int, str]]:
+        """Node `name` dies (see the docstring): its processes SIGKILLed, the node marked down. The
+        processes killed, (pid, command)."""
+        killed = lose_node(self.directory, name, self.env, reason)
+        proc = self.processes.get(f"slurmd-{name}")
+        if proc is not None:
+            proc.wait(timeout=10)
+        return killed
+
+    def restore_node(self, name: str, timeout: float = 60.0) -> None:
+        """Bring a lost node back: a new slurmd for it, the node resumed; return once every node is up."""
+        self._spawn(f"slurmd-{name}", _slurmd_argv(name))
+        _resume(name, self.env)
+        self._wait(self._nodes_idle, timeout, f"node {name} to come back")
+
     def stop(self) -> None:
         """Cancel this cluster's jobs, then stop the daemons it started (by their recorded pids only)."""
         if "slurmctld" in self.processes and self.processes["slurmctld"].poll() is None:
@@ -336,6 +362,111 @@ class SlurmCluster:
         self.processes.clear()
         self._record()
         _release_default_conf(self.directory)
+
+
+def _slurmd_argv(name: str) -> list[str]:
+    return [_which("slurmd") or "slurmd", "-D", "-N", name, "-f", str(SLURM_CONF)]
+
+
+def _environ(pid: int) -> dict[str, str]:
+    try:
+        items = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return {}
+    return dict(item.split("=", 1) for item in items if "=" in item)
+
+
+def _has_open(pid: int, path: Path) -> bool:
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            if os.readlink(fd) == str(path):
+                return True
+    return False
+
+
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every live process of the machine (zombies left out: they are gone)."""
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                stat = (entry / "stat").read_text()
+                state, parent = stat[stat.rfind(")") + 2 :].split()[:2]
+                if state != "Z":
+                    out[int(entry.name)] = int(parent)
+    return out
+
+
+def node_processes(directory: str | Path, name: str) -> list[int]:
+    """The processes of node `name` of the test cluster in `directory` (see the docstring: its slurmd, its
+    slurmstepd daemons, its jobs' processes and all their descendants)."""
+    pids_file = Path(directory) / "pids.json"
+    recorded = json.loads(pids_file.read_text()) if pids_file.exists() else {}
+    log = Path(directory) / f"slurmd-{name}.log"
+    parents = _parents()
+    roots = {p for p in parents if _environ(p).get("SLURMD_NODENAME") == name or _has_open(p, log)}
+    roots.add(recorded.get(f"slurmd-{name}", 0))
+    found, todo = set(), [p for p in roots if p in parents]
+    while todo:
+        pid = todo.pop()
+        if pid not in found and pid != os.getpid():
+            found.add(pid)
+            todo += [child for child, parent in parents.items() if parent == pid]
+    return sorted(found)
+
+
+def lose_node(
+    directory: str | Path, name: str, env: dict[str, str] | None = None, reason: str = "lost (test)"
+) -> list[tuple[int, str]]:
+    """Node `name` dies: SIGKILL its processes (`node_processes`, looked for again until none is left, as a
+    job step may start one meanwhile), then mark it down. The processes killed, (pid, command)."""
+    killed: list[tuple[int, str]] = []
+    for _ in range(5):
+        victims = node_processes(directory, name)
+        if not victims:
+            break
+        for pid in victims:
+            with contextlib.suppress(OSError):
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+                os.kill(pid, signal.SIGKILL)
+                killed.append((pid, argv[:160]))
+        time.sleep(0.2)
+    subprocess.run(
+        ["scontrol", "update", f"nodename={name}", "state=down", f"reason={reason}"],
+        capture_output=True, env=env, timeout=30, check=True,
+    )  # fmt: skip
+    return killed
+
+
+def _resume(name: str, env: dict[str, str] | None) -> None:
+    # ReturnToService=2 returns a down node once its slurmd registers; resume it too, in case it registered
+    # before the down state was set (an error if it is already up: ignored)
+    subprocess.run(["scontrol", "update", f"nodename={name}", "state=resume"], capture_output=True, env=env,
+                   timeout=30)  # fmt: skip
+
+
+def restore_recorded(directory: str | Path, name: str, timeout: float = 60.0) -> None:
+    """Start a new slurmd for the lost node `name` of the cluster in `directory` (recorded in pids.json,
+    so `stop` stops it) and resume it; return once it is up (for use from a shell)."""
+    path = Path(directory) / "pids.json"
+    pids = json.loads(path.read_text()) if path.exists() else {}
+    log = open(Path(directory) / f"slurmd-{name}.out", "ab")  # noqa: SIM115 (the daemon's stdout)
+    proc = subprocess.Popen(_slurmd_argv(name), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+    path.write_text(json.dumps({**pids, f"slurmd-{name}": proc.pid}))
+    _resume(name, None)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        argv = ["sinfo", "-h", "-n", name, "-o", "%T"]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+        if out.stdout.strip() in ("idle", "mixed", "allocated"):
+            return
+        time.sleep(0.5)
+    raise SlurmUnavailable(f"node {name} did not come back within {timeout:.0f} s; see {directory}")
 
 
 def _stop_order(names) -> list[str]:
@@ -416,9 +547,20 @@ def stop_recorded(directory: str | Path) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("start", "stop"):
-        print("usage: python tests/cluster/slurm_cluster.py start DIR [NODES] | stop DIR", file=sys.stderr)
+    if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("start", "stop", "lose", "restore"):
+        print(
+            "usage: python tests/cluster/slurm_cluster.py start DIR [NODES] | lose DIR NODE"
+            " | restore DIR NODE | stop DIR",
+            file=sys.stderr,
+        )
         sys.exit(2)
+    if sys.argv[1] == "lose":
+        for pid, command in lose_node(sys.argv[2], sys.argv[3]):
+            print(f"killed {pid}: {command}")
+        sys.exit(0)
+    if sys.argv[1] == "restore":
+        restore_recorded(sys.argv[2], sys.argv[3])
+        os._exit(0)  # leave the new slurmd running
     if sys.argv[1] == "start":
         c = SlurmCluster.start(sys.argv[2], nodes=int(sys.argv[3]) if len(sys.argv) == 4 else 2)
         pids = {n: p.pid for n, p in c.processes.items()}

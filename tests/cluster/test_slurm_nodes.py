@@ -19,12 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from minigo_core.base import config
-from minigo_core.bench.window import random_moves, synthetic_game
-from minigo_core.data import gamefile, layout, window
+from minigo_core.data import layout
 from minigo_core.nn import model
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,35 +31,18 @@ FAIL_LIMIT_S = 120  # a dead rank must fail the job well within this
 
 
 @pytest.fixture(scope="module")
-def prepared(tmp_path_factory) -> dict:
+def prepared(tmp_path_factory, generation_one_inputs) -> dict:
     """Generation 0 (a random model and synthetic games) and generation 1's window: ~55 training steps of a
     4x64 net, about 10 s on this machine, long enough to kill a rank mid-training."""
-    base = tmp_path_factory.mktemp("nodes")
-    root = str(base / "run")
-    cfg_path = base / "config.json"
-    cfg_path.write_text(
-        json.dumps(
-            {
-                "root": root,
-                "board_size": BOARD,
-                "seed": 3,
-                "model": {"blocks": 4, "filters": 64, "fc_width": 32, "backend": "torch"},
-                "window": {"generations": 1, "sample_fraction": 0.3},
-                "train": {"ranks": 2, "batch_per_rank": 16, "checkpoint_every": 20, "backend": "torch",
-                          "threads_per_rank": 1, "prefetch_batches": 2, "learning_rate": [[0, 0.02]]},
-            }
-        )
-    )  # fmt: skip
-    cfg = config.load_config(str(cfg_path))
-    rng = np.random.default_rng(1)
-    for i in range(60):
-        record = synthetic_game(random_moves(BOARD, rng, max_moves=100), BOARD, rng, recorded_fraction=1.0)
-        gamefile.write_game(layout.game_path(root, 0, i), record)
-    window_dir = layout.window_dir(root, 1)
-    window.build_window(cfg, 1, window_dir, workers="threads")
-    parent = layout.model_path(root, 0)
-    model.save_model(parent, model.random_model(model.ModelConfig.from_run(cfg), seed=5), {"generation": 0})
-    return {"base": base, "config": str(cfg_path), "window": window_dir, "parent": parent}
+    run = {
+        "board_size": BOARD,
+        "seed": 3,
+        "model": {"blocks": 4, "filters": 64, "fc_width": 32, "backend": "torch"},
+        "window": {"generations": 1, "sample_fraction": 0.3},
+        "train": {"ranks": 2, "batch_per_rank": 16, "checkpoint_every": 20, "backend": "torch",
+                  "threads_per_rank": 1, "prefetch_batches": 2, "learning_rate": [[0, 0.02]]},
+    }  # fmt: skip
+    return generation_one_inputs(tmp_path_factory.mktemp("nodes"), run, games=60, max_moves=100)
 
 
 def _submit(cluster, prepared: dict, name: str) -> subprocess.Popen:

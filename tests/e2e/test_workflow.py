@@ -94,6 +94,7 @@ def test_dry_run_runs_deferred_evaluations_alongside_the_next_generation(finishe
     counts = job_counts(out.stdout + out.stderr)
     assert counts["evaluate"] == 2 and counts["selfplay"] == 2 and counts["train"] == 1
     assert counts["ladder_rating"] == 1  # generation 3's, started from generation 2's (5x5 has a ladder)
+    assert counts["ladder_first_rating"] == 1  # and its first rating, from generation 2's first one
 
 
 def test_dry_run_explicit_rerun_of_one_generation(finished_run):
@@ -136,7 +137,8 @@ def test_dry_run_plans_one_selfplay_job_per_games_per_job_games(tmp_path, write_
     config = write_config(tmp_path, generations=1, selfplay={"games": games, "games_per_job": per_job})
     cfg = load_config(str(config))
     assert [list(r) for r in schedule.selfplay_jobs(cfg)] == jobs
-    matches = len(schedule.opponent_specs(cfg)) + 1  # and the ladder rating (5x5 has a ladder)
+    # and the ladder rating and its first rating (5x5 has a ladder; the budget counts both per generation)
+    matches = len(schedule.opponent_specs(cfg)) + 2
     assert schedule.jobs_per_generation(cfg) == len(jobs) + 3 + matches
     out = snakemake("-n", "-p", "--cores", "1", "--configfile", str(config))
     assert out.returncode == 0, out.stderr[-3000:]
@@ -275,8 +277,10 @@ def test_local_run_produces_every_artifact_and_each_validates(tiny_run):
     assert {p["player"] for p in elo["players"]} >= {f"gen{g:04d}" for g in range(cfg.generations + 1)}
     for name in (*layout.SUMMARY_FILES, layout.REPORT_FILE):
         assert Path(layout.summary_path(root, name)).stat().st_size > 0, name
-    # `minigo run` printed where the results are and the ratings table
-    assert f"results of the run in {root}" in stdout and "ratings (Elo" in stdout and "gen0002" in stdout
+    # `minigo run` printed where the results are and the fixed-scale table (the run-relative fit: a file)
+    assert f"results of the run in {root}" in stdout and "strength on the fixed Elo ladder (5x5" in stdout
+    assert "ratings (Elo" not in stdout and "run-relative Bradley-Terry fit, anchor gen0000 = 0" in stdout
+    assert Path(layout.ladder_first_rating_path(root, 1)).stat().st_size > 0  # a first rating of generation 1
 
 
 @pytest.mark.slow
@@ -362,7 +366,7 @@ def test_every_evaluated_generation_is_rated_on_the_fixed_ladder_and_a_rerun_rep
     assert first["start_elo"] is None and "--start-from" not in first["command"]
     assert second["start_elo"] == first["elo"]  # the chain: generation 2 starts where generation 1 stood
     assert layout.ladder_rating_path(cfg.root, 1) in second["command"]
-    assert Path(layout.summary_path(cfg.root, layout.LADDER_CURVE_PLOT)).stat().st_size > 0
+    assert Path(layout.summary_path(cfg.root, layout.LEARNING_CURVE_PLOT)).stat().st_size > 0
     path = layout.ladder_rating_path(cfg.root, 2)
     before = os.stat(path).st_mtime_ns
     output = rerun(config, 2, "--forcerun", path)

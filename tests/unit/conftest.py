@@ -1,5 +1,5 @@
-"""Fixtures of the unit tests that need the dsp extension (imported lazily: the other unit tests run without
-it)."""
+"""Fixtures of the unit tests; those that need the dsp extension or torch import it lazily (the other unit
+tests run without them)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,26 @@ import pytest
 
 @pytest.fixture
 def restore_dsp():
-    """The dsp backend's process-wide settings back as they were after the test: the ISA build, the DSP cores,
-    the Winograd training mode and the one-node trunk and heads switches."""
+    """The compiled dsp library's process-wide settings back as they were after the test: the ISA build, the
+    DSP cores and the Winograd training mode."""
     from minigo_core.nn import dsp
 
-    old = (dsp.get_isa(), dsp.get_num_threads(), dsp._C.winograd_training_mode(), dsp.ONE_NODE_TRUNK,
-           dsp.ONE_NODE_HEADS)  # fmt: skip
+    old = (dsp.get_isa(), dsp.get_num_threads(), dsp._C.winograd_training_mode())
     yield
     dsp.set_isa(old[0])
     dsp.set_num_threads(old[1])
     dsp.set_winograd_training(old[2])
-    dsp.ONE_NODE_TRUNK, dsp.ONE_NODE_HEADS = old[3], old[4]
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory) -> str:
+    """A model file of a random 9x9 net (1 block of 8 filters, features agz) for the tests that run an engine
+    on a real model; torch set to one thread."""
+    import torch
+
+    from minigo_core.nn.model import ModelConfig, random_model, save_model
+
+    torch.set_num_threads(1)
+    path = str(tmp_path_factory.mktemp("tiny_model") / "tiny.safetensors")
+    save_model(path, random_model(ModelConfig(9, 1, 8, 16, "agz"), seed=5), {"generation": 0, "test": True})
+    return path

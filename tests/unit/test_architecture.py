@@ -2,12 +2,15 @@
 
 The layers of `minigo_core`, bottom to top (docs/ARCHITECTURE.md draws them):
 
-    base -> cluster -> game -> data -> nn -> search -> report -> jobs -> pipeline -> (cli, bench)
+    base -> cluster -> game -> data -> nn -> search -> rating -> report -> jobs -> pipeline -> (cli, bench)
 
 A module may import its own layer and the layers below it, never one above. Every import counts, also
 one inside a function: such an import must say why it is there with a `# lazy: reason` comment on its line
 (start-up time measured to need it: torch, matplotlib). The workflow (`Snakefile`, `workflow/`) reaches
 the library only through `minigo_core.pipeline` and the run layout (`minigo_core.data.layout`).
+
+Every game is played through `search`; `rating` (the fixed Elo ladder: calibration, rating a player, the
+check) plays through it, and `report` only reads a run's files, so no module of `report` reaches `search`.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "minigo_core"
-LAYERS = ["base", "cluster", "game", "data", "nn", "search", "report", "jobs", "pipeline", "top"]
+LAYERS = ["base", "cluster", "game", "data", "nn", "search", "rating", "report", "jobs", "pipeline", "top"]
 TOP = {"minigo_core.cli", "minigo_core.bench"}  # the command dispatcher and the benchmarks
+PLAYS = "minigo_core.search"  # every game is played through this layer: the engine, players, matches, GTP
+READERS = "minigo_core.report"  # what a person reads about a run, from its files alone: plays no game
 TORCH_ALLOWED = ("minigo_core.nn", "minigo_core.bench")  # the benchmarks time torch as their baseline
 SNAKEMAKE_ALLOWED = ("minigo_core.pipeline",)
 WORKFLOW_ALLOWED = ("minigo_core.pipeline", "minigo_core.data.layout")
@@ -176,6 +181,89 @@ def test_the_workflow_reaches_the_library_only_through_the_pipeline():
     assert bad == [], "the workflow imports library modules other than the pipeline's:\n" + "\n".join(bad)
 
 
+def own_edges(graph: list[Import]) -> dict[str, set[str]]:
+    """module -> the package's modules it imports (every import, also one inside a function)."""
+    edges: dict[str, set[str]] = {}
+    for imp in graph:
+        if own(imp) and imp.target != imp.source and imp.target != "minigo_core":
+            edges.setdefault(imp.source, set()).add(imp.target)
+    return edges
+
+
+def paths_into(edges: dict[str, set[str]], sources: list[str], forbidden: str) -> list[list[str]]:
+    """For each source, the first import chain (breadth first) that reaches a module within `forbidden`."""
+    found = []
+    for source in sources:
+        parent: dict[str, str | None] = {source: None}
+        queue = [source]
+        while queue:
+            node = queue.pop(0)
+            if node != source and is_within(node, (forbidden,)):
+                chain = [node]
+                while parent[chain[-1]] is not None:
+                    chain.append(parent[chain[-1]])
+                found.append(chain[::-1])
+                break
+            for nxt in sorted(edges.get(node, ())):
+                if nxt not in parent:
+                    parent[nxt] = node
+                    queue.append(nxt)
+    return found
+
+
+def test_no_module_of_report_plays_a_game(graph):
+    """`report/` reads a run's files; a game is played only through `search` (the engine, players, matches,
+    GTP). So no module of `report` imports `search`, directly or through what it imports (a `rating`
+    module that plays, such as the calibration or `ladder rate`)."""
+    edges = own_edges(graph)
+    readers = [m for m in map(module_name, package_files()) if is_within(m, (READERS,))]
+    assert readers, f"no module of {READERS} found"
+    bad = paths_into(edges, readers, PLAYS)
+    assert bad == [], "modules of report/ that reach the search layer (they play games):\n" + "\n".join(
+        " -> ".join(chain) for chain in bad
+    )
+
+
+def test_the_play_check_finds_a_chain_through_another_layer():
+    """The check above fails where it should: report -> rating -> search is found, with its path."""
+    edges = {
+        "minigo_core.report.a": {"minigo_core.data.x", "minigo_core.rating.b"},
+        "minigo_core.rating.b": {"minigo_core.search.match"},
+        "minigo_core.report.c": {"minigo_core.rating.ladder"},
+    }
+    found = paths_into(edges, ["minigo_core.report.a", "minigo_core.report.c"], PLAYS)
+    assert found == [["minigo_core.report.a", "minigo_core.rating.b", "minigo_core.search.match"]]
+
+
+def test_rating_sits_between_search_and_report():
+    """The layer order of this test is the one docs/ARCHITECTURE.md draws (top first), `rating` between
+    `search` and `report`."""
+    assert LAYERS.index("search") + 1 == LAYERS.index("rating") == LAYERS.index("report") - 1
+    text = (REPO / "docs" / "ARCHITECTURE.md").read_text()
+    block = text.split("## The layers", 1)[1].split("```")[1]
+    drawn = [line.split()[0] for line in block.splitlines() if line.startswith("   ") and line.split()]
+    names = [n for n in drawn if n in LAYERS]
+    assert names == LAYERS[::-1], f"docs/ARCHITECTURE.md draws {names}, this test has {LAYERS[::-1]}"
+    assert (PACKAGE / "rating" / "__init__.py").is_file()
+
+
+def test_one_cpu_model():
+    """The CPU a measurement ran on is named by one function (`base/machine.py`), not one per module with
+    its own fallbacks."""
+    roots = [PACKAGE, REPO / "tools"]
+    found = [
+        f"{p.relative_to(REPO)}:{node.lineno}"
+        for root in roots
+        if root.exists()
+        for p in sorted(root.rglob("*.py"))
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "cpu_model"
+    ]
+    assert len(found) == 1 and found[0].startswith("minigo_core/base/machine.py:"), (
+        "functions named cpu_model (one, in base/machine.py):\n" + "\n".join(found)
+    )
+
+
 def test_the_tools_sit_above_the_library():
     """tools/ (the chaos run, compare_runs) may use the whole library; nothing in the library uses them."""
     bad = []
@@ -221,3 +309,17 @@ def test_files_fit_in_a_reader_s_head():
         if (n := len(p.read_text().splitlines())) > MAX_FILE_LINES
     ]
     assert long == [], f"files over {MAX_FILE_LINES} lines:\n" + "\n".join(long)
+
+
+MAX_COMMAND_MODULE_LINES = 300
+
+
+def test_command_modules_stay_thin():
+    """A `jobs/` module is one `minigo COMMAND`: its arguments, `main` and the printing of its results, over
+    the library below it; at most 300 lines, so that logic that grows moves down to its layer."""
+    long = [
+        f"{p.relative_to(REPO)} ({n} lines)"
+        for p in sorted((PACKAGE / "jobs").glob("*.py"))
+        if (n := len(p.read_text().splitlines())) > MAX_COMMAND_MODULE_LINES
+    ]
+    assert long == [], f"jobs/ modules over {MAX_COMMAND_MODULE_LINES} lines:\n" + "\n".join(long)

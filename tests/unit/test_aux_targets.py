@@ -65,7 +65,7 @@ def _examples(n: int = 6, size: int = 5, planes: int = 17, seed: int = 0):
     return x, pi, z, own, score
 
 
-def test_shards_round_trip_aux_targets_and_read_version_1(tmp_path):
+def test_shards_round_trip_aux_targets_and_refuse_version_1(tmp_path):
     x, pi, z, own, score = _examples()
     url = str(tmp_path / "s.arrow")
     w = shards.ShardWriter(url, len(z), 17, 5, "agz")
@@ -75,7 +75,7 @@ def test_shards_round_trip_aux_targets_and_read_version_1(tmp_path):
     assert np.array_equal(ex.own, own)
     np.testing.assert_allclose(ex.score, score.astype(np.float16).astype(np.float32))
     assert np.isnan(ex.score[0])
-    # a version-1 shard (no own/score columns) reads with no auxiliary targets
+    # a version-1 shard (no own/score columns, from before the first release) is refused naming the file
     batch = shards.encode(x, pi, z, 0, np.arange(len(z)))
     old = batch.drop_columns(["own", "score"])
     meta = {**{k.decode(): v.decode() for k, v in w._schema.metadata.items()}, "version": "1"}
@@ -85,9 +85,8 @@ def test_shards_round_trip_aux_targets_and_read_version_1(tmp_path):
     url1 = str(tmp_path / "v1.arrow")
     with open(url1, "wb") as f:
         f.write(sink.getvalue())
-    ex1 = shards.load_shard(url1).rows(0, len(z))
-    assert not ex1.own.any() and np.isnan(ex1.score).all()
-    assert np.array_equal(ex1.planes, x)
+    with pytest.raises(shards.ShardError, match="v1.arrow has shard format version 1, this code reads 2"):
+        shards.load_shard(url1)
 
 
 def test_augment_moves_ownership_with_the_planes():

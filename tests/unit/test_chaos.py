@@ -9,10 +9,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from minigo_core.pipeline import workflow
+from tools.chaos.__main__ import parse_args as args_of
+from tools.chaos.disk import SmallDisk
 from tools.chaos.kills import kill_plan, kinds_of_dry_run, pack_stage, plannable_kinds
-from tools.chaos.processes import KINDS, classify
+from tools.chaos.processes import KINDS, SIGTERM_KINDS, classify, target
 from tools.chaos.runs import config_data
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,7 +35,15 @@ def test_the_plan_of_the_whole_tiny_config_spreads_8_kills_over_most_kinds():
     # in the order the pipeline starts them (Snakemake anywhere)
     jobs = [k for k in plan if k != "snakemake"]
     assert jobs == sorted(jobs, key=KINDS.index)
-    assert "train-rank-node2" in plannable_kinds(tiny(), slurm=True)
+    slurm = plannable_kinds(tiny(), slurm=True)
+    assert "train-rank-node2" in slurm and "node-loss" in slurm and "node-loss" not in kinds
+    assert target("node-loss") == "train-rank-node2" and target("selfplay") == "selfplay"
+    assert plannable_kinds(tiny(["train.ranks=1"]), slurm=True).count("node-loss") == 0
+    assert kill_plan(["node-loss", "bootstrap", "train"], 3, np.random.default_rng(0)) == [
+        "bootstrap",
+        "train",
+        "node-loss",
+    ]  # a node loss in the pipeline's order: after the training it strikes at has started
     reduced = kill_plan(plannable_kinds(tiny(REDUCED)), KILLS, np.random.default_rng(SEED))
     assert len(set(reduced)) == KILLS and "selfplay" in reduced, reduced
 
@@ -71,3 +82,36 @@ def test_kinds_of_processes_and_of_a_dry_run():
         set(),
         "nothing",
     )
+
+
+def test_sigterm_and_disk_full_kinds_strike_at_their_process_and_only_when_asked(tmp_path):
+    """selfplay-term and train-term send SIGTERM to a multi-game self-play job and to the training launcher;
+    disk-full fills run B's disk while a self-play job runs. They are planned only through --kinds (a drawn
+    plan, and so every seed's plan, stays as it was), and a dry run that plans their target keeps them."""
+    new = ("selfplay-term", "train-term", "disk-full")
+    assert [target(k) for k in new] == ["selfplay", "train", "selfplay"]
+    assert SIGTERM_KINDS == ("selfplay-term", "train-term")
+    for slurm in (False, True):
+        assert not set(new) & set(plannable_kinds(tiny(), slurm=slurm))
+    assert args_of(["--workdir", str(tmp_path), "--kinds", ",".join(new)]).kills == 3
+    dry_run = "rule selfplay:\n    wildcards: generation=0001, job=00000\nrule train:\n    jobid: 4\n"
+    kinds, _ = kinds_of_dry_run(dry_run, [3, 1])
+    assert {target(k) for k in new} <= kinds
+
+
+def test_the_disk_of_a_disk_full_fills_and_frees(tmp_path):
+    disk = SmallDisk(tmp_path / "run", 1)
+    try:
+        disk.mount()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    try:
+        (disk.root / "games").mkdir()
+        assert 1_000_000 < disk.fill() <= 1 << 20
+        with pytest.raises(OSError, match="No space left"):
+            (disk.root / "games" / "game00000.arrow").write_bytes(b"x" * 5000)
+        assert disk.free() and not disk.free()
+        (disk.root / "games" / "game00000.arrow").write_bytes(b"x" * 5000)
+    finally:
+        disk.unmount()
+    assert sorted(p.name for p in (tmp_path / "run").rglob("*")) == ["game00000.arrow", "games"]

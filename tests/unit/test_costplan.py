@@ -10,7 +10,7 @@ import pytest
 from minigo_core.base.config import load_config
 from minigo_core.cli import main
 from minigo_core.data import schedule
-from minigo_core.report import costplan
+from minigo_core.search import costplan
 
 UNITS = costplan.Measured(
     cpu="test CPU",

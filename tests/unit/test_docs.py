@@ -13,14 +13,26 @@ Checked, in each document:
 The comment block at the top of the Snakefile is checked the same way. And README.md starts with the two
 commands that do all the set-up: `make run` and `make test`; it is for users (at most 200 lines, no commit
 hashes: measured figures and their commits live in docs/BENCHMARKS.md, whose every section is dated).
+
+What the docs state about the code is held to it where a test can: the figures of each config in the
+README's `## Configs` list are the configs' own (`config.yaml`, and the others merged over it as `minigo run`
+merges them); no code comment or docstring holds a date or a CPU name (a measurement, its date and machine
+go to docs/BENCHMARKS.md; the comment keeps the reason); every package has unit tests (docs/CONTRACTS.md).
 """
 
 from __future__ import annotations
 
+import ast
+import io
 import re
+import tokenize
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
+
+from minigo_core.base.config import RunConfig, load_config
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -226,3 +238,197 @@ def test_the_checker_catches_what_it_should() -> None:
         "module minigo_core.nowhere",
         "path profiles/nowhere",
     }
+
+
+# The README's "Configs" list states each config's figures in these phrases; the test below reads them back
+# and compares them with the config as `minigo run` loads it (the file merged over config.yaml).
+ORDINAL = r"(\d+)(?:st|nd|rd|th)"
+CONFIG_FACTS: dict[str, tuple[str, Callable[[RunConfig], object]]] = {
+    "board": (r"\ba (\d+)x\1 board\b", lambda c: (c.board_size,)),
+    "net": (r"\ba (\d+)x(\d+) net\b", lambda c: (c.model.blocks, c.model.filters)),
+    "search": (
+        r"\b(Gumbel|PUCT) search with (\d+) simulations\b",
+        lambda c: (c.selfplay.search, c.selfplay.readouts),
+    ),
+    "games": (r"\b(\d+) games a generation\b", lambda c: (c.selfplay.games,)),
+    "games per job": (r"\bin jobs of (\d+)\b", lambda c: (c.selfplay.games_per_job,)),
+    "window": (r"\ba window of (\d+) generations\b", lambda c: (c.window.generations,)),
+    "ranks": (r"\b(\d+) training ranks?\b", lambda c: (c.train.ranks,)),
+    "replay ratio": (r"\bat ([\d.]+) examples per new position\b", lambda c: (c.train.replay_ratio,)),
+    "generations": (r"\bfor (\d+) generations\b", lambda c: (c.generations,)),
+    "evaluation": (rf"\bevaluation every (?:{ORDINAL} )?generation\b", lambda c: (c.evaluate.every,)),
+    "final matches": (r"\b(\d+)-game final matches\b", lambda c: (c.evaluate.final_games,)),
+}
+# what each config's entry must state (the README may state more: whatever it states is compared)
+CONFIG_ENTRIES = {
+    "config.yaml": set(CONFIG_FACTS),
+    "config/tiny.yaml": {"board", "net", "games", "games per job", "generations"},
+    "config/paper.yaml": {"board", "net", "games", "games per job", "ranks"},
+    "config/moonshot.yaml": {"search", "generations", "evaluation"},
+}
+
+
+def readme_config_entries() -> dict[str, str]:
+    """The README's `## Configs` list: `- `FILE`: text` items, each joined into one line."""
+    text = (REPO / "README.md").read_text()
+    section = re.search(r"^## Configs\n(.*?)^## ", text, flags=re.M | re.S)
+    assert section, "README.md has no `## Configs` section"
+    items = re.split(r"^- ", section.group(1), flags=re.M)[1:]
+    entries = {}
+    for item in items:
+        m = re.match(r"`([^`]+)`:\s*(.*)", " ".join(item.split()), flags=re.S)
+        if m:
+            entries[m.group(1)] = m.group(2)
+    return entries
+
+
+def merged_config(path: str) -> RunConfig:
+    """The config `minigo run --config path` runs: path's keys merged over config.yaml's, nested ones too."""
+
+    def merge(base: dict, over: dict) -> dict:
+        for key, value in over.items():
+            base[key] = merge(base[key], value) if isinstance(value, dict) and key in base else value
+        return base
+
+    data = yaml.safe_load((REPO / "config.yaml").read_text())
+    if path != "config.yaml":
+        data = merge(data, yaml.safe_load((REPO / path).read_text()))
+    return load_config(data)
+
+
+def stated_figures(text: str) -> dict[str, tuple]:
+    """The figures an entry states, by fact; a fact stated twice is an error."""
+    found: dict[str, tuple] = {}
+    for fact, (pattern, _) in CONFIG_FACTS.items():
+        matches = re.findall(pattern, text)
+        assert len(matches) <= 1, f"README.md states {fact} twice in one config entry: {text!r}"
+        if matches:
+            groups = matches[0] if isinstance(matches[0], tuple) else (matches[0],)
+            found[fact] = tuple(parse_figure(g) for g in groups)
+    return found
+
+
+def parse_figure(word: str) -> object:
+    if word == "":
+        return 1  # "evaluation every generation"
+    if word in ("Gumbel", "PUCT"):
+        return word.lower()
+    return float(word) if "." in word else int(word)
+
+
+@pytest.mark.parametrize("path", sorted(CONFIG_ENTRIES))
+def test_the_readme_config_figures_are_the_configs(path: str) -> None:
+    entries = readme_config_entries()
+    assert path in entries, f"README.md's `## Configs` list has no entry for `{path}`"
+    stated = stated_figures(entries[path])
+    missing = CONFIG_ENTRIES[path] - set(stated)
+    assert not missing, f"README.md's entry for {path} no longer states {sorted(missing)} (phrases above)"
+    cfg = merged_config(path)
+    wrong = {
+        fact: (figures, CONFIG_FACTS[fact][1](cfg))
+        for fact, figures in stated.items()
+        if figures != CONFIG_FACTS[fact][1](cfg)
+    }
+    assert not wrong, f"README.md's figures for {path} differ from the file's (README, file): {wrong}"
+
+
+def test_the_config_figures_check_can_fail() -> None:
+    text = "a 9x9 board, a 4x32 net, 1344 games a generation in jobs of 224, evaluation every 4th generation"
+    stated = stated_figures(text)
+    cfg = merged_config("config.yaml")
+    assert stated["board"] == CONFIG_FACTS["board"][1](cfg)
+    assert stated["games"] == (1344,) != CONFIG_FACTS["games"][1](cfg)
+    assert stated["evaluation"] == (4,) != CONFIG_FACTS["evaluation"][1](cfg)
+    assert stated_figures("evaluation every generation")["evaluation"] == (1,)
+
+
+# Measurements, their dates and machines belong in docs/BENCHMARKS.md: a code comment keeps the reason.
+CODE_DIRS = ("minigo_core", "tools", "workflow", "tests")
+CPU_NAME = re.compile(
+    r"\b(?:Zen ?\d|EPYC|Xeon|Cascade Lake|Ice Lake|Sapphire Rapids)\b|\breference machine\b"
+)
+C_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def code_comments(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of each comment of a source file: Python comments and docstrings, C/C++ comments,
+    Snakemake `#` comments."""
+    text = path.read_text()
+    if path.suffix == ".py":
+        found = [
+            (tok.start[0], tok.string)
+            for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+            if tok.type == tokenize.COMMENT
+        ]
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node, clean=False)
+                if doc:
+                    found.append((node.body[0].lineno, doc))
+        return found
+    if path.suffix in (".h", ".hpp", ".c", ".cc", ".cpp"):
+        return [(text.count("\n", 0, m.start()) + 1, m.group()) for m in C_COMMENT.finditer(text)]
+    return [(n, line[line.index("#") :]) for n, line in enumerate(text.splitlines(), 1) if "#" in line]
+
+
+def dated_comments(paths: list[Path], root: Path = REPO) -> list[str]:
+    """`file:line: match in comment` for each date or CPU name in the comments of `paths`."""
+    bad = []
+    for path in paths:
+        for line, comment in code_comments(path):
+            for m in (*DATE.finditer(comment), *CPU_NAME.finditer(comment)):
+                bad.append(f"{path.relative_to(root)}:{line}: {m.group()!r} in {comment.strip()[:80]!r}")
+    return bad
+
+
+def source_files() -> list[Path]:
+    suffixes = {".py", ".h", ".hpp", ".c", ".cc", ".cpp", ".smk"}
+    files = [p for d in CODE_DIRS for p in (REPO / d).rglob("*") if p.suffix in suffixes and p.is_file()]
+    return sorted([*files, REPO / "Snakefile"])
+
+
+def test_no_code_comment_holds_a_date_or_a_machine() -> None:
+    """Comments say why; what was measured, when and on which CPU goes to docs/BENCHMARKS.md."""
+    bad = dated_comments(source_files())
+    assert bad == [], (
+        "dates or CPU names in code comments (move the figure to docs/BENCHMARKS.md):\n" + "\n".join(bad)
+    )
+
+
+def test_the_comment_check_can_fail(tmp_path: Path) -> None:
+    py = tmp_path / "m.py"
+    py.write_text('"""Doc (2026-11-27)."""\nX = "2026-01-01"  # on a Zen 5\nY = 1  # plain\n')
+    cpp = tmp_path / "k.cpp"
+    cpp.write_text("int x;  // the EPYC's cache\n/* measured on the reference machine */\nint y;\n")
+    found = {re.match(r"(\S+):(\d+): '([^']*)'", c).groups() for c in dated_comments([py, cpp], tmp_path)}
+    assert found == {
+        ("m.py", "1", "2026-11-27"),
+        ("m.py", "2", "Zen 5"),
+        ("k.cpp", "1", "EPYC"),
+        ("k.cpp", "2", "reference machine"),
+    }
+
+
+def imported_packages(test_file: Path) -> set[str]:
+    """The packages of minigo_core (`base`, `search`, ...) a test file imports from."""
+    found = set()
+    for node in ast.walk(ast.parse(test_file.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] if node.module != PACKAGE else [f"{PACKAGE}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found |= {name.split(".")[1] for name in names if name.startswith(f"{PACKAGE}.")}
+    return found
+
+
+def test_every_package_has_unit_tests() -> None:
+    """docs/CONTRACTS.md: a contract is checked by the unit tests of its concept, and every package of
+    minigo_core has some: a test file under tests/unit/ imports from it."""
+    packages = {p.parent.name for p in (REPO / PACKAGE).glob("*/__init__.py")}
+    tested = set().union(*(imported_packages(f) for f in (REPO / "tests" / "unit").glob("test_*.py")))
+    assert packages, "no packages found under minigo_core/"
+    assert packages - tested == set(), (
+        f"packages of minigo_core no unit test imports: {sorted(packages - tested)}"
+    )

@@ -1,10 +1,10 @@
 """The dsp backend's one-node heads (`minigo_core.nn.dsp.heads`: the policy, value and ownership 1x1 convs as
-one conv, the two BN+ReLUs as one): against the per-op path (one Function per conv and per BN+ReLU, the
-ownership conv on torch's linear), the same bytes in the policy and value outputs, the BN running statistics
-and the gradients of the policy and value heads' parameters (each output channel's sums run as in separate
-ops); the trunk output's gradient is one sum over the channels instead of three tensors added by autograd, so
-the trunk's gradients and the ownership head agree to rounding. 1 and 2 DSP cores, Winograd and direct convs;
-gradients by finite differences in float64."""
+one conv, the two BN+ReLUs as one): against the per-op reference (`dsp.reference`: one Function per conv and
+per BN+ReLU, the ownership conv on torch's linear), the same bytes in the policy and value outputs, the BN
+running statistics and the gradients of the policy and value heads' parameters (each output channel's sums run
+as in separate ops); the trunk output's gradient is one sum over the channels instead of three tensors added
+by autograd, so the trunk's gradients and the ownership head agree to rounding. 1 and 2 DSP cores, Winograd
+and direct convs; gradients by finite differences in float64."""
 
 from __future__ import annotations
 
@@ -12,16 +12,19 @@ import pytest
 import torch
 
 from minigo_core.nn import dsp
-from minigo_core.nn.dsp import heads
+from minigo_core.nn.dsp import heads, reference, trunk
 from minigo_core.nn.model import DualNet, ModelConfig, random_model
 
 
 def _run(cfg: ModelConfig, one_node: bool, training: bool, x: torch.Tensor):
-    dsp.ONE_NODE_HEADS = one_node
+    """The production path (`one_node`) or the reference's per-op heads (with the production trunk)."""
     net = DualNet(cfg, backend="dsp")
     net.load_state_dict(random_model(cfg, 3).state_dict())
     net.train(training)
-    logits, value, own, score = net.forward_all(x)
+    if one_node:
+        logits, value, own, score = net.forward_all(x)
+    else:
+        logits, value, own, score = reference.forward_per_op(net, x, trunk=trunk.trunk)
     loss = logits.square().mean() + value.sum()
     if own is not None:
         loss = loss + own.square().mean() + score.sum()

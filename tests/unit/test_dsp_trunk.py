@@ -1,8 +1,9 @@
 """The dsp backend's one-node training trunk (`minigo_core.nn.dsp.trunk`): with the BN sums taken by the BN
-kernels (`fuse_bn_sums` False), the same bytes as the per-op path (one autograd Function per conv and per
-BN+ReLU) in outputs, every parameter's gradient and the BN running statistics, on Winograd and direct convs,
-1 and 2 DSP cores; with the sums taken in the Winograd convs' output transforms (the default), the per-op
-path's values to float rounding and the same bytes on a rerun; gradients by finite differences in float64."""
+kernels (`DspOptions(fuse_bn_sums=False)`), the same bytes as the per-op reference (`dsp.reference`: one
+autograd Function per conv and per BN+ReLU) in outputs, every parameter's gradient and the BN running
+statistics, on Winograd and direct convs, 1 and 2 DSP cores; with the sums taken in the Winograd convs' output
+transforms (the default), the per-op path's values to float rounding and the same bytes on a rerun; gradients
+by finite differences in float64."""
 
 from __future__ import annotations
 
@@ -10,16 +11,20 @@ import pytest
 import torch
 
 from minigo_core.nn import dsp
-from minigo_core.nn.dsp import trunk
-from minigo_core.nn.model import DualNet, ModelConfig, random_model
+from minigo_core.nn.dsp import heads, reference, trunk
+from minigo_core.nn.model import DspOptions, DualNet, ModelConfig, random_model
 
 
-def _run(cfg: ModelConfig, one_node: bool, training: bool, x: torch.Tensor) -> list[torch.Tensor]:
-    dsp.ONE_NODE_TRUNK = one_node
-    net = DualNet(cfg, backend="dsp")
+def _run(cfg: ModelConfig, one_node: bool, training: bool, x: torch.Tensor, fuse_bn_sums: bool = True):
+    """Outputs, gradients and buffers of the production path (`one_node`) or the reference's per-op trunk
+    (with the production heads)."""
+    net = DualNet(cfg, backend="dsp", dsp_options=DspOptions(fuse_bn_sums=fuse_bn_sums))
     net.load_state_dict(random_model(cfg, 3).state_dict())
     net.train(training)
-    logits, value, own, score = net.forward_all(x)
+    if one_node:
+        logits, value, own, score = net.forward_all(x)
+    else:
+        logits, value, own, score = reference.forward_per_op(net, x, heads=heads.heads)
     (logits.square().mean() + value.sum() + own.mean() + score.sum()).backward()
     return [logits, value, *(p.grad for p in net.parameters()), *net.buffers()]
 
@@ -27,13 +32,13 @@ def _run(cfg: ModelConfig, one_node: bool, training: bool, x: torch.Tensor) -> l
 @pytest.mark.parametrize("cores", [1, 2])
 @pytest.mark.parametrize("mode", [0, 1])
 @pytest.mark.parametrize("training", [True, False])
-def test_one_node_trunk_gives_the_per_op_bytes(restore_dsp, monkeypatch, cores, mode, training):
-    monkeypatch.setattr(trunk.TrunkFunction, "fuse_bn_sums", False)
+def test_one_node_trunk_gives_the_per_op_bytes(restore_dsp, cores, mode, training):
     dsp.set_num_threads(cores)
     dsp.set_winograd_training(mode)
     cfg = ModelConfig(7, 2, 16, 16, "agz", aux_heads=True)
     x = torch.randint(0, 2, (5, cfg.planes, 7, 7), generator=torch.Generator().manual_seed(1)).float()
-    for a, b in zip(_run(cfg, True, training, x), _run(cfg, False, training, x), strict=True):
+    one_node, per_op = _run(cfg, True, training, x, fuse_bn_sums=False), _run(cfg, False, training, x)
+    for a, b in zip(one_node, per_op, strict=True):
         assert torch.equal(a, b)
 
 
@@ -43,7 +48,7 @@ def test_fused_bn_sums_track_the_per_op_path_and_rerun_byte_identical(restore_ds
     """The BN statistics summed in the Winograd output transforms: another order of the same sums, so the
     per-op path's values to float rounding (BN's backward cancels, so gradients carry ~1e-5 of it), and the
     same bytes when run again."""
-    assert trunk.TrunkFunction.fuse_bn_sums
+    assert DspOptions().fuse_bn_sums
     dsp.set_num_threads(cores)
     cfg = ModelConfig(n, 2, 32, 16, "agz", aux_heads=True)
     assert dsp.winograd_training_tile(n, n, 32, 32) in (2, 3)
@@ -62,11 +67,7 @@ def test_one_node_trunk_gradients_by_finite_differences(restore_dsp):
     bns = [m.bn for m in trunk._layers(net)]
     params = [t for m in trunk._layers(net) for t in (m.conv.weight, m.bn.weight, m.bn.bias)]
 
-    def f(xx, *ps):
-        return trunk.TrunkFunction.apply(xx, bns, True, *ps)
+    def f(xx, *ps):  # release=False: gradcheck runs several backwards of one graph
+        return trunk.TrunkFunction.apply(xx, bns, True, True, False, *ps)
 
-    trunk.TrunkFunction.release = False  # gradcheck runs several backwards of one graph
-    try:
-        assert torch.autograd.gradcheck(f, (x, *params), eps=1e-6, atol=1e-5)
-    finally:
-        trunk.TrunkFunction.release = True
+    assert torch.autograd.gradcheck(f, (x, *params), eps=1e-6, atol=1e-5)

@@ -334,7 +334,10 @@ def test_model_player_plays_through_the_compiled_engine_and_falls_back_for_set_u
     setup = go.Position.from_board(np.eye(9, dtype=np.int8))  # stones no move sequence made
     player.new_game(9, 7.5, 3)
     move = player.genmove(setup)
-    assert setup.is_move_legal(move) and player.engine_name == "python"
+    assert setup.is_move_legal(move) and isinstance(player._mcts, mcts.MCTSPlayer)
+    player.new_game(9, 7.5, 4)  # the next game is the compiled engine's again
+    player.genmove(go.Position(9, 7.5))
+    assert isinstance(player._mcts, engine.Searcher) and player.engine_name == "compiled"
 
 
 def test_selfplay_benchmark_ends_with_its_json_line(capsys):

@@ -7,14 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from minigo_core.base import native
 from minigo_core.nn import model
 from minigo_core.search import engine
 
-try:
-    engine.lib()
-except native.NativeUnavailable as exc:  # pragma: no cover - a checkout without `make setup`
-    pytest.skip(str(exc), allow_module_level=True)
+
+@pytest.fixture(scope="module", autouse=True)
+def _engine_built(compiled_library):
+    compiled_library(engine.LIBRARY)  # skips without the build, fails under CI=true
+
 
 RUN = {"seed": 5, "model": {"blocks": 1, "filters": 8, "fc_width": 8, "backend": "dsp"}}
 

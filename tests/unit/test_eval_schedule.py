@@ -29,8 +29,9 @@ def test_every_k_generations_and_the_last(eval_config):
     cfg = eval_config(every=4)
     evaluated = [g for g in range(11) if schedule.evaluation_specs(cfg, g)]
     assert evaluated == [4, 8, 10]
-    # 3 matches and the ladder rating (5x5 has a ladder)
-    assert schedule.evaluation_files(cfg, 5) == [] and len(schedule.evaluation_files(cfg, 8)) == 3 + 1
+    # 3 matches, the first ladder rating and the full one (5x5 has a ladder); the last: no first rating
+    assert schedule.evaluation_files(cfg, 5) == [] and len(schedule.evaluation_files(cfg, 8)) == 3 + 2
+    assert len(schedule.evaluation_files(cfg, 10)) == len(schedule.evaluation_specs(cfg, 10)) + 1
     assert schedule.generation_outputs(cfg, 5) == [
         f for f in schedule.generation_outputs(cfg, 5) if "/eval/" not in f
     ]

@@ -136,7 +136,7 @@ def foreign_files() -> dict[str, bytes]:
     # An Arrow stream that carries a `minigo` metadata key with garbage, and one with a plausible-looking one.
     bad_meta = table.replace_schema_metadata({b"minigo": b"{not json"})
     fake_meta = table.replace_schema_metadata(
-        {b"minigo": json.dumps({"format": "minigo-game", "format_version": 1}).encode()}
+        {b"minigo": json.dumps({"format": "minigo-game", "format_version": 2}).encode()}
     )
     streams = {}
     for name, t in (("bad_meta", bad_meta), ("fake_meta", fake_meta)):

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 from minigo_core.data.gamefile import (
+    FORMAT_VERSION,
     GameFileError,
     decode_moves,
     encode_moves,
@@ -93,7 +94,7 @@ def _bad_files(good: bytes) -> dict[str, bytes]:
     meta["format_version"] = 99
     table = pa.ipc.open_stream(good).read_all()
     newer = _arrow_stream(table.replace_schema_metadata({b"minigo": json.dumps(meta).encode()}))
-    meta["format_version"] = 1
+    meta["format_version"] = FORMAT_VERSION  # readable again: only the positions count is wrong
     meta["num_positions"] += 1
     inconsistent = _arrow_stream(table.replace_schema_metadata({b"minigo": json.dumps(meta).encode()}))
     return {
@@ -131,7 +132,7 @@ def test_reader_error_messages_say_what_is_wrong(tmp_path, make_record):
         "truncated-tail": "truncated",
         "text": "not a MiniGo game file",
         "foreign-arrow": "not a MiniGo game file",
-        "newer-version": "format version 99; this software reads versions 1, 2",
+        "newer-version": "format version 99; this software reads versions 2",
     }
     bad = _bad_files(good)
     for name, phrase in cases.items():

@@ -10,8 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from minigo_core.game import coords, go, sgf
 from minigo_core.search.gtp_engine import GTPEngine, clean_line, format_response
 from minigo_core.search.players import RESIGN, Player, RandomPlayer
@@ -233,18 +231,6 @@ def test_quit_ends_the_session():
 
 
 # ------------------------------------------------------------------------------------- the real command
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory) -> str:
-    import torch
-
-    from minigo_core.nn.model import ModelConfig, random_model, save_model
-
-    torch.set_num_threads(1)
-    path = str(tmp_path_factory.mktemp("gtp") / "tiny.safetensors")
-    save_model(path, random_model(ModelConfig(9, 1, 8, 16, "agz"), seed=5), {"generation": 0, "test": True})
-    return path
 
 
 def gtp_argv(model: str, *extra: str) -> list[str]:

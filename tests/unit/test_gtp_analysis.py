@@ -108,18 +108,6 @@ class Session:
         self.to_engine.close()
 
 
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory) -> str:
-    import torch
-
-    from minigo_core.nn.model import ModelConfig, random_model, save_model
-
-    torch.set_num_threads(1)
-    path = str(tmp_path_factory.mktemp("gtp_analysis") / "tiny.safetensors")
-    save_model(path, random_model(ModelConfig(9, 1, 8, 16, "agz"), seed=5), {"generation": 0, "test": True})
-    return path
-
-
 @pytest.fixture()
 def engine(tiny_model):
     return build_model_engine(tiny_model, 24, "dsp", 1, None, None, -1.0)

@@ -240,15 +240,3 @@ def test_short_overtime_clocks_are_never_lost_on_time(tiny_model, gnugo_path, kg
     assert game["ended_by"] in ("move_cap", "score"), game
     if kgs[0] == "byoyomi":
         assert game["clock_left"]["black"][1] == 2  # no period lost
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory) -> str:
-    import torch
-
-    from minigo_core.nn.model import ModelConfig, random_model, save_model
-
-    torch.set_num_threads(1)
-    path = str(tmp_path_factory.mktemp("gtp_time") / "tiny.safetensors")
-    save_model(path, random_model(ModelConfig(9, 1, 8, 16, "agz"), seed=5), {"generation": 0, "test": True})
-    return path

@@ -21,7 +21,7 @@ def game_record() -> GameRecord:
     visits[1, [coords.to_flat((2, 6), 9), coords.to_flat((6, 2), 9)]] = [50, 14]
     metadata = {
         "format": "minigo-game",
-        "format_version": 1,
+        "format_version": 2,
         "board_size": 9,
         "komi": 7.5,
         "features": "agz",

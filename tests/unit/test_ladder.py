@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from minigo_core.base.elo import expected_score
-from minigo_core.report.ladder import (
+from minigo_core.rating.ladder import (
     Ladder,
     LadderError,
     Rating,
@@ -344,8 +344,8 @@ def test_next_rung_stops_off_the_ends_and_at_the_budget():
 
 
 def test_a_bracketed_player_plays_the_rung_that_tells_most_per_cpu_second():
-    from minigo_core.report.ladder import _most_informative
-    from minigo_core.report.rung_cost import side_cost
+    from minigo_core.rating.ladder import _most_informative
+    from minigo_core.rating.rung_cost import side_cost
 
     def rung(name: str, elo: float) -> Rung:
         return Rung(name, elo, (elo - 40, elo + 40), 300)

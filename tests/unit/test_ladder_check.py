@@ -10,8 +10,8 @@ import pytest
 
 from minigo_core.base.elo import expected_score
 from minigo_core.jobs.ladder import cli_main
-from minigo_core.report import ladder_check as cal
-from minigo_core.report.ladder import Ladder, LadderError, Rung, read_ladder
+from minigo_core.rating import ladder_check as cal
+from minigo_core.rating.ladder import Ladder, LadderError, Rung, read_ladder
 
 
 def _pmf(n: int, p: float) -> list[float]:

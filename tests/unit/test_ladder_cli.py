@@ -5,14 +5,15 @@ committed `config/ladder/5x5.json`."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
 import pytest
 
 from minigo_core.jobs.ladder import cli_main
-from minigo_core.report import calibration as cal
-from minigo_core.report.ladder import load_ladder, read_ladder
+from minigo_core.rating import calibration as cal
+from minigo_core.rating.ladder import load_ladder, read_ladder
 
 CHEAP = ("random", "uct:2", "uct:8")
 
@@ -75,11 +76,11 @@ def test_interrupted_calibration_resumes_without_losing_or_replaying_games(tmp_p
     assert cli_main(calibrate_args(whole)) == 0
     assert "written" in capsys.readouterr().out
     # "killed" after 1 game of each pair, then after 3: every finished game is kept, none is played again
-    plan = cal.Plan(5, 7.5, CHEAP, 4, cal.DEFAULT_SEED, ladder_dir=str(parts))
-    ladder, played = cal.calibrate(plan, anchor="uct:8", anchor_elo=0.0, command=["t"], max_new_games=1)
+    design = cal.CalibrationDesign(5, 7.5, CHEAP, 4, cal.DEFAULT_SEED, ladder_dir=str(parts))
+    ladder, played = cal.calibrate(design, anchor="uct:8", anchor_elo=0.0, command=["t"], max_new_games=1)
     assert ladder is None and played == 3
     assert [len(g) for g in pair_games(parts).values()] == [1, 1, 1]
-    assert cal.play_pair(plan, "random", "uct:2", max_new_games=2) == 2
+    assert cal.play_pair(design, "random", "uct:2", max_new_games=2) == 2
     assert cli_main(calibrate_args(parts)) == 0  # the rest: 1 + 3 + 3 games
     assert "(7 new game(s))" in capsys.readouterr().out
     assert pair_games(parts) == pair_games(whole)
@@ -190,3 +191,19 @@ def test_the_committed_9x9_ladder_meets_its_targets_and_refits_from_its_games(tm
         assert mine.elo == pytest.approx(theirs["elo"], abs=1e-6)
         assert list(mine.ci95) == pytest.approx(theirs["ci95"], abs=1e-6)
         assert list(mine.ci95_anchor) == pytest.approx(theirs["ci95_anchor"], abs=1e-6)
+
+
+def test_committed_pair_files_are_named_by_their_players_slugs():
+    """Each committed pair file sits where `CalibrationDesign.pair_file` looks for it (`PlayerSpec.slug` of
+    its two players): a changed slug would orphan the games and replay them. A `gtp:` rung's slug is a file
+    name too."""
+    files = sorted((cal.REPO / cal.LADDER_DIR).rglob("*_vs_*.json"))
+    pairs = [(p, json.loads(p.read_text())) for p in files]
+    pairs = [(p, d) for p, d in pairs if isinstance(d, dict) and d.get("format") == cal.PAIR_FORMAT]
+    assert len(pairs) >= 20
+    for path, data in pairs:
+        where = dataclasses.replace(cal.default_design(data["board_size"]), ladder_dir=str(path.parents[1]))
+        assert where.pair_file(data["player"], data["opponent"]) == str(path)
+    gtp = "gtp:/usr/games/gnugo --mode gtp --level 3"
+    name = cal.CalibrationDesign(9, 7.5, ("random", gtp), 1, 1).pair_file("random", gtp)
+    assert name.endswith("/9x9/random_vs_gtp-_usr_games_gnugo_--mode_gtp_--level_3.json")

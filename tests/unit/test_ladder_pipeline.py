@@ -15,8 +15,9 @@ from minigo_core.base.config import ConfigError
 from minigo_core.data import compare, layout, schedule
 from minigo_core.jobs.ladder import cli_main
 from minigo_core.pipeline import workflow
-from minigo_core.report import fixed_scale, ladder_rate, plots, progress
-from minigo_core.report.ladder import calibrated_sizes, ladder_path
+from minigo_core.rating import ladder_rate
+from minigo_core.rating.ladder import calibrated_sizes, ladder_path
+from minigo_core.report import fixed_scale, plots, progress
 
 NO_LADDER_SIZE = 7  # config/ladder/ has no 7x7 table
 
@@ -46,7 +47,7 @@ def test_schedule_lists_ladder_json_for_every_evaluated_generation(make_config):
         6: [layout.ladder_rating_path(cfg.root, 6)],
     }
     assert schedule.evaluation_files(cfg, 4)[-1] == layout.ladder_rating_path(cfg.root, 4)
-    per = schedule.selfplay_job_count(cfg) + 3 + len(schedule.opponent_specs(cfg)) + 1
+    per = schedule.selfplay_job_count(cfg) + 3 + len(schedule.opponent_specs(cfg)) + 2  # + the first rating
     assert schedule.jobs_per_generation(cfg) == per
 
 
@@ -141,9 +142,9 @@ def test_fixed_scale_curve_reads_every_rating_with_times_and_positions(tmp_path)
         (3, 500.0, 4.0, 450),
     ]
     assert points[0]["ci95"] == [220.0, 380.0]
-    png = plots.plot_ladder_curve(points, fixed_scale.ladder_rungs(5), 5)
+    png = plots.plot_learning_curve(points, fixed_scale.ladder_rungs(5), 5)
     assert png.startswith(b"\x89PNG")
-    empty = plots.plot_ladder_curve([], fixed_scale.ladder_rungs(NO_LADDER_SIZE), NO_LADDER_SIZE)
+    empty = plots.plot_learning_curve([], fixed_scale.ladder_rungs(NO_LADDER_SIZE), NO_LADDER_SIZE)
     assert fixed_scale.ladder_rungs(NO_LADDER_SIZE) is None and empty.startswith(b"\x89PNG")
 
 
@@ -186,5 +187,7 @@ def test_the_live_line_prefers_the_ladder_rating(tmp_path):
 def test_the_run_comparison_ignores_the_ladder_ratings_wall_clock():
     rel = layout.ladder_rating_path("", 2).lstrip("/")
     assert compare.wall_clock_fields(rel) >= {"date", "wall_seconds"}
-    assert layout.LADDER_CURVE_PLOT in layout.SUMMARY_FILES
-    assert any(p.endswith(layout.LADDER_CURVE_PLOT) for p in compare.SKIPPED)
+    assert layout.LEARNING_CURVE_PLOT in layout.SUMMARY_FILES
+    assert any(p.endswith(layout.LEARNING_CURVE_PLOT) for p in compare.SKIPPED)
+    first = layout.ladder_first_rating_path("", 2).lstrip("/")
+    assert compare.wall_clock_fields(first) >= {"date", "wall_seconds", "cpu_seconds"}

@@ -33,6 +33,7 @@ class StoneCountNet:
 
 def settings(**kw) -> SelfplaySettings:
     base = dict(readouts=64, fast_readouts=16, parallel_readouts=8, dirichlet_weight=0.0, softpick_moves=0)
+    base.setdefault("search", "puct")  # these are tests of PUCT; Gumbel: tests/unit/test_gumbel.py
     base.update(kw)
     return SelfplaySettings(**base)
 

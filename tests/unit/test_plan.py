@@ -20,8 +20,9 @@ def test_plan_starts_at_first_unfinished_generation_and_respects_the_job_budget(
     plan = planning.plan(cfg)
     assert (plan.first, plan.last, plan.late_evaluations) == (3, 6, ())
     per_generation = planning.plan_cost_per_generation(cfg)  # each self-play job counts as one
-    # self-play jobs, games-complete, window, train; 2 matches and the ladder rating (5x5 has a ladder)
-    assert per_generation == schedule.selfplay_job_count(cfg) + 3 + 2 + 1 == schedule.jobs_per_generation(cfg)
+    # self-play jobs, games-complete, window, train; 2 matches, the ladder rating and its first rating (5x5
+    # has a ladder)
+    assert per_generation == schedule.selfplay_job_count(cfg) + 3 + 2 + 2 == schedule.jobs_per_generation(cfg)
     assert planning.plan(cfg, max_jobs=2 * per_generation).planned == range(3, 5)
     assert planning.plan(cfg, max_jobs=1).planned == range(3, 4)  # at least one generation
 

@@ -1,7 +1,8 @@
 """The Gumbel policy column of a game file: format version 2 stores it in units of 1/65535 (error below one
-unit an entry), version-1 files (float32) still read exactly, and training on the stored policy is training on
-the float32 policy the search computed, within a tested tolerance (the same examples through the window's
-shard encoding, the same network: the policy loss and every parameter's gradient compared)."""
+unit an entry), a version-1 file (float32, from before the first release) is refused naming the file, and
+training on the stored policy is training on the float32 policy the search computed, within a tested tolerance
+(the same examples through the window's shard encoding, the same network: the policy loss and every
+parameter's gradient compared)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from minigo_core.data.gamefile import (
     FORMAT_VERSION,
     POLICY_UNITS,
     GameFileError,
-    GameRecord,
     game_bytes,
     quantise_policy,
     read_game,
@@ -83,26 +83,21 @@ def test_gumbel_policy_round_trips_within_one_unit(tmp_path, make_record, board_
 
 def _version1_bytes(record) -> bytes:
     """A game file as the version-1 writer made it: the same columns, the policy as float32."""
-    v1 = GameRecord(**{**record.__dict__, "metadata": {**record.metadata, "format_version": 1}})
-    data = game_bytes(v1)
-    assert pa.ipc.open_stream(data).schema.field("policy").type.value_type == pa.float32()
-    return data
+    table = pa.ipc.open_stream(game_bytes(record)).read_all()
+    policy = pa.FixedSizeListArray.from_arrays(pa.array(record.policy.reshape(-1), pa.float32()),
+                                               record.policy.shape[1])  # fmt: skip
+    table = table.set_column(table.column_names.index("policy"), "policy", policy)
+    meta = {**json.loads(table.schema.metadata[b"minigo"]), "format_version": 1}
+    return _stream(table.replace_schema_metadata({b"minigo": json.dumps(meta).encode()}))
 
 
-def test_version1_file_still_reads_its_float32_policy_exactly(tmp_path, make_record):
-    record = _gumbel_record(make_record)
+def test_version1_file_is_refused_naming_the_file_and_what_to_do(tmp_path, make_record):
     path = tmp_path / "v1.arrow"
-    path.write_bytes(_version1_bytes(record))
-    back = read_game(str(path))
-    assert back.metadata["format_version"] == 1
-    np.testing.assert_array_equal(back.policy, record.policy)  # exactly as written
-    assert game_bytes(back) == path.read_bytes()  # and written again as version 1, byte for byte
-    np.testing.assert_array_equal(back.visits, record.visits)
-
-
-def test_version2_file_smaller_than_version1(make_record):
-    record = _gumbel_record(make_record, 19)
-    assert len(game_bytes(record)) < 0.5 * len(_version1_bytes(record))
+    path.write_bytes(_version1_bytes(_gumbel_record(make_record)))
+    with pytest.raises(GameFileError, match=r"has format version 1; this software reads versions 2; re-run"):
+        read_game(str(path))
+    with pytest.raises(GameFileError, match=str(path)):
+        read_game(str(path))
 
 
 def test_policy_column_of_the_wrong_type_for_its_version_is_rejected(tmp_path, make_record):

@@ -12,6 +12,7 @@ import pytest
 
 from minigo_core.data import layout
 from minigo_core.pipeline import runner
+from minigo_core.rating.bradley_terry import fit_bradley_terry
 from minigo_core.report import progress as progress_module
 from minigo_core.report.progress import (
     CLEAR,
@@ -21,7 +22,6 @@ from minigo_core.report.progress import (
     format_elo,
     latest_model,
 )
-from minigo_core.report.ratings import fit_bradley_terry
 from minigo_core.report.status import format_duration
 
 START = 1_000_000.0

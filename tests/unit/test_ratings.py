@@ -11,10 +11,9 @@ import pytest
 
 from minigo_core.base.elo import elo_difference, expected_score, wilson_interval
 from minigo_core.data import layout, storage
-from minigo_core.data.matchfile import MatchSummary
 from minigo_core.jobs import ratings as ratings_command
-from minigo_core.report import plots, ratings
-from minigo_core.report.ratings import fit_bradley_terry
+from minigo_core.rating.bradley_terry import fit_bradley_terry, sorted_players
+from minigo_core.report import fixed_scale, plots, ratings
 
 
 def synthetic_games(true_elo: dict[str, float], games_per_pair: int, seed: int, pairs=None):
@@ -154,27 +153,34 @@ def test_ratings_command_writes_table_and_plots(synthetic_run, tmp_path, capsys)
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
 
 
-def test_learning_curve_is_relative_to_the_lowest_gnugo_level_and_draws_zero_wins():
-    rows = [
-        {"player": "gen0000", "kind": "generation", "elo": 0.0, "elo_low95": 0.0, "elo_high95": 0.0,
-         "model_time_s": 0.0},
-        {"player": "gen0004", "kind": "generation", "elo": 300.0, "elo_low95": 200.0, "elo_high95": 400.0,
-         "model_time_s": 120.0},
-        {"player": "gnugo:3", "kind": "gnugo", "elo": 900.0, "elo_low95": 800.0, "elo_high95": 1000.0,
-         "model_time_s": None},
-        {"player": "gnugo:1", "kind": "gnugo", "elo": 700.0, "elo_low95": 600.0, "elo_high95": 800.0,
-         "model_time_s": None},
-    ]  # fmt: skip
-    assert ratings.gnugo_anchor(rows)["player"] == "gnugo:1"
-    matches = [MatchSummary("m.json", "gen0004", "gnugo:1", [0.0] * 6, None)]  # 0 wins: bound ~ -3e-17
-    data = plots.plot_learning_curve(rows, matches)
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    assert ratings.gnugo_anchor([r for r in rows if r["kind"] == "generation"]) is None
+def test_the_learning_curve_is_the_fixed_scale_and_the_summary_leads_with_it(synthetic_run, tmp_path, capsys):
+    """`learning_curve.png` is the fixed ladder's curve (the same figure as `plot_learning_curve` of the
+    run's `ladder.json` files), and the printed summary puts the fixed scale first, the run-relative fit
+    after it, labelled."""
+    root, _ = synthetic_run
+    for g, elo in ((2, 300.0), (4, 650.0)):
+        path = layout.ladder_rating_path(root, g)
+        rating = {"elo": elo, "ci95": [elo - 90, elo + 90], "bracket": ["uct:91", "uct:128"], "rungs": {}}
+        storage.write_text(path, json.dumps(rating))
+    config = tmp_path / "config.yaml"
+    config.write_text(f"root: {root}\nboard_size: 9\nevaluate:\n  target: gen0\n")
+    out = tmp_path / "summary"
+    assert ratings_command.cli_main(["--config", str(config), "--out-dir", str(out)]) == 0
+    printed = capsys.readouterr().out
+    fixed = printed.index("strength on the fixed Elo ladder (9x9 table")
+    assert fixed < printed.index("run-relative Bradley-Terry fit (anchor gen0000 = 0)")
+    assert "650       [560, 740]" in printed and "between uct:91 and uct:128" in printed
+    points = fixed_scale.curve(root, ratings.model_times(root))
+    assert [p["elo"] for p in points] == [300.0, 650.0]
+    expected = plots.plot_learning_curve(points, fixed_scale.ladder_rungs(9), 9)
+    assert (out / layout.LEARNING_CURVE_PLOT).read_bytes() == expected
+    assert layout.SUMMARY_FILES.count(layout.LEARNING_CURVE_PLOT) == 1
+    assert not any("ladder_curve" in name for name in layout.SUMMARY_FILES)
 
 
 def test_players_sort_by_kind_and_strength():
     names = ["uct:1024", "random", "gnugo:10", "gen0002", "uct:64", "gnugo:1", "gen0000", "gtp:x"]
-    assert ratings.sorted_players(names) == [
+    assert sorted_players(names) == [
         "gen0000", "gen0002", "gnugo:1", "gnugo:10", "uct:64", "uct:1024", "gtp:x", "random",
     ]  # fmt: skip
     kinds = [ratings.player_kind(n) for n in ("gen0003", "gnugo:1", "random", "uct:64", "gtp:x")]

@@ -57,8 +57,8 @@ class RunsPython:
 
 
 def good_model(tmp_path: Path) -> tuple[Path, dict]:
-    """A good model, and the payload of the same model in format version 1 (a `torch.save` zip, still read
-    through torch for old runs: the format a planted pickle would imitate)."""
+    """A good model, and the payload of the same model in format version 1 (a `torch.save` zip, the format
+    a planted pickle would imitate; refused since no model file is unpickled)."""
     cfg = model.ModelConfig(board_size=5, blocks=1, filters=8, fc_width=8, feature_set="agz")
     path = tmp_path / "good.safetensors"
     net = model.random_model(cfg, seed=1)
@@ -69,7 +69,8 @@ def good_model(tmp_path: Path) -> tuple[Path, dict]:
     torch.save(payload, buf)
     v1 = tmp_path / "good_v1.pt"
     v1.write_bytes(buf.getvalue())
-    assert model.load_model(str(v1), backend="torch").cfg == cfg  # the clean version-1 file loads
+    with pytest.raises(model.ModelFileError, match="torch.save zip.*never unpickles a model file"):
+        model.load_model(str(v1), backend="torch")  # even a clean version-1 file
     return path, payload
 
 
@@ -94,7 +95,11 @@ def malicious_files(tmp_path: Path, marker: Path) -> dict[str, bytes]:
     return files
 
 
-def test_planted_malicious_model_is_refused_and_never_runs(tmp_path):
+def test_planted_malicious_model_is_refused_and_never_runs(tmp_path, monkeypatch):
+    def unpickled(*args, **kwargs):
+        raise AssertionError("a model file was passed to torch.load")
+
+    monkeypatch.setattr(torch, "load", unpickled)
     marker = tmp_path / "PWNED"
     # The payloads are live: unpickling them with plain pickle does create the marker.
     pickle.loads(pickle.dumps(RunsCode(f"touch {shlex.quote(str(marker))}")))
@@ -333,12 +338,12 @@ def test_library_never_deserialises_arbitrary_objects_or_runs_strings():
 # ------------------------------------------------------------------------------------------ shell quoting
 RULES = sorted((REPO / "workflow" / "rules").glob("*.smk")) + [REPO / "Snakefile"]
 # Placeholders in shell commands that may stay unquoted, with the reason. Each holds several shell words
-# built from integers and shlex.quote'd strings in workflow/rules/common.smk.
+# built from integers and shlex.quote'd strings (workflow/rules/common.smk, minigo_core/pipeline/srun.py).
 UNQUOTED_OK = {
     "MINIGO": "f'{shlex.quote(PYTHON)} -m minigo_core.cli'",
     "params.minigo": "MINIGO (above)",
-    "params.launcher": "launcher(): shlex.quote(resources.mpi) and integers",
-    "params.ranks": "ranks_option(): '--ranks' and an integer",
+    "params.launcher": "pipeline/srun.py train_launcher(): shlex.quote(resources.mpi) and integers",
+    "params.ranks": "pipeline/srun.py ranks_option(): '--ranks' and an integer",
 }
 
 

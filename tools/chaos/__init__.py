@@ -1,5 +1,5 @@
-"""Chaos run: kill -9 processes of a running workflow, kind by kind, rerun until done, compare with an
-undisturbed run.
+"""Chaos run: kill -9 processes of a running workflow, kind by kind (or SIGTERM them, or fill its disk),
+rerun until done, compare with an undisturbed run.
 
     python -m tools.chaos --workdir /tmp/chaos [--config config/tiny.yaml] [--kills 10] [--seed 1]
         [--kinds selfplay,train-rank,...] [--profile local|slurm]
@@ -13,12 +13,26 @@ undisturbed run.
    random place; or exactly the kinds of `--kinds`. The kinds:
      bootstrap, games_complete, window, evaluate   the `minigo` command of that rule's job
      selfplay          a self-play job of K > 1 games (`minigo selfplay --count K`); `selfplay-single`: K = 1
+     selfplay-term     SIGTERM (a preemption, a time limit) instead of SIGKILL to a `selfplay` job: it must
+                       stop within seconds, its finished game files whole, and its retry keep them
+     disk-full         (root only) run B's root is a size-limited tmpfs of its own (`tools.chaos.disk`);
+                       at the moment drawn for a `selfplay` job it is filled to the last byte, so every job
+                       fails at its next write (ENOSPC: no temporary or partial file may stay), and freed
+                       (the filler deleted) when that attempt has ended, before the rerun
      train             the launcher of the training ranks (`minigo train --ranks N`; under Slurm its `srun`)
+     train-term        SIGTERM to that launcher, which passes it on to the ranks (srun forwards it): every
+                       rank stops at the next step boundary, rank 0 writing a checkpoint; the rerun resumes
      train-rank        one training rank (under Slurm: a rank on node1)
      train-rank-node2  (Slurm, `--profile slurm`) a rank whose environment says SLURMD_NODENAME=node2
+     node-loss         (Slurm) node2 dies at the moment drawn for a train-rank-node2: its slurmd, slurmstepd
+                       and every process of its jobs SIGKILLed, the node marked down (as SlurmdTimeout
+                       would: `python tests/cluster/slurm_cluster.py lose DIR node2`); the attempt goes on
+                       on node1 (its failed jobs resubmitted there, the ranks of a retry on one node), and
+                       node2 is brought back (`... restore DIR node2`) when the attempt ends
      pack              `minigo pack` of a generation that left the window (`storage.pack_old_generations`)
      snakemake         Snakemake itself, while a job of it runs (its jobs run on, as on a cluster)
-   (ratings and plots only through `--kinds`.)
+   (ratings, plots, selfplay-term, train-term and disk-full only through `--kinds`: a drawn plan is the same
+   for a seed as before they came.)
 3. Runs it again in WORKDIR/B and kills. Each planned kill waits for a process of its kind -- as long as the
    run lasts, over as many Snakemake attempts as it takes -- and hits it at a random moment of its life
    (seeded draws): a CPU reading drawn in 5-75 % of the shortest life of that kind in run A (halved after each
@@ -49,7 +63,8 @@ undisturbed run.
 (`python tests/cluster/slurm_cluster.py start DIR`), with the test cluster's settings of
 tests/cluster/test_slurm.py, the
 training ranks spread over node1 and node2 (`--set-resources train:nodes=2`: `srun -n 2 -N 2 ...
---kill-on-bad-exit=1`), and retries (`--retries`, default 2) so that Snakemake resubmits a killed job.
+--kill-on-bad-exit=1`; a retry on one node, `nodes` 1, as node2 may be down), and retries (`--retries`,
+default 2) so that Snakemake resubmits a killed job.
 Processes that slurmd starts are found in /proc like local ones (by their working directory); leftover
 Slurm jobs of a run are cancelled at the end.
 
@@ -61,5 +76,6 @@ which fields or bytes, which kill), 2 when the reference run itself failed.
 
 The package, by role: `processes` (finding and classifying the run's processes, their clocks), `runs`
 (Snakemake calls, the reference run, Slurm jobs), `kills` (the plan and run B's attempts and kills),
-`checks` (validity, comparison, the report's table), `__main__` (the command line).
+`checks` (validity, comparison, the report's table), `disk` (the tmpfs of a disk-full), `__main__` (the
+command line).
 """

@@ -26,6 +26,7 @@ from minigo_core.data import compare as comparison
 from minigo_core.data import schedule
 from minigo_core.pipeline import workflow
 from tools.chaos.checks import Watcher, final_checks, kind_table, per_kind
+from tools.chaos.disk import SmallDisk
 from tools.chaos.kills import Chaos, kill_plan, plannable_kinds
 from tools.chaos.processes import KINDS
 from tools.chaos.runs import (
@@ -53,7 +54,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="KEY=VALUE",
         help="override a config value, e.g. --set selfplay.games=2 (YAML value)",
     )
-    p.add_argument("--kills", type=int, default=10, help="kill -9s during the chaos run")
+    p.add_argument("--kills", type=int, default=10, help="kills (kill -9s) during the chaos run")
     p.add_argument(
         "--kinds",
         default=None,
@@ -143,6 +144,16 @@ def main(argv: list[str] | None = None) -> int:
         output(report, args.report)
         return 2
 
+    disk = None
+    if "disk-full" in plan:  # run B's root on a tmpfs of its own, 4 x run A's bytes and at least 16 MB
+        used = sum(p.stat().st_size for p in (work / "A" / ROOT).rglob("*") if p.is_file())
+        disk = SmallDisk(work / "B" / ROOT, max(16, 4 * used >> 20))
+        try:
+            disk.mount()
+        except RuntimeError as exc:
+            report["problems"] = [f"disk-full: {exc}"]
+            output(report, args.report)
+            return 2
     watcher = Watcher(work / "B" / ROOT)
     watcher.start()
     sizes = [len(games) for games in schedule.selfplay_jobs(cfg)]
@@ -155,10 +166,14 @@ def main(argv: list[str] | None = None) -> int:
         args.max_attempts or args.kills + 4,
         sizes,
     )
+    chaos.disk = disk
     try:
         report["chaos"] = chaos.run()
     except BaseException:
         stop_all(work / "B", runner.slurm)
+        if disk is not None:
+            disk.unmount()
+        chaos.restore_nodes()
         raise
     left = wait_for_no_jobs(work / "B", 120, runner.slurm)
     if runner.slurm:
@@ -167,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     watcher.join()
     watcher.scan()
     problems = final_checks(work, runner, chaos, report["chaos"], watcher, left)
+    if disk is not None:
+        disk.unmount()  # its files stay, in a plain directory
     report["kinds"] = per_kind(chaos.kills, chaos.misses)
     report["artifacts_compared"] = len(comparison.artifacts(work / "A" / ROOT))
     report["artifacts_validated_while_running"] = watcher.checked

@@ -210,6 +210,8 @@ def check_selfplay_retries(workdir: Path, kills: list[Kill]) -> list[str]:
         d = kill.detail
         if kill.status != "killed" or not d.get("record"):
             continue
+        if kill.kind == "disk-full" and len(d["game_files_at_kill"]) == d["games_per_job"]:
+            continue  # every game was written before the disk filled: the job may have ended, no retry
         try:  # loose, or in its generation's pack
             kept = json.loads(pack.read_member(str(workdir / d["record"])))["attempt"][
                 "kept_from_earlier_attempt"

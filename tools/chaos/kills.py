@@ -18,9 +18,12 @@ from typing import Any
 import numpy as np
 
 from minigo_core.data import layout, schedule, storage
+from tools.chaos.disk import SmallDisk
 from tools.chaos.processes import (
     KINDS,
     RULE_OF,
+    SECOND_NODE,
+    SIGTERM_KINDS,
     Proc,
     age,
     alive,
@@ -30,9 +33,10 @@ from tools.chaos.processes import (
     ppid,
     run_processes,
     summarize,
+    target,
     work_clock,
 )
-from tools.chaos.runs import Runner, finish, wait_for_no_jobs
+from tools.chaos.runs import Runner, finish, node_action, wait_for_no_jobs
 
 
 def plannable_kinds(cfg: Any, slurm: bool = False) -> list[str]:
@@ -42,7 +46,7 @@ def plannable_kinds(cfg: Any, slurm: bool = False) -> list[str]:
     if cfg.generations >= 1:
         sizes = [len(games) for games in schedule.selfplay_jobs(cfg)]
         kinds += ["selfplay" if max(sizes) > 1 else "selfplay-single", "games_complete", "window", "train"]
-        kinds += ["train-rank"] * (cfg.train.ranks > 1) + ["train-rank-node2"] * (
+        kinds += ["train-rank"] * (cfg.train.ranks > 1) + ["train-rank-node2", "node-loss"] * (
             slurm and cfg.train.ranks > 1
         )
         if cfg.storage.pack_old_generations and cfg.generations >= cfg.window.generations:
@@ -157,9 +161,29 @@ class Chaos:
         self.misses: dict[str, int] = {}  # per kind: processes that ended before their moment
         self.jobs: dict[int, str] = {}  # pid -> job_of (cached)
         self.doomed: set[str] = set()  # jobs a kill hit: their other processes end with them
+        self.lost_nodes: set[str] = set()  # nodes a node-loss took down, brought back after its attempt
+        self.disk: SmallDisk | None = None  # run B's root on a tmpfs of its own, for a disk-full
 
     def pending(self, kind: str | None = None) -> list[Kill]:
         return [k for k in self.kills if k.status == "pending" and kind in (None, k.kind)]
+
+    def pending_for(self, proc_kind: str) -> list[Kill]:
+        """The pending kills that strike at a process of `proc_kind` (`target`)."""
+        return [k for k in self.kills if k.status == "pending" and target(k.kind) == proc_kind]
+
+    def restore_nodes(self) -> None:
+        """Bring back the nodes a node-loss took down (a new slurmd, resumed)."""
+        for node in sorted(self.lost_nodes):
+            node_action("restore", node)
+            self.events.append({"attempt": self.attempt, "node_restored": node})
+            print(f"chaos: node {node} restored", flush=True)
+        self.lost_nodes.clear()
+
+    def free_disk(self) -> None:
+        """Delete the filler of a disk-full (the user frees space), once the attempt it failed has ended."""
+        if self.disk is not None and self.disk.free():
+            self.events.append({"attempt": self.attempt, "disk_freed": str(self.disk.filler)})
+            print("chaos: disk space freed", flush=True)
 
     def give_up(self, kills: list[Kill], reason: str) -> None:
         for kill in kills:
@@ -173,6 +197,8 @@ class Chaos:
             proc = self.runner.start(self.workdir, self.attempt)
             killed_snakemake = self.attack(proc)
             code = finish(proc)
+            self.restore_nodes()  # the attempt ran on without them (its retries on the nodes left)
+            self.free_disk()  # the attempt failed on the full disk: space is freed before the rerun
             if killed_snakemake:  # its jobs run on: wait for them, then release its lock
                 left = wait_for_no_jobs(self.workdir, self.runner.timeout_s, self.runner.slurm)
                 if left:
@@ -224,7 +250,7 @@ class Chaos:
             if not self.shoot(fired):
                 self.misses[fired.proc.kind] = self.misses.get(fired.proc.kind, 0) + 1
             else:
-                aims = {p: a for p, a in aims.items() if a.job != fired.job and self.pending(a.proc.kind)}
+                aims = {p: a for p, a in aims.items() if a.job != fired.job and self.pending_for(a.proc.kind)}
                 if fired.proc.kind == "snakemake":
                     return True
         return False
@@ -234,7 +260,7 @@ class Chaos:
         once the kills planned before it are done, while a job runs and nothing else is aimed at (the main
         Snakemake: the child of `timeout_pid`)."""
         for p in procs:
-            if p.pid in aims or p.kind == "snakemake" or not self.pending(p.kind):
+            if p.pid in aims or p.kind == "snakemake" or not self.pending_for(p.kind):
                 continue
             if p.pid not in self.jobs:
                 self.jobs[p.pid] = job_of(p.pid, self.workdir)
@@ -273,16 +299,28 @@ class Chaos:
         return Aim(victim, job, ready, moment, poll_s, env, log)
 
     def shoot(self, aim: Aim) -> bool:
-        """SIGKILL the process aimed at, and record the kill (False: it had ended meanwhile)."""
+        """SIGKILL the process aimed at (a SIGTERM kind: SIGTERM; a node-loss: its whole node; a disk-full:
+        fill run B's disk), and record the kill (False: it had ended meanwhile)."""
         (pid, kind, argv), env = aim.proc, aim.env
         seconds = age(pid)
         cpu = work_clock(aim.proc, aim.job, self.workdir) if kind != "snakemake" else None
         if seconds is None or not alive(pid, argv):
             return False
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            return False
+        kill = self.pending_for(kind)[0]
+        lost: list[str] = []
+        filled, sent = None, time.monotonic()
+        if kill.kind == "node-loss":  # node2's slurmd, slurmstepd and job processes, then marked down
+            lost = node_action("lose", SECOND_NODE).splitlines()
+            self.lost_nodes.add(SECOND_NODE)
+        elif kill.kind == "disk-full":
+            if self.disk is None:
+                raise RuntimeError("a disk-full kill needs run B's root on a tmpfs (Chaos.disk)")
+            filled = self.disk.fill()  # every writer of the run fails at its next write
+        else:
+            try:
+                os.kill(pid, signal.SIGTERM if kill.kind in SIGTERM_KINDS else signal.SIGKILL)
+            except ProcessLookupError:
+                return False
         detail = {
             "pid": pid,
             "command": summarize(argv),
@@ -298,10 +336,20 @@ class Chaos:
         if "SLURMD_NODENAME" in env:
             detail.update(node=env["SLURMD_NODENAME"], slurm_job=env.get("SLURM_JOB_ID"))
             detail.update({"rank": env["SLURM_PROCID"]} if kind.startswith("train-rank") else {})
+        if lost:
+            detail.update(node_lost=SECOND_NODE, processes_killed=lost)
+        if filled is not None:
+            detail.update(disk_filled_bytes=filled)
+        if kill.kind in SIGTERM_KINDS:
+            detail.update(signal="SIGTERM")
         if kind.startswith("selfplay"):
-            deadline = time.monotonic() + 5
+            # a signal is delivered: what it wrote is what its retry finds; on a full disk the job runs on
+            # until its next write fails: what the disk held when it filled
+            deadline = time.monotonic() + (0 if kill.kind == "disk-full" else 5)
             while alive(pid, argv) and time.monotonic() < deadline:
-                time.sleep(0.01)  # SIGKILL is delivered: what it wrote is what its retry finds
+                time.sleep(0.01)
+            if kill.kind in SIGTERM_KINDS:  # a self-play job stops within a write of its SIGTERM
+                detail.update(exited_after_s=None if alive(pid, argv) else round(time.monotonic() - sent, 3))
             files = game_files(argv, self.workdir)
             detail.update(
                 games_per_job=len(files),
@@ -309,12 +357,14 @@ class Chaos:
                 log=aim.log,
                 game_files_at_kill=[g for g, f in files if f.exists()],
             )
-        kill = self.pending(kind)[0]
         kill.status, kill.detail = "killed", detail
         self.doomed.add(aim.job)
         done = sum(k.status != "pending" for k in self.kills)
+        what = f"node-loss of {SECOND_NODE} ({len(lost)} processes), at" if lost else "kill -9"
+        what = "SIGTERM to" if kill.kind in SIGTERM_KINDS else what
+        what = f"disk full ({filled} bytes of filler) while" if filled is not None else what
         print(
-            f"chaos: kill -9 {kind} (pid {pid}, {detail['command']}, {detail['seconds_into_process']} s "
+            f"chaos: {what} {kind} (pid {pid}, {detail['command']}, {detail['seconds_into_process']} s "
             f"into it), attempt {self.attempt}, {done} of {len(self.kills)}",
             flush=True,
         )
@@ -328,7 +378,7 @@ class Chaos:
             return
         remaining, planned = kinds_of_dry_run(out.stdout + out.stderr, self.job_sizes)
         for kill in self.pending():
-            if kill.kind not in remaining:
+            if target(kill.kind) not in remaining:
                 self.give_up(
                     [kill],
                     f"attempt {self.attempt} ended without one, and no job left to run "

@@ -24,12 +24,26 @@ KIND_OF_SUBCOMMAND = {
 }
 # Every kind a kill can aim at, in the order the pipeline first starts them, and the rule of its job.
 RULE_OF = {"bootstrap": "bootstrap", "selfplay": "selfplay", "selfplay-single": "selfplay",
-           "games_complete": "games_complete", "window": "window", "train": "train", "train-rank": "train",
-           "train-rank-node2": "train", "pack": "pack", "evaluate": "evaluate", "ratings": "ratings",
-           "plots": "plots", "snakemake": None}  # fmt: skip
+           "selfplay-term": "selfplay", "disk-full": "selfplay", "games_complete": "games_complete",
+           "window": "window", "train": "train", "train-term": "train", "train-rank": "train",
+           "train-rank-node2": "train", "node-loss": "train", "pack": "pack", "evaluate": "evaluate",
+           "ratings": "ratings", "plots": "plots", "snakemake": None}  # fmt: skip
 KINDS = tuple(RULE_OF)
 # the node of kind train-rank-node2 (tests/cluster/slurm_cluster.py names them node1, node2)
 SECOND_NODE = "node2"
+# Kinds that are not a process of their own: the kind of process whose moment they strike at. A node loss
+# strikes while a training rank runs on SECOND_NODE, and takes the whole node (every process of its jobs).
+TARGET_OF = {"node-loss": "train-rank-node2"}
+# SIGTERM (a preemption, a time limit) instead of SIGKILL: at a multi-game self-play job, at the launcher of
+# the training ranks (it passes it on to them; under Slurm srun does). A full disk strikes while a self-play
+# job runs: run B's root (a tmpfs of its own) is filled at its moment, and freed when the attempt ends.
+TARGET_OF.update({"selfplay-term": "selfplay", "train-term": "train", "disk-full": "selfplay"})
+SIGTERM_KINDS = ("selfplay-term", "train-term")
+
+
+def target(kind: str) -> str:
+    """The kind of process a kill of `kind` waits for and strikes at."""
+    return TARGET_OF.get(kind, kind)
 
 
 class Proc(NamedTuple):

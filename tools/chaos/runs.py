@@ -74,6 +74,36 @@ def cancel_slurm_jobs(workdir: Path) -> list[str]:
     return ids
 
 
+# ------------------------------------------------------------------------------------- a node of the cluster
+SLURM_CONF = Path("/etc/slurm/slurm.conf")
+CLUSTER_SCRIPT = REPO / "tests" / "cluster" / "slurm_cluster.py"
+CLUSTER_MARKER = "; state in "  # the first line of the test cluster's slurm.conf ends with its directory
+
+
+def test_cluster_dir() -> Path | None:
+    """The state directory of the running test cluster (tests/cluster/slurm_cluster.py), from the first
+    line of the slurm.conf it wrote; None when the Slurm there is not a test cluster."""
+    try:
+        first = SLURM_CONF.read_text().splitlines()[0]
+    except (OSError, IndexError):
+        return None
+    if not first.startswith("#") or CLUSTER_MARKER not in first:
+        return None
+    return Path(first.rsplit(CLUSTER_MARKER, 1)[1].strip())
+
+
+def node_action(action: str, node: str) -> str:
+    """`lose` or `restore` node `node` of the test cluster (slurm_cluster.py's command line); its output."""
+    directory = test_cluster_dir()
+    if directory is None:
+        raise RuntimeError(f"no test cluster's slurm.conf at {SLURM_CONF}: cannot {action} {node}")
+    out = subprocess.run([sys.executable, str(CLUSTER_SCRIPT), action, str(directory), node],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    if out.returncode != 0:
+        raise RuntimeError(f"slurm_cluster.py {action} {node} failed: {(out.stdout + out.stderr)[-1000:]}")
+    return out.stdout
+
+
 def stop_all(workdir: Path, slurm: bool = False) -> None:
     """SIGKILL every process of the run, cancel its Slurm jobs (when the driver itself is stopped)."""
     if slurm:
@@ -89,7 +119,8 @@ def stop_all(workdir: Path, slurm: bool = False) -> None:
 # repeated).
 SLURM_OPTIONS = ("--slurm-init-seconds-before-status-checks", "1", "--latency-wait", "5",
                  "--default-resources", "slurm_partition=debug", "mem_mb_per_cpu=1000", "runtime=30",
-                 "--set-resources", "train:mpi='srun'", "train:nodes=2")  # fmt: skip
+                 # a retry after a node loss runs the ranks on the node left (profiles/slurm: train nodes)
+                 "--set-resources", "train:mpi='srun'", "train:nodes=2 if attempt == 1 else 1")  # fmt: skip
 
 
 @dataclass

@@ -8,6 +8,7 @@ import sys
 from snakemake.utils import validate
 
 from minigo_core.data import layout
+from minigo_core.pipeline import srun, targets
 from minigo_core.pipeline import workflow as minigo
 
 validate(config, "../schemas/config.schema.yaml", set_default=False)
@@ -15,6 +16,10 @@ try:
     RUN = minigo.run_config(config)
 except minigo.ConfigError as exc:
     raise WorkflowError(f"invalid config: {exc}") from None
+# without GNU Go the run goes on without its matches against GNU Go (README.md, "Set-up without root")
+RUN, LEFT_OUT = minigo.without_unavailable_opponents(RUN)
+if LEFT_OUT and not workflow.remote_exec:
+    logger.warning(f"minigo: {LEFT_OUT}")
 if "://" in RUN.root:
     raise WorkflowError(
         f"config key 'root' = {RUN.root!r}: the workflow needs a path on a (shared) filesystem; "
@@ -76,6 +81,7 @@ WINDOW_MANIFEST = layout.window_manifest_path(ROOT, "{generation}")
 TRAIN_METRICS = layout.train_metrics_path(ROOT, "{generation}")
 EVAL = layout.eval_path(ROOT, "{generation}", "{opponent}")
 LADDER_RATING = layout.ladder_rating_path(ROOT, "{generation}")
+FIRST_RATING = layout.ladder_first_rating_path(ROOT, "{generation}")
 SUMMARY = layout.summary_dir(ROOT)
 # One window shard per training rank.
 SHARDS = [
@@ -89,28 +95,8 @@ def effective_config_text():
 
 
 # ---------------------------------------------------------------------------------------------- targets
-def generation_targets():
-    """The per-generation files this invocation produces.
-
-    When the plan stops short of the run's last generation, the evaluations of its last generation are left
-    to the next invocation (which finds them missing and plans them as late evaluations): they then run
-    alongside the next generation's training and self-play instead of holding it up.
-    """
-    if PLAN is None:
-        return []
-    targets = []
-    for g in PLAN.late_evaluations:
-        targets += minigo.generation_outputs(RUN, g)
-    defer = PLAN.last < RUN.generations and not PLAN.explicit
-    for g in PLAN.planned:
-        outputs = minigo.generation_outputs(RUN, g)
-        if defer and g == PLAN.last:
-            outputs = [f for f in outputs if f not in minigo.evaluation_files(RUN, g)]
-        targets += outputs
-    return targets + [layout.packed_marker_path(ROOT, h) for h in PLAN.packs]
-
-
-GENERATION_TARGETS = generation_targets()
+# the per-generation files this invocation produces (late evaluations, planned generations, packed markers)
+GENERATION_TARGETS = [] if PLAN is None else targets.generation_targets(RUN, PLAN)
 
 
 def all_targets():
@@ -202,21 +188,18 @@ def ladder_options(wildcards):
     return minigo.ladder_options(RUN, int(wildcards.generation))
 
 
+def first_rating_start(wildcards):
+    """The previous evaluated generation's first rating (none for the first): where this one starts."""
+    return minigo.first_rating_start(RUN, int(wildcards.generation))
+
+
+def first_rating_options(wildcards):
+    return minigo.first_rating_options(RUN, int(wildcards.generation))
+
+
 def summary_inputs(wildcards):
-    """The results the summary reads (a few files per generation): those that exist or that this
-    invocation produces, so the summary is brought up to date at the end of every invocation.
-    """
-    if PLAN is None:
-        return []
-    produced = set(GENERATION_TARGETS)
-    produced.update(layout.train_metrics_path(ROOT, g) for g in PLAN.planned if g >= 1)
-    files = []
-    for g in range(0, PLAN.last + 1):
-        candidates = minigo.generation_outputs(RUN, g)[1:]
-        if g >= 1:
-            candidates.append(layout.train_metrics_path(ROOT, g))
-        files += [f for f in candidates if f in produced or os.path.exists(f)]
-    return files
+    """The results the summary reads: those that exist or that this invocation produces."""
+    return [] if PLAN is None else targets.summary_inputs(RUN, PLAN, GENERATION_TARGETS)
 
 
 def directory_of(name):
@@ -231,30 +214,10 @@ def directory_of(name):
 
 
 def launcher(wildcards, resources):
-    """How the training ranks start: under Slurm (resource mpi="srun") `srun -n N -c T --kill-on-bad-exit=1`
-    (one rank dying stops the others), with `-N K --ntasks-per-node ceil(N/K)` when the resource `nodes`
-    (`--set-resources train:nodes=K`, which the Slurm plugin also passes to sbatch as --nodes=K) spreads the
-    ranks over K > 1 nodes; else nothing (`minigo train --ranks N` starts them)."""
-    ranks, nodes = int(resources.tasks), int(resources.get("nodes", 1) or 1)
-    if not resources.mpi:
-        # e.g. --set-resources train:nodes=2 on the command line, which drops the profile's mpi
-        if nodes > 1:
-            raise WorkflowError(
-                f"resource nodes={nodes} of rule train needs mpi='srun' (profiles/slurm); a command-line "
-                "--set-resources replaces the profile's, so pass \"train:mpi='srun'\" with it"
-            )
-        return ""
-    if not 1 <= nodes <= ranks:
-        raise WorkflowError(
-            f"resource nodes={nodes} (the train rule) must be between 1 and the {ranks} ranks (train.ranks)"
-        )
-    spread = f" -N {nodes} --ntasks-per-node {-(-ranks // nodes)}" if nodes > 1 else ""
-    return (
-        f"{shlex.quote(resources.mpi)} -n {ranks}{spread} -c {int(resources.cpus_per_task)}"
-        " --kill-on-bad-exit=1"
-    )
+    """How the training ranks start: `srun ...` under Slurm (resource mpi="srun"), else nothing."""
+    return srun.train_launcher(resources)
 
 
 def ranks_option(wildcards, resources):
-    """`--ranks N` when `minigo train` starts its ranks itself (no launcher); under srun each task is a rank."""
-    return "" if resources.mpi else f"--ranks {int(resources.tasks)}"
+    """`--ranks N` when `minigo train` starts its ranks itself (no launcher)."""
+    return srun.ranks_option(resources)

@@ -50,3 +50,30 @@ rule ladder_rating:
     shell:
         "nice -n 19 {params.minigo} ladder rate {params.options:q} --config {input.config:q}"
         " --out {output.rating:q} > {log:q} 2>&1"
+
+
+# The first rating: `evaluate.ladder_first_games` games as soon as the model exists, at nice 5 (a share of a
+# core beside the loop, not what nice 19 leaves), counted against `first_ratings` only, so it waits neither
+# for the niced evaluations nor for the full rating above; the live line and `minigo status` show it until
+# the full one is written. It chains on the previous first rating (reruns play the same games).
+rule ladder_first_rating:
+    input:
+        config=ancient(EFFECTIVE_CONFIG),
+        model=MODEL,
+        start=first_rating_start,
+    output:
+        rating=FIRST_RATING,
+    log:
+        layout.ladder_first_log_path(ROOT, "{generation}"),
+    wildcard_constraints:
+        generation=EVALUATED,
+    priority: 20
+    resources:
+        runtime=30,
+        first_ratings=1,
+    params:
+        minigo=MINIGO,
+        options=first_rating_options,
+    shell:
+        "nice -n 5 {params.minigo} ladder rate {params.options:q} --config {input.config:q}"
+        " --out {output.rating:q} > {log:q} 2>&1"

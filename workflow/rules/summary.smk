@@ -1,5 +1,5 @@
-# The run summary: ratings, time to target and the fixed-scale curve (minigo ratings), then the report's
-# other plots.
+# The run summary: the learning curve on the fixed Elo ladder, the run-relative ratings and the time to
+# target (minigo ratings), then the report's other plots.
 
 
 rule ratings:
@@ -23,11 +23,6 @@ rule ratings:
         learning_curve=report(
             f"{SUMMARY}/{layout.LEARNING_CURVE_PLOT}",
             caption="../report/learning_curve.rst",
-            category="Summary",
-        ),
-        ladder_curve=report(
-            f"{SUMMARY}/{layout.LADDER_CURVE_PLOT}",
-            caption="../report/ladder_curve.rst",
             category="Summary",
         ),
     log:

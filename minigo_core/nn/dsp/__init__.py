@@ -11,17 +11,21 @@ extension `minigo_core.nn.dsp._C` (built at install time from `csrc/`) plays tha
   F(2x2,3x3), by the board: `set_winograd_training`; Lavin & Gray 2016), the weight gradient's per-core
   partials summed by the same tree in the transform domain;
 - `bn_relu(x, bn, training, residual)`: fused batch norm (+ residual add) + ReLU, forward and backward;
+- the training forward of a DualNet: the trunk (`trunk.trunk`) and the heads' inputs (`heads.heads`), each one
+  autograd Function over the kernels above; `reference.forward_per_op` is the same network with one Function
+  per conv and per BN+ReLU, the reference the tests compare the production path with;
 - `FusedNet(net)`: the whole network in one call with BN folded into the convolutions (self-play inference);
   each core runs its share of the batch through every layer, in chunks of images that stay in L2; 3x3
   convs with >= 16 input channels use Winograd F(3x3,3x3) (25 instead of 81 multiplications per 3x3
   outputs; a 9x9 board is 3 x 3 tiles) or F(2x2,3x3) (16 instead of 36 per 2x2), whichever needs fewer
   for the board (`set_winograd(False)` for the direct kernel), the products on the same broadcast-FMA kernel.
 
-All ops take float32 (fast path) or float64 (for gradcheck). The float32 kernels come in three builds chosen
-once at load, the widest the CPU has: AVX-512 (16 lanes), AVX2+FMA (8 lanes) and a portable build (GCC
-vectors with explicit FMAs: NEON/SVE on Arm); `set_isa` forces one. Each output channel is a lane, so every
-output's sum runs in the same order with one FMA per term on every build: the fused engine gives the same
-floats on all three (tests/unit/test_dsp_isa.py).
+All ops take float32 (fast path) or float64 (for gradcheck). The float32 kernels come in four builds: the
+widest the CPU has is chosen once at load, of AVX-512 (16 lanes), AVX2+FMA (8 lanes) and a portable build (GCC
+vectors with explicit FMAs: NEON/SVE on Arm); `portable16` (the AVX-512 build's tile shapes in portable code)
+tests the tiling on any CPU; `set_isa` forces one. Each output channel is a lane, so every output's sum runs
+in the same order with one FMA per term on every build: the fused engine gives the same floats on all of them
+(tests/unit/test_dsp_isa.py).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from minigo_core.nn import fused
+from minigo_core.nn.dsp_device import require_cpu
 
 try:
     from minigo_core.nn.dsp import _C
@@ -43,7 +48,6 @@ except ImportError as exc:  # pragma: no cover - only without a build
     ) from exc
 
 __all__ = [
-    "BN_RELU_IMPL",
     "FusedNet",
     "bn_relu",
     "conv",
@@ -58,19 +62,6 @@ __all__ = [
     "supported_isas",
     "winograd_training_tile",
 ]
-
-# Which BN+ReLU implementation the dsp backend uses for training: "dsp" (fused kernel) or "torch" (PyTorch's
-# batch_norm + relu on the same NHWC tensors). `python -m minigo_core.bench ops` measures both and says which
-# is faster on this machine; the fused kernel won there, so it is the default.
-BN_RELU_IMPL = "dsp"
-
-# With the fused BN+ReLU kernel, the training trunk (initial conv and residual blocks) runs as one autograd
-# Function (`minigo_core.nn.dsp.trunk`: the same kernels in the same order, the same floats; ~4% faster on the
-# default 9x9 step); False: one Function per conv and per BN+ReLU (the reference).
-ONE_NODE_TRUNK = True
-# The same for the heads' inputs (`minigo_core.nn.dsp.heads`): the policy, value and ownership 1x1 convs as
-# one conv and the two BN+ReLUs as one, in one autograd Function; False: one Function per op (the reference).
-ONE_NODE_HEADS = True
 
 
 def default_num_threads() -> int:
@@ -102,7 +93,7 @@ def set_isa(isa: str | int) -> None:
 
 
 def get_isa() -> str:
-    """The instruction set of the kernels in use: "avx512", "avx2" or "portable"."""
+    """The instruction set of the kernels in use: "avx512", "avx2", "portable" or "portable16"."""
     return fused.ISAS[int(_C.get_isa())]
 
 
@@ -166,7 +157,9 @@ class ConvFunction(torch.autograd.Function):
 
 
 def conv(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """DSP conv3x3/conv1x1 on NHWC `x` with torch-layout weights `w` (K, C, R, R); differentiable."""
+    """DSP conv3x3/conv1x1 on NHWC `x` with torch-layout weights `w` (K, C, R, R); differentiable.
+    CPU tensors only (`DspDeviceError` otherwise)."""
+    require_cpu("dsp.conv", x, w)
     return ConvFunction.apply(x, w)
 
 
@@ -198,11 +191,11 @@ class BnReluFunction(torch.autograd.Function):
 def bn_relu(
     x: torch.Tensor, bn: nn.BatchNorm2d, training: bool, residual: torch.Tensor | None = None
 ) -> torch.Tensor:
-    """Fused BN (+ residual) + ReLU of NHWC `x` with the parameters and running stats of `bn`."""
+    """Fused BN (+ residual) + ReLU of NHWC `x` with the parameters and running stats of `bn`; CPU tensors
+    only (`DspDeviceError` otherwise)."""
+    require_cpu("dsp.bn_relu", x, residual, bn.weight, bn.running_mean)
     if training and bn.num_batches_tracked is not None:
         bn.num_batches_tracked.add_(1)
-    if BN_RELU_IMPL == "torch":
-        return torch_bn_relu(x, bn, training, residual)
     return BnReluFunction.apply(
         x, bn.weight, bn.bias, residual, bn.running_mean, bn.running_var, training, bn.momentum, bn.eps
     )
@@ -211,7 +204,8 @@ def bn_relu(
 def torch_bn_relu(
     x: torch.Tensor, bn: nn.BatchNorm2d, training: bool, residual: torch.Tensor | None = None
 ) -> torch.Tensor:
-    """PyTorch's batch_norm + relu on NHWC `x` (viewed as channels_last NCHW): the other BN+ReLU path."""
+    """PyTorch's batch_norm + relu on NHWC `x` (viewed as channels_last NCHW), what `bn_relu` is measured
+    against (`python -m minigo_core.bench ops`)."""
     xc = x.permute(0, 3, 1, 2)
     y = F.batch_norm(xc, bn.running_mean, bn.running_var, bn.weight, bn.bias, training, bn.momentum, bn.eps)
     if residual is not None:

@@ -16,6 +16,7 @@ import torch
 
 from minigo_core.nn.dsp import _C
 from minigo_core.nn.dsp.trunk import bn_params
+from minigo_core.nn.dsp_device import require_cpu
 
 
 class HeadsFunction(torch.autograd.Function):
@@ -71,6 +72,7 @@ class HeadsFunction(torch.autograd.Function):
 def heads(net, h: torch.Tensor, training: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """(policy features, value features, ownership logits or None) of DualNet `net` from its NHWC trunk output
     `h`; updates the BN running stats when training, as `dsp.bn_relu` does."""
+    require_cpu("the dsp heads", h, *net.parameters())  # before bn_params counts a batch
     bns, params = bn_params([net.conv1_policy, net.conv1_value], training)
     if net.cfg.aux_heads:
         params += [net.ownership_conv.weight, net.ownership_conv.bias]

@@ -7,12 +7,12 @@ the floats are those of the per-op path, but the autograd engine sees one node (
 Python `apply`, saved-tensor unpacking and gradient accumulation), and the skip connection's two gradients
 are added in place by the backward itself.
 
-With `TrunkFunction.fuse_bn_sums` (the default), where a layer's conv runs Winograd, its BN's batch
-statistics (sum and sum of squares per channel) come from the conv's output transform (`_C.conv_forward_sums`)
-instead of a pass of their own over the stored conv output: the same element-wise expressions summed in
-another order (per tile and chunk of tiles), so the BN statistics, and through them every later float, differ
-from the per-op path's in the last bits (reruns on one machine still give the same bytes); with False, the
-floats are the per-op path's.
+With `fuse_bn_sums` (the default; a field of the DualNet's `DspOptions`), where a layer's conv runs Winograd,
+its BN's batch statistics (sum and sum of squares per channel) come from the conv's output transform
+(`_C.conv_forward_sums`) instead of a pass of their own over the stored conv output: the same element-wise
+expressions summed in another order (per tile and chunk of tiles), so the BN statistics, and through them
+every later float, differ from the per-op path's (`reference.forward_per_op`) in the last bits (reruns on one
+machine still give the same bytes); with False, the floats are the per-op path's.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import torch
 
 from minigo_core.nn.dsp import _C
+from minigo_core.nn.dsp_device import require_cpu
 
 
 def _layers(net) -> list:
@@ -33,25 +34,21 @@ def _layers(net) -> list:
 class TrunkFunction(torch.autograd.Function):
     """h (B,H,W,F) = the trunk of NHWC x; params: (conv weight, BN gamma, BN beta) per layer."""
 
-    # Free each layer's saved activations as soon as its backward is done (the per-op path's memory
-    # pattern: freeing them all at the end costs ~1000 page faults a step on the 9x9 net as malloc hands
-    # the memory back and takes it again); False keeps them for a second backward (retain_graph).
-    release = True
-    # Take the BN sums in the Winograd convs' output transforms (see the module's docstring); False: the BN
-    # kernels' own passes, the per-op path's floats.
-    fuse_bn_sums = True
-
     @staticmethod
-    def forward(ctx, x, bns, training, *params):
+    def forward(ctx, x, bns, training, fuse_bn_sums, release, *params):
+        """`fuse_bn_sums`: take the BN sums in the Winograd convs' output transforms (see the module's
+        docstring); False: the BN kernels' own passes, the per-op path's floats. `release`: free each layer's
+        saved activations as soon as its backward is done (the per-op path's memory pattern: freeing them all
+        at the end makes malloc hand the memory back and take it again); False keeps them for a second
+        backward (retain_graph, gradcheck)."""
         h = x.contiguous()
         ws, gs, bs = params[0::3], params[1::3], params[2::3]
-        ctx.training = training
+        ctx.training, ctx.release = training, release
         ctx.acts, ctx.pre, ctx.stats = [h], [], []  # conv inputs, BN inputs, (mean, invstd)
-        fuse = TrunkFunction.fuse_bn_sums
 
         def conv_bn_relu(i: int, a: torch.Tensor, res: torch.Tensor | None) -> torch.Tensor:
             bn = bns[i]
-            if training and fuse:  # the batch statistics' sums from the conv's output transform (if Winograd)
+            if training and fuse_bn_sums:  # the BN batch sums from the conv's output transform (if Winograd)
                 y, sums = _C.conv_forward_sums(a, ws[i].contiguous())
             else:
                 y, sums = _C.conv_forward(a, ws[i].contiguous()), None
@@ -95,17 +92,18 @@ class TrunkFunction(torch.autograd.Function):
             da, dw = _C.conv_backward(dy, acts[i], ws[i].contiguous(), i > 0 or need_x, True, pending)
             grads[3 * i : 3 * i + 3] = [dw, dg, db]
             dh, pending = da, dres
-            if TrunkFunction.release:  # as the per-op path frees each layer's tensors after its backward
+            if ctx.release:  # as the per-op path frees each layer's tensors after its backward
                 pre[i] = outs[i] = None
                 acts[i + 1 : i + 2] = [None] * len(acts[i + 1 : i + 2])
-        return (dh if need_x else None), None, None, *grads
+        return (dh if need_x else None), None, None, None, None, *grads
 
 
-def trunk(net, x: torch.Tensor, training: bool) -> torch.Tensor:
+def trunk(net, x: torch.Tensor, training: bool, fuse_bn_sums: bool = True) -> torch.Tensor:
     """The trunk of DualNet `net` on NHWC `x` (a differentiable NHWC result); updates BN running stats when
-    training, as `dsp.bn_relu` does."""
+    training, as `dsp.bn_relu` does. `fuse_bn_sums`: see `TrunkFunction.forward`."""
+    require_cpu("the dsp trunk", x, *net.parameters())  # before bn_params counts a batch
     bns, params = bn_params(_layers(net), training)
-    return TrunkFunction.apply(x, bns, training, *params)
+    return TrunkFunction.apply(x, bns, training, fuse_bn_sums, True, *params)
 
 
 def bn_params(layers: list, training: bool) -> tuple[list, list[torch.Tensor]]:

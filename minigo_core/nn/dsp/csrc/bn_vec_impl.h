@@ -28,9 +28,8 @@ static MG_INLINE void bn_vec_flush(const BnV* a, const BnV* b, double* sa, doubl
 }
 
 // The passes read activations written a while before (by the conv before them, or in the backward by the
-// forward pass: from L2, L3 or memory): each row prefetches the row kBnAhead rows on of every input (cold
-// 128 x 9x9 x 32: forward 165 -> 126 us, backward ~10% faster; 64 rows rather than 32: the default 9x9 step
-// ~1.5% faster on a Zen 5, 128 no better)
+// forward pass: from L2, L3 or memory): each row prefetches the row kBnAhead rows on of every input, far
+// enough ahead to hide a cold row's latency (a longer distance gains nothing; docs/BENCHMARKS.md)
 constexpr int64_t kBnAhead = 64;
 template <int NV>
 static MG_INLINE void bn_prefetch_row(const float* p, int64_t m) {

@@ -430,9 +430,8 @@ static void winograd_conv_train(const float* x, int64_t nb, int H, int W, int C,
 
 void winograd_conv_images(int m, const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
                           const float* bias, const float* residual, float* out, const BnSums* sums) {
-  // chunks of 24 tiles (the fused engine's 48 measured slower here: training's images come in larger
-  // batches), the next chunk's images prefetched (a step's activations come from L3 or memory: a residual
-  // conv of 128 9x9 images with cold inputs 0.67 -> 0.38 ms on a Zen 5)
+  // chunks of 24 tiles (fewer than the fused engine's 48: training's images come in larger batches), the
+  // next chunk's images prefetched (a step's activations come from L3 or memory, cold)
   auto fn = m == 3 ? (sums ? winograd_conv_train<3, true> : winograd_conv_train<3, false>)
                    : (sums ? winograd_conv_train<2, true> : winograd_conv_train<2, false>);
   fn(x, nb, H, W, C, wino, K, bias, residual, out, sums);

@@ -142,9 +142,9 @@ int winograd_training_tile(int H, int W, int C, int K);  // 0 (direct), 2 or 3
 // The batch-norm statistics' sums of a training conv's output y, taken in its output transform (the values
 // still in registers) instead of in a pass of their own over the stored y: per output channel k, s[k] = sum
 // of y, t[k] = sum of y * y. Each element's expression is the BN kernel's; the order differs (per tile, per
-// chunk of tiles, per core). (The backward's two BN sums taken the same way in the next layer's
-// input-gradient pass measured slower: its reads of the ReLU output and the BN input, cold and in tile order,
-// cost more than the BN kernel's streaming pass they replace.)
+// chunk of tiles, per core). (The backward's two BN sums are not taken the same way in the next layer's
+// input-gradient pass: there its reads of the ReLU output and the BN input, cold and in tile order, would
+// cost more than the BN kernel's streaming pass.)
 struct BnSums {
   double* s = nullptr;
   double* t = nullptr;

@@ -1,4 +1,4 @@
-// Kernel bodies, included three times by kernels.cpp, each time inside its own namespace and instruction set:
+// Kernel bodies, included by kernels.cpp once per build, each inside its own namespace and instruction set:
 //   `avx512`     under `#pragma GCC target("avx512f,avx2,fma")` with MG_AVX512 defined (16 lanes,
 //                32 registers),
 //   `avx2`       under `#pragma GCC target("avx2,fma")` with MG_AVX2 defined (8 lanes, 16 registers),
@@ -8,10 +8,10 @@
 //                on any CPU, so that its tiling (8-wide last blocks under 16 lanes) is tested where AVX-512
 //                is not.
 // The kernels are written once, against the small vector vocabulary below (VF, kLanes, vload, vfma, ...), so
-// the three builds have the same loop structure: NHWC, K output channels across the lanes of a few registers,
+// the four builds have the same loop structure: NHWC, K output channels across the lanes of a few registers,
 // one input value broadcast and multiplied with them (broadcast-FMA), P pixels per register tile.
 // Because the lanes are output channels, every output's sum runs over (tap, input channel) in the same order
-// whatever the vector width, and every step is one FMA (rounded once): the float results of the three builds
+// whatever the vector width, and every step is one FMA (rounded once): the float results of the four builds
 // are identical (tests/unit/test_dsp_isa.py). No include guard on purpose. Expects <algorithm>, <cmath>,
 // <cstdint>, <cstring>, <vector> (and <immintrin.h> on x86) to be included by the includer.
 
@@ -530,8 +530,8 @@ static void bn_apply_range(const T* x, const T* res, int64_t m0, int64_t m1, int
   }
 }
 
-// y > 0 ? d : +0 without a branch (a mispredicted one per element on random signs made the generic loops
-// ~40x slower than their arithmetic): d's bits masked, so the value is exactly the select's
+// y > 0 ? d : +0 without a branch (on random signs a branch is mispredicted per element, which costs the
+// generic loops far more than their arithmetic): d's bits masked, so the value is exactly the select's
 template <typename T>
 static MG_INLINE T pass_if_pos(T y, T d) {
   using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;

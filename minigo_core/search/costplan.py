@@ -1,4 +1,5 @@
-"""What a run costs before it runs: `minigo plan --config C` (per generation and for the whole run).
+"""What a run costs before it runs: `minigo plan --config C` (per generation and for the whole run). It plays
+(a probe self-play job of the compiled engine), so it sits in the search layer, not in `report`.
 
 Measured here, on this CPU, in process CPU seconds (one core per self-play job and per training rank):
 - self-play: a probe job of the config's net (random weights), board, features and search plays K games (the
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from minigo_core.base.config import RunConfig
+from minigo_core.base.machine import cpu_model
 from minigo_core.data import schedule, shards
 from minigo_core.data.gamefile import GameRecord, write_game
 from minigo_core.nn import steptime
@@ -163,19 +165,6 @@ def measure(cfg: RunConfig, probe_moves: int = 8, probe_readouts: int = PROBE_RE
         shard_bytes_per_example=shard_bytes,
         model_bytes=model_bytes,
     )
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith(("model name", "Model name")):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform  # lazy: only where /proc/cpuinfo has no model name
-
-    return platform.processor() or platform.machine() or "unknown CPU"
 
 
 # ------------------------------------------------------------------------------------------------ the plan

@@ -16,13 +16,38 @@ import json
 import math
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from minigo_core.report.ladder import Ladder, Rating, bracket, next_rung, rate_with_fixed_rungs
+from minigo_core.base.playerspec import PlayerSpec
+from minigo_core.rating.ladder import Ladder, LadderError, Rating, bracket, next_rung, rate_with_fixed_rungs
+from minigo_core.search.gtp_client import find_gnugo
 from minigo_core.search.match import cpu_seconds, game_seeds, match_seed, play_game
 from minigo_core.search.players import Player, ResolvedPlayer, SearchSettings, make_player, resolve_spec
 
 DEFAULT_BATCH = 4  # games per step against one rung
+
+
+def playable_rungs(ladder: Ladder, gnugo: str | None) -> tuple[Ladder, list[str], str]:
+    """The ladder without its GNU Go rungs when GNU Go is not installed (`gnugo`: its configured path, None
+    for the default), the rungs left out, and a note naming them with the command that installs GNU Go
+    (nothing left out: the ladder, [], ''). The other rungs keep their calibrated ratings, so a rating on
+    them is on the same fixed scale (anchored at gnugo:10 = 1800 though that rung is not played)."""
+    needs_gnugo = [r.player for r in ladder.rungs if PlayerSpec.parse(r.player).kind == "gnugo"]
+    if not needs_gnugo:
+        return ladder, [], ""
+    try:
+        find_gnugo(gnugo)
+        return ladder, [], ""
+    except FileNotFoundError as exc:
+        missing = str(exc)
+    kept = [r for r in ladder.rungs if r.player not in needs_gnugo]
+    if not kept:
+        raise LadderError(
+            f"every rung of the {ladder.board_size}x{ladder.board_size} ladder is GNU Go: {missing}"
+        )
+    note = f"{missing}; rating on the ladder's other rungs, without {', '.join(needs_gnugo)}"
+    return replace(ladder, rungs=kept), needs_gnugo, note
 
 
 def _score(game: dict, player_black: bool) -> float:

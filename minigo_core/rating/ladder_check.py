@@ -9,8 +9,9 @@ from __future__ import annotations
 import math
 
 from minigo_core.base.elo import expected_score
-from minigo_core.report.calibration import DEFAULT_SEED, Plan, cpu_model, play_pair, read_pair
-from minigo_core.report.ladder import Ladder, LadderError
+from minigo_core.base.machine import cpu_model
+from minigo_core.rating.calibration import DEFAULT_SEED, CalibrationDesign, play_pair, read_pair
+from minigo_core.rating.ladder import Ladder, LadderError
 
 
 def binomial_band(games: int, p: float, coverage: float = 0.95) -> tuple[int, int]:
@@ -61,10 +62,11 @@ def check(
             "give another --seed"
         )
     komi = float(ladder.provenance.get("komi", 7.5))
-    plan = Plan(ladder.board_size, komi, (player, opponent), games, seed, reach=1, ladder_dir=out_dir,
-                gnugo=gnugo)  # fmt: skip
-    play_pair(plan, player, opponent)
-    data = read_pair(plan.pair_file(player, opponent))
+    design = CalibrationDesign(
+        ladder.board_size, komi, (player, opponent), games, seed, reach=1, ladder_dir=out_dir, gnugo=gnugo
+    )
+    play_pair(design, player, opponent)
+    data = read_pair(design.pair_file(player, opponent))
     assert data is not None
     scores = [float(g["score"]) for g in data["games"]][:games]
     result = predict(ladder, player, opponent, len(scores))
@@ -75,7 +77,7 @@ def check(
         "points": points,
         "inside_band95": lo <= points <= hi,
         "cpu_seconds": round(sum(float(g.get("cpu_seconds", 0.0)) for g in data["games"]), 1),
-        "pair_file": plan.pair_file(player, opponent),
+        "pair_file": design.pair_file(player, opponent),
         "ladder_cpu": ladder.provenance.get("cpu"),
         "cpu": cpu_model(),
     }

@@ -9,8 +9,8 @@ size, `config/ladder/{N}x{N}.json` in the repository:
                 "ci95_anchor": [lo, hi]}, ...],
      "provenance": {"command": ..., "seeds": ..., "cpu": ..., "date": ..., "cost": ...}}
 
-The model throughout is `minigo_core.report.ratings`'s: P(i beats j) = 1 / (1 + 10^(-(R_i - R_j)/400)), a draw
-half a win to each side. Internally ratings are in nats (natural-log odds); `ELO_PER_NAT` converts.
+The model throughout is `minigo_core.rating.bradley_terry`'s: P(i beats j) = 1 / (1 + 10^(-(R_i - R_j)/400)),
+a draw half a win to each side. Internally ratings are in nats (natural-log odds); `ELO_PER_NAT` converts.
 
 - `calibrate_fit`: the rungs' ratings, one Bradley-Terry fit (`fit_bradley_terry`) over all calibration games.
 - `rate_with_fixed_rungs` / `rate_many`: one new player / several related players rated with the rungs held
@@ -33,8 +33,8 @@ import numpy as np
 from minigo_core.base.elo import ELO_PER_NAT, Z95, expected_score
 from minigo_core.data import storage
 from minigo_core.data.layout import LADDER_DIR, REPO, calibrated_sizes, ladder_path  # noqa: F401 (re-exported)
-from minigo_core.report.ratings import fit_bradley_terry, information, maximise
-from minigo_core.report.rung_cost import MAX_CHOICE_GAP, RATED_SIDE_COST, side_cost
+from minigo_core.rating.bradley_terry import fit_bradley_terry, information, maximise
+from minigo_core.rating.rung_cost import MAX_CHOICE_GAP, RATED_SIDE_COST, side_cost
 
 CGOS_ANCHOR = "gnugo:10"
 CGOS_ANCHOR_ELO = 1800.0  # CGOS keeps GNU Go 3.7.10 level 10 at 1800 on 9x9

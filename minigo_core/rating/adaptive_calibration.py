@@ -38,24 +38,22 @@ from multiprocessing import get_context
 
 import numpy as np
 
-from minigo_core.base.elo import expected_score
-from minigo_core.report import calibration as cal
-from minigo_core.report.ladder import Ladder, LadderError, write_ladder
-from minigo_core.report.ratings import information
-from minigo_core.report.rung_cost import side_cost
+from minigo_core.base.elo import NATS_PER_ELO, Z95, expected_score
+from minigo_core.rating import calibration as cal
+from minigo_core.rating.bradley_terry import information
+from minigo_core.rating.ladder import Ladder, LadderError, write_ladder
+from minigo_core.rating.rung_cost import side_cost
 
 MAX_GAP = 250.0  # neighbours' largest fitted distance (Elo) before a uct:N rung is added between them
 MAX_PAIR_GAP = 600.0  # pairs further apart than this (fitted) carry too little per game to be chosen
-NATS_PER_ELO = math.log(10) / 400
-Z95 = 1.959963984540054
 MAX_ROUND_GAMES = 2000  # games a chosen pair plays in a round at most
 
 
-def pair_costs(plan: cal.Plan) -> dict[tuple[str, str], float]:
+def pair_costs(design: cal.CalibrationDesign) -> dict[tuple[str, str], float]:
     """Mean CPU seconds per stored game of each pair that has at least 3 games."""
     out = {}
-    for lower, upper in candidate_pairs(plan.rungs):
-        data = cal.read_pair(plan.pair_file(lower, upper))
+    for lower, upper in candidate_pairs(design.rungs):
+        data = cal.read_pair(design.pair_file(lower, upper))
         games = (data or {}).get("games", [])
         if len(games) >= 3:
             out[(lower, upper)] = sum(float(g.get("cpu_seconds", 0.0)) for g in games) / len(games)
@@ -70,10 +68,10 @@ def candidate_pairs(rungs: tuple[str, ...]) -> list[tuple[str, str]]:
     ]
 
 
-def game_counts(plan: cal.Plan) -> dict[tuple[str, str], int]:
+def game_counts(design: cal.CalibrationDesign) -> dict[tuple[str, str], int]:
     counts = {}
-    for lower, upper in candidate_pairs(plan.rungs):
-        data = cal.read_pair(plan.pair_file(lower, upper))
+    for lower, upper in candidate_pairs(design.rungs):
+        data = cal.read_pair(design.pair_file(lower, upper))
         if data and data["games"]:
             counts[(lower, upper)] = len(data["games"])
     return counts
@@ -137,7 +135,7 @@ def best_pairs(
         gap = elos[b] - elos[a]
         if abs(gap) > MAX_PAIR_GAP:
             continue
-        p = 1.0 / (1.0 + 10 ** (-gap / 400.0))
+        p = expected_score(elos[b], elos[a])
         weight = batch * p * (1 - p)
         if anchor_relative:
             u = np.zeros(len(index))
@@ -190,55 +188,62 @@ def round_games(cost: float, batch: int, round_cpu_s: float = 60.0) -> int:
     return int(min(MAX_ROUND_GAMES, max(batch, round_cpu_s / max(cost, 1e-6))))
 
 
-def _play(plan: cal.Plan, pairs: list[tuple[str, str]], targets: dict, jobs: int, progress: bool) -> int:
+def _play(
+    design: cal.CalibrationDesign, pairs: list[tuple[str, str]], targets: dict, jobs: int, progress: bool
+) -> int:
     if jobs <= 1 or len(pairs) <= 1:
-        return sum(cal.play_pair(plan, a, b, progress=progress, target=targets[(a, b)]) for a, b in pairs)
+        return sum(cal.play_pair(design, a, b, progress=progress, target=targets[(a, b)]) for a, b in pairs)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(cal.play_pair, plan, a, b, None, progress, targets[(a, b)]) for a, b in pairs]
+        futures = [
+            pool.submit(cal.play_pair, design, a, b, None, progress, targets[(a, b)]) for a, b in pairs
+        ]
         return sum(f.result() for f in futures)
 
 
 def run_adaptive(
-    plan: cal.Plan, *, anchor: str, anchor_elo: float, command: list[str], target: float, batch: int,
-    jobs: int, max_cpu_s: float | None, log: Callable[[str], None], progress: bool = False,
+    design: cal.CalibrationDesign, *, anchor: str, anchor_elo: float, command: list[str], target: float,
+    batch: int, jobs: int, max_cpu_s: float | None, log: Callable[[str], None], progress: bool = False,
     round_cpu_s: float = 60.0,
 ) -> tuple[Ladder | None, int]:  # fmt: skip
     """Rounds of (neighbours' first games, fit, write the table, add a rung or play the best pairs) until
     every rung is within +-`target` or `max_cpu_s` CPU-seconds of new games are spent."""
-    played, spent0 = 0, cal.stored_games(plan)[1]
+    played, spent0 = 0, cal.stored_games(design)[1]
     ladder = None
     while True:
-        counts = game_counts(plan)
-        first = {p: plan.games_per_pair for p in replace(plan, reach=1).pairs()}  # each and the next above
+        counts = game_counts(design)
+        first = {
+            p: design.games_per_pair for p in replace(design, reach=1).pairs()
+        }  # each and the next above
         short = [p for p, n in first.items() if counts.get(p, 0) < n]
         if short:
-            played += _play(plan, short, first, jobs, progress)
+            played += _play(design, short, first, jobs, progress)
             continue
-        ladder = cal.fit(plan, anchor, anchor_elo, command)
+        ladder = cal.fit(design, anchor, anchor_elo, command)
         ladder.provenance.update(target_ci=target, design="adaptive")
         try:
-            write_ladder(ladder, plan.ladder_file)
+            write_ladder(ladder, design.ladder_file)
         except LadderError as exc:  # e.g. two rungs tied so far: more games will part them
             log(f"table not written this round: {exc}")
         elos = {r.player: r.elo for r in ladder.rungs}
-        wider = split_wide_gaps(plan.rungs, elos, counts, anchor)
-        if wider != plan.rungs:
-            added = ", ".join(sorted(set(wider) - set(plan.rungs)))
+        wider = split_wide_gaps(design.rungs, elos, counts, anchor)
+        if wider != design.rungs:
+            added = ", ".join(sorted(set(wider) - set(design.rungs)))
             log(f"added rung(s) {added}: neighbours more than {MAX_GAP:g} Elo apart")
-            plan = replace(plan, rungs=wider)
+            design = replace(design, rungs=wider)
             continue
         worst = max((r.ci95[1] - r.ci95[0]) / 2 for r in ladder.rungs)
-        spent = cal.stored_games(plan)[1] - spent0
+        spent = cal.stored_games(design)[1] - spent0
         log(f"widest interval +-{worst:.0f} Elo (target {target:g}); {spent / 3600:.2f} CPU-h spent")
         if worst <= target or (max_cpu_s is not None and spent >= max_cpu_s):
             return ladder, played
-        costs = pair_costs(plan)
-        pairs = best_pairs(plan.rungs, elos, counts, costs, anchor, target, batch, max(1, jobs),
-                           plan.board_size)  # fmt: skip
+        costs = pair_costs(design)
+        pairs = best_pairs(design.rungs, elos, counts, costs, anchor, target, batch, max(1, jobs),
+                           design.board_size)  # fmt: skip
         if not pairs:
             return ladder, played
         more = {
-            p: round_games(costs.get(p, sum(side_cost(r, plan.board_size) for r in p)), batch) for p in pairs
+            p: round_games(costs.get(p, sum(side_cost(r, design.board_size) for r in p)), batch)
+            for p in pairs
         }
         log("next: " + ", ".join(f"{a} vs {b} (+{more[(a, b)]})" for a, b in pairs))
-        played += _play(plan, pairs, {p: counts.get(p, 0) + more[p] for p in pairs}, jobs, progress)
+        played += _play(design, pairs, {p: counts.get(p, 0) + more[p] for p in pairs}, jobs, progress)

@@ -1,22 +1,23 @@
 """The ladder's calibration: matches between neighbouring rungs, stored game by game, then one fit.
 
-`minigo ladder calibrate` (and `--extend`, `--fit-only`) is `calibrate` here. A calibration is a `Plan`:
-the board size, komi, the rungs from weakest to strongest (player specs: `random`, `uct:N`, `gnugo:L`,
-`gtp:...`), G games per pair, the pairs (every rung against the next `reach` rungs above it: neighbours and
-jumps of two by default), and one calibration seed. Each pair (lower rung a, upper rung b) is a match of G
-games, a taking Black in even-numbered games, seeded as `minigo evaluate` seeds a match
+`minigo ladder calibrate` (and `--extend`, `--fit-only`) is `calibrate` here. What a calibration plays is a
+`CalibrationDesign`: the board size, komi, the rungs from weakest to strongest (player specs: `random`,
+`uct:N`, `gnugo:L`, `gtp:...`), G games per pair, the pairs (every rung against the next `reach` rungs above
+it: neighbours and jumps of two by default), and one calibration seed. Each pair (lower rung a, upper rung
+b) is a match of G games, a taking Black in even-numbered games, seeded as `minigo evaluate` seeds a match
 (`search.match.match_seed(seed, None, a, b)`, then `game_seeds(match seed, game index)`), so game i of a
 pair is the same game however and whenever it is played.
 
-Each pair's games are kept in `{ladder_dir}/{N}x{N}/{a}_vs_{b}.json`, rewritten atomically at most once a
-second while it plays and after its last game or a failure (only what the fit needs and the record of the
-game: its index, seeds, who had Black, a's score, the result string, the move count, how it ended, CPU
-seconds; no moves, so the repository stays small). A killed calibration keeps every game saved (all but
-the last second's) and a rerun plays only the missing ones: the same games, seeded by their index.
-After the matches, one `ladder.calibrate_fit` over every stored game between the plan's rungs, anchored
-(GNU Go level 10 = 1800), is written with `ladder.write_ladder` to `{ladder_dir}/{N}x{N}.json` with its
-provenance (the command, seed, rungs, pairs, games per pair, komi, CPU model, date, the CPU seconds of every
-stored game, versions). `--target-ci` plays adaptively instead (`calibration_design`).
+Each pair's games are kept in `{ladder_dir}/{N}x{N}/{a}_vs_{b}.json` (a, b: `PlayerSpec.slug`), rewritten
+atomically at most once a second while it plays and after its last game or a failure (only what the fit
+needs and the record of the game: its index, seeds, who had Black, a's score, the result string, the move
+count, how it ended, CPU seconds; no moves, so the repository stays small). A killed calibration keeps every
+game saved (all but the last second's) and a rerun plays only the missing ones: the same games, seeded by
+their index. After the matches, one `ladder.calibrate_fit` over every stored game between the design's
+rungs, anchored (GNU Go level 10 = 1800), is written with `ladder.write_ladder` to
+`{ladder_dir}/{N}x{N}.json` with its provenance (the command, seed, rungs, pairs, games per pair, komi, CPU
+model, date, the CPU seconds of every stored game, versions). `--target-ci` plays adaptively instead
+(`adaptive_calibration`).
 """
 
 from __future__ import annotations
@@ -37,9 +38,10 @@ from pathlib import Path
 
 import minigo_core
 from minigo_core.base.config import RunConfig
+from minigo_core.base.machine import cpu_model
 from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
 from minigo_core.data import storage
-from minigo_core.report.ladder import (
+from minigo_core.rating.ladder import (
     LADDER_DIR,
     REPO,
     Ladder,
@@ -49,24 +51,20 @@ from minigo_core.report.ladder import (
     read_ladder,
     write_ladder,
 )
-from minigo_core.report.rung_cost import side_cost
+from minigo_core.rating.rung_cost import side_cost
 from minigo_core.search.match import game_seeds, match_seed, play_game
 from minigo_core.search.players import Player, PlayerError, SearchSettings, make_player, resolve_spec
 
 PAIR_FORMAT = "minigo-ladder-pair"
 PAIR_FORMAT_VERSION = 1
 RUNG_KINDS = ("random", "uct", "gnugo", "gtp")
-# The default rungs, weakest first. 9x9: probes of 10 games a match, komi 7.5, on an AMD EPYC (2 cores, one
-# niced process; uct:N runs ~70,000 playouts/s averaged over a game), GNU Go 3.8; the lower rung's score:
-#   uct:1024 vs gnugo:1 0/10, uct:4096 vs gnugo:1 0/10, uct:16384 vs gnugo:1 2/10 (about -210 Elo): plain
-#   UCT meets GNU Go level 1 at about 32k-64k playouts, so the uct:N series doubles from uct:2 to uct:32768;
-#   gnugo:1 vs 3 5/10, 3 vs 4 3/10, 4 vs 5 7/10, 3 vs 5 2/10, 1 vs 5 2/10, 5 vs 8 4/10, 8 vs 10 4/10,
-#   5 vs 10 5/10, 1 vs 10 2/10: two plateaus, levels 1-3 and 4-10, ~150-250 Elo apart (10-game matches
-#   cannot resolve 50 Elo), so levels 1, 4, 6, 8, 10 (2, 3, 5, 7, 9 add cost, not resolution).
-# Cost per game (CPU s): uct:N ~0.00074 N per side, GNU Go 0.3-0.8 (levels 1-3), ~1 (4-6), 2-3.5 (8-10).
-# The adaptive calibration (`--target-ci`, calibration_design.py) starts from uct:N every 4x (it adds a rung
-# between two uct rungs fitted > 250 apart) up to uct:16384 (~240 below gnugo:1; uct:32768 costs 24 CPU s a
-# game side, more than it narrows), then GNU Go levels 1, 4 and 10 (one per plateau, and the anchor).
+# The default rungs, weakest first. 9x9: plain UCT meets GNU Go level 1 only at tens of thousands of playouts,
+# so the uct:N series doubles up to there; GNU Go's levels form two plateaus (1-3 and 4-10) that short probe
+# matches cannot split further, so levels 1, 4, 6, 8 and 10 (the others add cost, not resolution). The probe
+# matches and the cost per game side behind this choice are in docs/BENCHMARKS.md ("The fixed Elo ladder");
+# `rung_cost.py` holds the cost model. The adaptive calibration (`--target-ci`, adaptive_calibration.py)
+# starts from uct:N every 4x (it adds a rung between two uct rungs fitted > 250 apart) up to the largest uct
+# rung whose games cost less than they narrow, then GNU Go levels 1, 4 and 10 (one per plateau, the anchor).
 DEFAULT_RUNGS: dict[int, tuple[str, ...]] = {
     9: ("random", *(f"uct:{n}" for n in (2, 8, 32, 128, 512, 2048, 8192, 16384)), "gnugo:1", "gnugo:4",
         "gnugo:10"),
@@ -80,7 +78,7 @@ DEFAULT_REACH = 2  # each rung plays the next two above it: neighbours and jumps
 
 
 @dataclass(frozen=True)
-class Plan:
+class CalibrationDesign:
     """What a calibration plays: rungs (weakest first, rating names), games per pair, seed, where."""
 
     board_size: int
@@ -121,7 +119,9 @@ class Plan:
         return out
 
     def pair_file(self, lower: str, upper: str) -> str:
-        return storage.join(self.pair_dir, f"{_slug(lower)}_vs_{_slug(upper)}.json")
+        return storage.join(
+            self.pair_dir, f"{PlayerSpec.parse(lower).slug}_vs_{PlayerSpec.parse(upper).slug}.json"
+        )
 
 
 def mixture_base(name: str) -> str | None:
@@ -141,11 +141,9 @@ def comparable(a: str, b: str) -> bool:
     play is the same engine's), and they place the two closer together than their games against every other
     rung do. A GNU Go mixture against GNU Go: GNU Go does not punish the random moves the way a searching
     player does (`uct:N`, and the networks the ladder is for), so the mixture scores far better against GNU
-    Go than against `uct:N` rungs of its strength. Measured on the 9x9 table's games (2026-11-26/27): with
-    both kinds of pair in the fit, chi-squared is 173 over 69 pairs; without the same-base pairs, 110 over 69
-    (uct:1024 took 14 of 59 games from gnugo:1+r14, 3.9 expected; gnugo:1+r14 took 14 of 107 from GNU Go 1,
-    5.2 expected), and a default run's generation 12 came out ~300 Elo above its own 3/100 against GNU Go 1,
-    through gnugo:1+r10; without either kind, 72 over 63 pairs (docs/BENCHMARKS.md, the fixed Elo ladder)."""
+    Go than against `uct:N` rungs of its strength. Either kind of pair in the fit worsens it and misplaces the
+    ratings of networks rated through those rungs (measurements: docs/BENCHMARKS.md, the fixed Elo ladder).
+    """
     base = mixture_base(a)
     other = mixture_base(b)
     if base is not None and base == other:
@@ -154,10 +152,6 @@ def comparable(a: str, b: str) -> bool:
         if mixture is not None and mixture.startswith("gnugo:") and plain.startswith("gnugo:"):
             return False
     return True
-
-
-def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.+-]+", "_", name.replace(":", "-")).strip("_")
 
 
 def rung_names(specs: list[str], gnugo: str | None = None) -> tuple[str, ...]:
@@ -202,10 +196,12 @@ def read_pair(path: str) -> dict | None:
     return data
 
 
-def _check_pair(path: str, data: dict, plan: Plan, lower: str, upper: str, playing: bool) -> None:
-    want = {"board_size": plan.board_size, "komi": plan.komi, "player": lower, "opponent": upper}
+def _check_pair(
+    path: str, data: dict, design: CalibrationDesign, lower: str, upper: str, playing: bool
+) -> None:
+    want = {"board_size": design.board_size, "komi": design.komi, "player": lower, "opponent": upper}
     if playing:
-        want["calibration_seed"] = plan.seed
+        want["calibration_seed"] = design.seed
     for key, value in want.items():
         if data.get(key) != value:
             raise LadderError(
@@ -214,16 +210,16 @@ def _check_pair(path: str, data: dict, plan: Plan, lower: str, upper: str, playi
             )
 
 
-def _new_pair(plan: Plan, lower: str, upper: str) -> dict:
+def _new_pair(design: CalibrationDesign, lower: str, upper: str) -> dict:
     return {
         "format": PAIR_FORMAT,
         "format_version": PAIR_FORMAT_VERSION,
-        "board_size": plan.board_size,
-        "komi": plan.komi,
+        "board_size": design.board_size,
+        "komi": design.komi,
         "player": lower,
         "opponent": upper,
-        "calibration_seed": plan.seed,
-        "seed": match_seed(plan.seed, None, lower, upper),
+        "calibration_seed": design.seed,
+        "seed": match_seed(design.seed, None, lower, upper),
         "games": [],
     }
 
@@ -260,21 +256,21 @@ def _game_entry(index: int, lower: str, seeds: tuple[int, int], record: dict, cp
 
 
 def play_pair(
-    plan: Plan,
+    design: CalibrationDesign,
     lower: str,
     upper: str,
     max_new_games: int | None = None,
     progress: bool = False,
     target: int | None = None,
 ) -> int:
-    """Play the pair's missing games of the first `target` (default: the plan's games per pair), at most
+    """Play the pair's missing games of the first `target` (default: the design's games per pair), at most
     `max_new_games`, saving them as it goes (a line on stderr each with `progress`); returns the games
     played."""
-    path = plan.pair_file(lower, upper)
-    data = read_pair(path) or _new_pair(plan, lower, upper)
-    _check_pair(path, data, plan, lower, upper, playing=True)
+    path = design.pair_file(lower, upper)
+    data = read_pair(path) or _new_pair(design, lower, upper)
+    _check_pair(path, data, design, lower, upper, playing=True)
     have = {g["index"] for g in data["games"]}
-    wanted = plan.games_per_pair if target is None else target
+    wanted = design.games_per_pair if target is None else target
     todo = [i for i in range(wanted) if i not in have]
     todo = todo if max_new_games is None else todo[: max(0, max_new_games)]
     if not todo:
@@ -284,12 +280,12 @@ def play_pair(
     saved, unsaved = time.monotonic(), False
     try:
         for name in (lower, upper):
-            players.append(make_player(resolve_spec(name, gnugo_path=plan.gnugo), search))
+            players.append(make_player(resolve_spec(name, gnugo_path=design.gnugo), search))
         for i in todo:
             black, white = players if i % 2 == 0 else players[::-1]
             seeds = game_seeds(data["seed"], i)
             cpu0 = time.process_time() + _engine_cpu(players)
-            game = play_game(black, white, plan.board_size, plan.komi, seeds)
+            game = play_game(black, white, design.board_size, design.komi, seeds)
             cpu = time.process_time() + _engine_cpu(players) - cpu0
             record = {**game, "black_name": black.name, "moves": len(game["moves"])}
             data["games"].append(_game_entry(i, lower, seeds, record, cpu))
@@ -329,20 +325,20 @@ def _index(game: dict) -> int:
     return int(game["index"])
 
 
-def stored_games(plan: Plan) -> tuple[list[tuple[str, str, float]], float]:
-    """Every stored game between two of the plan's rungs as (lower, upper, lower's score), and their CPU
+def stored_games(design: CalibrationDesign) -> tuple[list[tuple[str, str, float]], float]:
+    """Every stored game between two of the design's rungs as (lower, upper, lower's score), and their CPU
     seconds; pair files of other rungs in the folder are left out."""
-    rungs = set(plan.rungs)
+    rungs = set(design.rungs)
     triples: list[tuple[str, str, float]] = []
     cpu = 0.0
-    for path in storage.list_files(plan.pair_dir, ".json"):
+    for path in storage.list_files(design.pair_dir, ".json"):
         data = read_pair(path)
         assert data is not None
         if data.get("player") not in rungs or data.get("opponent") not in rungs:
             continue
         if not comparable(data["player"], data["opponent"]):
             continue  # two mixtures of one base (`comparable`): kept in the folder, left out of the fit
-        _check_pair(path, data, plan, data["player"], data["opponent"], playing=False)
+        _check_pair(path, data, design, data["player"], data["opponent"], playing=False)
         for g in data["games"]:
             triples.append((data["player"], data["opponent"], float(g["score"])))
             cpu += float(g.get("cpu_seconds", 0.0))
@@ -352,13 +348,13 @@ def stored_games(plan: Plan) -> tuple[list[tuple[str, str, float]], float]:
 # ------------------------------------------------------------------------------------------- the driver
 
 
-def settle_plan(plan: Plan, given: set[str], extend: bool) -> Plan:
-    """The plan to run against what `plan.ladder_file` already holds. Settings not `given` on the command
+def settle_design(design: CalibrationDesign, given: set[str], extend: bool) -> CalibrationDesign:
+    """The design to run against what `design.ladder_file` already holds. Settings not `given` on the command
     line are taken from the stored calibration; given ones must match it, or with `extend` only add to it
     (more rungs, more games per pair), else a LadderError says what to do."""
-    if not storage.exists(plan.ladder_file):
-        return plan
-    stored = load_ladder(plan.ladder_file).provenance
+    if not storage.exists(design.ladder_file):
+        return design
+    stored = load_ladder(design.ladder_file).provenance
     keys = {
         "rungs": "--rungs",
         "games_per_pair": "--games-per-pair",
@@ -367,11 +363,11 @@ def settle_plan(plan: Plan, given: set[str], extend: bool) -> Plan:
         "reach": "--reach",
     }
     if not all(k in stored for k in keys):
-        return plan  # written by hand or by another tool: nothing to keep to
+        return design  # written by hand or by another tool: nothing to keep to
     old = {k: tuple(stored[k]) if k == "rungs" else stored[k] for k in keys}
-    plan = replace(plan, **{k: v for k, v in old.items() if keys[k] not in given})
+    design = replace(design, **{k: v for k, v in old.items() if keys[k] not in given})
     for key, option in keys.items():
-        mine, theirs = getattr(plan, key), old[key]
+        mine, theirs = getattr(design, key), old[key]
         if mine == theirs:
             continue
         grows = (
@@ -383,10 +379,10 @@ def settle_plan(plan: Plan, given: set[str], extend: bool) -> Plan:
         if not (extend and grows):
             how = "add rungs or games with --extend" if grows else f"keep {option} {_show(theirs)}"
             raise LadderError(
-                f"{plan.ladder_file} was calibrated with {option} {_show(theirs)}, not {_show(mine)}; {how}, "
-                "refit with --fit-only, or calibrate into another --out-dir"
+                f"{design.ladder_file} was calibrated with {option} {_show(theirs)}, not {_show(mine)}; "
+                f"{how}, refit with --fit-only, or calibrate into another --out-dir"
             )
-    return plan
+    return design
 
 
 def _show(value: object) -> str:
@@ -394,7 +390,7 @@ def _show(value: object) -> str:
 
 
 def play_all(
-    plan: Plan,
+    design: CalibrationDesign,
     jobs: int = 1,
     max_new_games: int | None = None,
     log: Callable[[str], None] | None = None,
@@ -403,18 +399,18 @@ def play_all(
     """Play every pair's missing games (at most `max_new_games` per pair), `jobs` pairs at once in separate
     processes; returns the games played. A pair that fails stops the calibration (finished games kept)."""
     log = log or (lambda line: print(line, file=sys.stderr, flush=True))
-    pairs = plan.pairs()
+    pairs = design.pairs()
     played = 0
     if jobs <= 1:
         for lower, upper in pairs:
-            n = play_pair(plan, lower, upper, max_new_games, progress)
+            n = play_pair(design, lower, upper, max_new_games, progress)
             played += n
             log(f"{lower} vs {upper}: {n} new game(s)")
         return played
-    pairs.sort(key=lambda pair: -sum(side_cost(r, plan.board_size) for r in pair))  # the longest first
+    pairs.sort(key=lambda pair: -sum(side_cost(r, design.board_size) for r in pair))  # the longest first
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
         futures = {
-            pool.submit(play_pair, plan, lo, up, max_new_games, progress): (lo, up) for lo, up in pairs
+            pool.submit(play_pair, design, lo, up, max_new_games, progress): (lo, up) for lo, up in pairs
         }
         for future in as_completed(futures):
             n = future.result()
@@ -423,25 +419,7 @@ def play_all(
     return played
 
 
-def cpu_model() -> str:
-    """The CPU's model name (`lscpu`'s "Model name", else /proc/cpuinfo's "model name")."""
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10, check=False).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name:"):
-                return line.split(":", 1)[1].strip()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
-
-
-def _versions(plan: Plan) -> dict:
+def _versions(design: CalibrationDesign) -> dict:
     out: dict = {"minigo": minigo_core.__version__, "python": sys.version.split()[0]}
     try:
         commit = subprocess.run(
@@ -458,9 +436,9 @@ def _versions(plan: Plan) -> dict:
             out["uncommitted_changes"] = bool(changed.stdout.strip())
     except (OSError, subprocess.SubprocessError):
         pass
-    if any(r.startswith("gnugo:") for r in plan.rungs):
+    if any(r.startswith("gnugo:") for r in design.rungs):
         try:
-            argv = resolve_spec("gnugo:1", gnugo_path=plan.gnugo).argv
+            argv = resolve_spec("gnugo:1", gnugo_path=design.gnugo).argv
             text = subprocess.run([argv[0], "--version"], capture_output=True, text=True, timeout=10).stdout
             out["gnugo"] = text.splitlines()[0].strip() if text else "unknown"
         except (OSError, subprocess.SubprocessError, PlayerError):
@@ -468,65 +446,67 @@ def _versions(plan: Plan) -> dict:
     return out
 
 
-def fit(plan: Plan, anchor: str, anchor_elo: float, command: list[str]) -> Ladder:
-    """One fit over every stored game between the plan's rungs, with the calibration's provenance."""
-    if anchor not in plan.rungs:
+def fit(design: CalibrationDesign, anchor: str, anchor_elo: float, command: list[str]) -> Ladder:
+    """One fit over every stored game between the design's rungs, with the calibration's provenance."""
+    if anchor not in design.rungs:
         raise LadderError(
-            f"the anchor {anchor} is not a rung ({', '.join(plan.rungs)}); add it to --rungs or give "
+            f"the anchor {anchor} is not a rung ({', '.join(design.rungs)}); add it to --rungs or give "
             "--anchor RUNG --anchor-elo ELO"
         )
-    triples, cpu = stored_games(plan)
-    missing = [r for r in plan.rungs if not any(r in (a, b) for a, b, _ in triples)]
+    triples, cpu = stored_games(design)
+    missing = [r for r in design.rungs if not any(r in (a, b) for a, b, _ in triples)]
     if missing:
         raise LadderError(
-            f"no stored games of rung(s) {', '.join(missing)} in {plan.pair_dir}; play them first "
+            f"no stored games of rung(s) {', '.join(missing)} in {design.pair_dir}; play them first "
             "(`minigo ladder calibrate` without --fit-only)"
         )
     rungs = calibrate_fit(triples, anchor=anchor, anchor_elo=anchor_elo)
     provenance = {
         "command": shlex.join(command),
-        "seed": plan.seed,
-        "rungs": list(plan.rungs),
-        "games_per_pair": plan.games_per_pair,
-        "reach": plan.reach,
-        "pairs": [list(p) for p in plan.pairs()],
-        "komi": plan.komi,
+        "seed": design.seed,
+        "rungs": list(design.rungs),
+        "games_per_pair": design.games_per_pair,
+        "reach": design.reach,
+        "pairs": [list(p) for p in design.pairs()],
+        "komi": design.komi,
         "games": len(triples),
         "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "cpu_seconds": round(cpu, 1),
         "cost": f"{cpu / 3600:.2f} CPU-hours ({cpu:.0f} CPU-seconds, {len(triples)} games) on {cpu_model()}",
-        "software": _versions(plan),
+        "software": _versions(design),
     }
-    return Ladder(plan.board_size, anchor, anchor_elo, rungs, provenance)
+    return Ladder(design.board_size, anchor, anchor_elo, rungs, provenance)
 
 
-def plan_from_options(board_size: int, cfg: RunConfig, options: dict, extend: bool) -> Plan:
-    """The plan of `minigo ladder calibrate`: `options` (rungs as a comma-separated string, games_per_pair,
+def design_from_options(board_size: int, cfg: RunConfig, options: dict, extend: bool) -> CalibrationDesign:
+    """The design of `minigo ladder calibrate`: `options` (rungs as a comma-separated string, games_per_pair,
     reach, seed, komi, ladder_dir; None where not given) over the defaults and the stored calibration."""
     if options.get("games_per_pair") is not None and options["games_per_pair"] < 1:
         raise LadderError(f"--games-per-pair must be >= 1, got {options['games_per_pair']}")
     if options.get("reach") is not None and options["reach"] < 1:
         raise LadderError(f"--reach must be >= 1, got {options['reach']}")
-    plan = default_plan(board_size, cfg)
+    design = default_design(board_size, cfg)
     if options.get("rungs"):
         options = {**options, "rungs": rung_names(options["rungs"].split(","), cfg.evaluate.gnugo)}
-    plan = replace(plan, **{k: v for k, v in options.items() if v is not None})
+    design = replace(design, **{k: v for k, v in options.items() if v is not None})
     flags = {k: "--" + k.replace("_", "-") for k in options if options[k] is not None}
-    return settle_plan(plan, set(flags.values()), extend)
+    return settle_design(design, set(flags.values()), extend)
 
 
-def default_plan(board_size: int, cfg: RunConfig | None = None) -> Plan:
-    """The built-in plan of a board size: its default rungs (or the 5x5 ones scaled up), komi from `cfg`."""
+def default_design(board_size: int, cfg: RunConfig | None = None) -> CalibrationDesign:
+    """The built-in design of a board size: its default rungs (or the 5x5 ones scaled up), komi from `cfg`."""
     cfg = cfg or RunConfig()
     rungs = DEFAULT_RUNGS.get(board_size, DEFAULT_RUNGS[9])
     games = DEFAULT_GAMES_PER_PAIR.get(board_size, DEFAULT_GAMES_PER_PAIR[9])
-    return Plan(board_size, float(cfg.komi), rungs, games, DEFAULT_SEED, gnugo=cfg.evaluate.gnugo)
+    return CalibrationDesign(
+        board_size, float(cfg.komi), rungs, games, DEFAULT_SEED, gnugo=cfg.evaluate.gnugo
+    )
 
 
 def calibrate(
-    plan: Plan,
+    design: CalibrationDesign,
     *,
     anchor: str,
     anchor_elo: float,
@@ -539,25 +519,25 @@ def calibrate(
 ) -> tuple[Ladder | None, int]:
     """Play what is missing (unless `fit_only`), then fit and write the ladder; returns (the ladder, or None
     while some pair still misses games after a `max_new_games` step, and the games played)."""
-    played = 0 if fit_only else play_all(plan, jobs, max_new_games, log, progress)
+    played = 0 if fit_only else play_all(design, jobs, max_new_games, log, progress)
     if not fit_only:
         short = [
             f"{lo} vs {up}"
-            for lo, up in plan.pairs()
-            if len((read_pair(plan.pair_file(lo, up)) or {"games": []})["games"]) < plan.games_per_pair
+            for lo, up in design.pairs()
+            if len((read_pair(design.pair_file(lo, up)) or {"games": []})["games"]) < design.games_per_pair
         ]
         if short:
             return None, played
-    ladder = fit(plan, anchor, anchor_elo, command)
-    if fit_only and storage.exists(plan.ladder_file):
+    ladder = fit(design, anchor, anchor_elo, command)
+    if fit_only and storage.exists(design.ladder_file):
         try:
-            before = load_ladder(plan.ladder_file).provenance
+            before = load_ladder(design.ladder_file).provenance
         except LadderError:
             before = {}
         if before.get("command"):  # the games' command stays the table's; the refit is recorded beside it
             ladder.provenance["refit_command"] = ladder.provenance["command"]
             ladder.provenance["command"] = before["command"]
-    write_ladder(ladder, plan.ladder_file)
+    write_ladder(ladder, design.ladder_file)
     return ladder, played
 
 

@@ -1,0 +1,57 @@
+"""Two real `minigo run` on one root (the tiny config): the second is refused at once, naming the host and
+pid of the first, which runs on undisturbed; the first killed (-9), its lock is stale and `minigo run
+--unlock` removes it and Snakemake's lock."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from minigo_core.data import layout
+
+REPO = Path(__file__).resolve().parents[2]
+REFUSAL_LIMIT_S = 30  # "at once": the second launcher reads the config and the lock, nothing more
+
+
+def minigo_run(config: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "minigo_core.cli", "run", "--profile", "profiles/local", "--config",
+            str(config), "--progress", "none", "--no-report", *extra, "--", "--cores", "1"]  # fmt: skip
+
+
+def test_a_second_minigo_run_on_a_held_root_is_refused_at_once_naming_the_first(tmp_path, write_config):
+    config = write_config(tmp_path, generations=1)
+    lock = tmp_path / "run" / layout.RUN_LOCK
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    first = subprocess.Popen(minigo_run(config), cwd=REPO, start_new_session=True, **quiet)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and first.poll() is None and not lock.exists():
+            time.sleep(0.05)
+        assert first.poll() is None and lock.exists(), "the first minigo run never took the root's lock"
+        assert json.loads(lock.read_text())["pid"] == first.pid
+        t0 = time.monotonic()
+        second = subprocess.run(minigo_run(config), cwd=REPO, capture_output=True, text=True, timeout=120)
+        took = time.monotonic() - t0
+        err = second.stderr
+        assert second.returncode == 1, f"a second minigo run ran on a held root:\n{second.stdout}\n{err}"
+        assert f"pid {first.pid} on host {socket.gethostname()}" in err and "in use" in err, err
+        assert took < REFUSAL_LIMIT_S, f"refused only after {took:.0f} s"
+        assert "invocation" not in second.stdout  # it started no Snakemake
+        assert first.poll() is None, "the refused launcher disturbed the first"
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)  # the launcher and its Snakemake: nothing cleans up
+        first.wait()
+    assert lock.exists()  # a killed launcher leaves its lock: stale now
+    unlock = subprocess.run(minigo_run(config, "--unlock"), cwd=REPO, capture_output=True, text=True,
+                            timeout=300)  # fmt: skip
+    assert unlock.returncode == 0, unlock.stdout + unlock.stderr
+    assert f"removed {lock}" in unlock.stdout and "that is gone" in unlock.stdout, unlock.stdout
+    assert "Snakemake's lock removed" in unlock.stdout
+    assert not lock.exists()
