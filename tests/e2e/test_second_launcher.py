@@ -1,6 +1,7 @@
 """Two real `minigo run` on one root (the tiny config): the second is refused at once, naming the host and
-pid of the first, which runs on undisturbed; the first killed (-9), its lock is stale and `minigo run
---unlock` removes it and Snakemake's lock."""
+pid of the first, which runs on undisturbed and ends as the same run as an undisturbed one
+(`python -m tools.compare_runs`); a launcher killed (-9) leaves a stale lock, which `minigo run --unlock`
+removes with Snakemake's lock."""
 
 from __future__ import annotations
 
@@ -26,8 +27,12 @@ def minigo_run(config: Path, *extra: str) -> list[str]:
 
 def test_a_second_minigo_run_on_a_held_root_is_refused_at_once_naming_the_first(tmp_path, write_config):
     config = write_config(tmp_path, generations=1)
-    lock = tmp_path / "run" / layout.RUN_LOCK
+    root = tmp_path / "run"
+    lock = root / layout.RUN_LOCK
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    reference = subprocess.run(minigo_run(config), cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert reference.returncode == 0, reference.stdout[-3000:] + reference.stderr[-3000:]
+    root.rename(tmp_path / "reference")  # the same root path for both runs: it is part of every seed record
     first = subprocess.Popen(minigo_run(config), cwd=REPO, start_new_session=True, **quiet)
     try:
         deadline = time.monotonic() + 120
@@ -44,12 +49,27 @@ def test_a_second_minigo_run_on_a_held_root_is_refused_at_once_naming_the_first(
         assert took < REFUSAL_LIMIT_S, f"refused only after {took:.0f} s"
         assert "invocation" not in second.stdout  # it started no Snakemake
         assert first.poll() is None, "the refused launcher disturbed the first"
+        assert first.wait(timeout=600) == 0, "the first minigo run failed"
     finally:
         if first.poll() is None:
-            os.killpg(first.pid, signal.SIGKILL)  # the launcher and its Snakemake: nothing cleans up
+            os.killpg(first.pid, signal.SIGKILL)
         first.wait()
-    assert lock.exists()  # a killed launcher leaves its lock: stale now
-    unlock = subprocess.run(minigo_run(config, "--unlock"), cwd=REPO, capture_output=True, text=True,
+    assert not lock.exists()  # released at the end of the run
+    compare = [sys.executable, "-m", "tools.compare_runs", str(tmp_path / "reference"), str(root)]
+    compared = subprocess.run(compare, cwd=REPO, capture_output=True, text=True)
+    assert compared.returncode == 0, compared.stdout[-3000:] + compared.stderr[-3000:]
+
+    stale = write_config(tmp_path / "stale", generations=1)
+    lock = tmp_path / "stale" / "run" / layout.RUN_LOCK
+    killed = subprocess.Popen(minigo_run(stale), cwd=REPO, start_new_session=True, **quiet)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and killed.poll() is None and not lock.exists():
+        time.sleep(0.05)
+    time.sleep(1.0)  # into the run
+    os.killpg(killed.pid, signal.SIGKILL)  # the launcher and its Snakemake: nothing cleans up
+    killed.wait()
+    assert json.loads(lock.read_text())["pid"] == killed.pid  # a killed launcher leaves its lock: stale now
+    unlock = subprocess.run(minigo_run(stale, "--unlock"), cwd=REPO, capture_output=True, text=True,
                             timeout=300)  # fmt: skip
     assert unlock.returncode == 0, unlock.stdout + unlock.stderr
     assert f"removed {lock}" in unlock.stdout and "that is gone" in unlock.stdout, unlock.stdout
