@@ -30,9 +30,9 @@ ONE_GENERATION = ["generations=1", "selfplay.games=4", "evaluate.opponents=[]", 
 pytestmark = pytest.mark.slow
 
 
-def test_a_run_on_a_full_disk_fails_then_resumes_once_space_is_freed_as_the_same_run(tmp_path):
+def test_a_run_on_a_full_disk_fails_then_resumes_once_space_is_freed_as_the_same_run(tmp_path, unavailable):
     if os.geteuid() != 0:
-        pytest.skip("the run's root on a size-limited tmpfs needs root to mount (CI runs as root)")
+        unavailable("the run's root on a size-limited tmpfs needs root to mount")
     report_path, work = tmp_path / "report.json", tmp_path / "chaos"
     argv = [sys.executable, "-m", "tools.chaos", "--workdir", str(work), "--kinds", "disk-full",
             "--seed", str(SEED), *(f"--set={s}" for s in ONE_GENERATION), "--timeout", "400",
@@ -41,7 +41,7 @@ def test_a_run_on_a_full_disk_fails_then_resumes_once_space_is_freed_as_the_same
     assert report_path.exists(), f"no chaos report (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
     report = json.loads(report_path.read_text())
     if any("cannot mount a tmpfs" in p for p in report.get("problems", [])):
-        pytest.skip(report["problems"][0])
+        unavailable(report["problems"][0])
     table = proc.stdout[proc.stdout.rfind("\nkind ") :]
     assert proc.returncode != 2, f"the undisturbed run failed: {report['problems']}"
     (kill,) = report["kinds"]["disk-full"]["kills"]

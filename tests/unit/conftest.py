@@ -3,7 +3,11 @@ tests run without them)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+
+from minigo_core.game import coords, go
+from minigo_core.search import mcts
 
 
 @pytest.fixture
@@ -31,3 +35,21 @@ def tiny_model(tmp_path_factory) -> str:
     path = str(tmp_path_factory.mktemp("tiny_model") / "tiny.safetensors")
     save_model(path, random_model(ModelConfig(9, 1, 8, 16, "agz"), seed=5), {"generation": 0, "test": True})
     return path
+
+
+def _random_position(rng: np.random.Generator, moves: int) -> tuple[go.Position, list[int]]:
+    position, played = go.Position(9, 7.5), []
+    for _ in range(moves):
+        m = int(rng.choice(np.flatnonzero(mcts.search_moves(position))))
+        after = position.play_move(coords.from_flat(m, 9))
+        if after.is_game_over():
+            break
+        position, played = after, played + [m]
+    return position, played
+
+
+@pytest.fixture(scope="session")
+def random_position():
+    """`random_position(rng, moves) -> (position, flat moves)`: a 9x9 game of up to `moves` random legal moves
+    (the search's candidate moves), stopped before one that would end it."""
+    return _random_position

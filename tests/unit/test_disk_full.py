@@ -54,15 +54,15 @@ class SmallDisk:
 
 
 @pytest.fixture()
-def disk(tmp_path):
+def disk(tmp_path, unavailable):
     if os.geteuid() != 0:
-        pytest.skip("a size-limited tmpfs needs root to mount (CI runs as root)")
+        unavailable("a size-limited tmpfs needs root to mount")
     path = tmp_path / "small"
     path.mkdir()
     proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={FS_KB}k", "tmpfs", str(path)],
                           capture_output=True, text=True)  # fmt: skip
     if proc.returncode:
-        pytest.skip(f"cannot mount a tmpfs at {path}: {proc.stderr.strip()}")
+        unavailable(f"cannot mount a tmpfs at {path}: {proc.stderr.strip()}")
     try:
         yield SmallDisk(path)
     finally:

@@ -16,7 +16,7 @@ import torch
 
 from minigo_core.base import native
 from minigo_core.data import gamefile
-from minigo_core.game import coords, go
+from minigo_core.game import go
 from minigo_core.jobs.selfplay import cli_main
 from minigo_core.nn import fused, model
 from minigo_core.search import engine, mcts, native_board
@@ -71,20 +71,11 @@ def model_file(tmp_path_factory, run_config) -> str:
     return path
 
 
-def _random_position(rng: np.random.Generator, moves: int) -> tuple[go.Position, list[int]]:
-    pos, played = go.Position(9, 7.5), []
-    for _ in range(moves):
-        m = int(rng.choice(np.flatnonzero(mcts.search_moves(pos))))
-        nxt = pos.play_move(coords.from_flat(m, 9))
-        if nxt.is_game_over():
-            break
-        pos, played = nxt, played + [m]
-    return pos, played
-
-
 @pytest.mark.parametrize("parallel", [1, 8])
 @pytest.mark.parametrize("init_unvisited", ["parent", "loss"])
-def test_compiled_puct_gives_the_visit_counts_of_mcts_py(model_file, run_config, parallel, init_unvisited):
+def test_compiled_puct_gives_the_visit_counts_of_mcts_py(
+    model_file, run_config, random_position, parallel, init_unvisited
+):
     """Noise and random symmetries off: the same network outputs, so the same tree, visit for visit."""
     cfg = run_config(
         readouts=64, parallel_readouts=parallel, init_unvisited=init_unvisited, dirichlet_weight=0
@@ -95,7 +86,7 @@ def test_compiled_puct_gives_the_visit_counts_of_mcts_py(model_file, run_config,
     rng = np.random.default_rng(parallel * 10 + len(init_unvisited))
     compared = 0
     for moves in (0, 1, 12, 25, 40):
-        position, played = _random_position(rng, moves)
+        position, played = random_position(rng, moves)
         player = mcts.MCTSPlayer(
             reference_net,
             cfg.selfplay,

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from minigo_core.base.config import RunConfig, SelfplaySettings
-from minigo_core.game import coords, go
+from minigo_core.game import go
 from minigo_core.nn import fused, model
 from minigo_core.search import engine, gumbel, mcts, native_board, selfplay
 
@@ -58,26 +58,17 @@ def test_improved_policy_is_the_compiled_one(compiled):
         np.testing.assert_array_equal(ours, theirs)
 
 
-def _position(rng: np.random.Generator, moves: int) -> tuple[go.Position, list[int]]:
-    position, played = go.Position(9, 7.5), []
-    for _ in range(moves):
-        m = int(rng.choice(np.flatnonzero(mcts.search_moves(position))))
-        after = position.play_move(coords.from_flat(m, 9))
-        if after.is_game_over():
-            break
-        position, played = after, played + [m]
-    return position, played
-
-
 @pytest.mark.parametrize("considered", [1, 4, 16])
-def test_reference_gumbel_search_gives_the_compiled_visits(compiled, model_file, make_config, considered):
+def test_reference_gumbel_search_gives_the_compiled_visits(
+    compiled, model_file, make_config, random_position, considered
+):
     """Noise and random symmetries off: the same network outputs, so the same tree, visit for visit."""
     cfg = make_config(RUN, base="default", board_size=9, selfplay={"gumbel_considered": considered})
     settings = engine.settings_for(cfg, "agz", softpick_moves=0, random_symmetry=False)
     reference_net, net = fused.load(model_file, threads=1), engine.load_network(model_file, threads=1)
     rng = np.random.default_rng(considered)
     for moves in (0, 3, 20, 45):
-        position, played = _position(rng, moves)
+        position, played = random_position(rng, moves)
         player = mcts.MCTSPlayer(reference_net, cfg.selfplay, 9, 7.5, np.random.default_rng(0),
                                  softpick_moves=0, random_symmetry=False)  # fmt: skip
         ref = player.search(position, full_search=True, noise=False)

@@ -24,16 +24,16 @@ ORDINARY_PATH = "/usr/local/bin:/usr/bin:/bin"  # no /usr/sbin, /sbin or /usr/ga
 
 
 @pytest.fixture(scope="module")
-def unprivileged_user():
+def unprivileged_user(unavailable):
     """(uid, gid) of a fresh unprivileged user, removed again at the end of the module."""
     if os.geteuid() != 0:
-        pytest.skip("creating the unprivileged test user needs root (CI runs as root)")
+        unavailable("creating the unprivileged test user needs root")
     useradd, userdel = (
         shutil.which("useradd", path=ORDINARY_PATH + ":/usr/sbin:/sbin"),
         shutil.which("userdel", path=ORDINARY_PATH + ":/usr/sbin:/sbin"),
     )
     if useradd is None or userdel is None:
-        pytest.skip("useradd/userdel not installed")
+        unavailable("useradd/userdel not installed")
     name = f"minigo-t{uuid.uuid4().hex[:8]}"
     subprocess.run(
         [useradd, "--system", "--no-create-home", "--shell", "/bin/sh", name], check=True, capture_output=True
@@ -109,18 +109,18 @@ def test_unprivileged_without_sudo_at_all(unprivileged_user):
     assert "gnugo" not in result.stdout
 
 
-def test_unprivileged_finds_daemons_outside_an_ordinary_path(unprivileged_user):
+def test_unprivileged_finds_daemons_outside_an_ordinary_path(unprivileged_user, unavailable):
     """slurmctld and munged live in /usr/sbin: found with an ordinary user's PATH."""
     if not (Path("/usr/sbin/slurmctld").exists() and Path("/usr/sbin/munged").exists()):
-        pytest.skip("Slurm and munge are not installed in /usr/sbin here")
+        unavailable("Slurm and munge are not installed in /usr/sbin here")
     result = run_script(["cluster"], {"PATH": ORDINARY_PATH, "HOME": "/"}, unprivileged_user)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout == "", result.stdout
 
 
-def test_root_with_a_failing_apt_get_goes_on_except_under_ci(refusing_bin):
+def test_root_with_a_failing_apt_get_goes_on_except_under_ci(refusing_bin, unavailable):
     if os.geteuid() != 0:
-        pytest.skip("the root path of the script needs root")
+        unavailable("the root path of the script needs root")
     env = {"PATH": f"{refusing_bin}:{ORDINARY_PATH}", "MINIGO_DEPS_PATH": str(refusing_bin), "HOME": "/"}
     result = run_script(["run"], env)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -66,6 +66,8 @@ def test_the_ladder_without_gnugo_keeps_the_other_rungs_at_their_ratings(tmp_pat
 
 
 def test_ladder_rate_without_gnugo_rates_on_the_other_rungs(tmp_path, write_config):
+    ladder = read_ladder(5)
+    assert any(PlayerSpec.parse(r.player).kind == "gnugo" for r in ladder.rungs), "5x5 table: no GNU Go rung"
     config = write_config(tmp_path, evaluate={"gnugo": _no_gnugo(tmp_path)})
     out = tmp_path / "rating.json"
     result = subprocess.run(
@@ -73,9 +75,6 @@ def test_ladder_rate_without_gnugo_rates_on_the_other_rungs(tmp_path, write_conf
          "--config", str(config), "--max-games", "2", "--seed", "1", "--out", str(out)],
         capture_output=True, text=True, timeout=120, cwd=REPO,
     )  # fmt: skip
-    ladder = read_ladder(5)
-    if not any(PlayerSpec.parse(r.player).kind == "gnugo" for r in ladder.rungs):
-        pytest.skip("the 5x5 ladder has no GNU Go rung")
     assert result.returncode == 0, result.stderr
     assert "rating on the ladder's other rungs" in result.stderr
     rating = json.loads(out.read_text())
