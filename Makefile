@@ -14,9 +14,9 @@ EXT_SOURCES := $(wildcard minigo_core/nn/dsp/csrc/*.cpp minigo_core/nn/dsp/csrc/
 PROFILE ?= profiles/local
 CONFIG ?= config.yaml
 
-.PHONY: run test test-fast test-e2e test-cluster setup system-deps lint contracts clean engine
+.PHONY: run test test-fast test-e2e test-cluster setup system-deps lint contracts clean engine pachi
 
-setup: system-deps $(STAMP)
+setup: system-deps $(STAMP) pachi
 
 # Debian packages, each installed only by the targets that use it (workflow/scripts/install_system_deps.sh
 # PURPOSE...): GNU Go (opponent, ladder rungs, referee: run and tests), Slurm + munge (tests/cluster),
@@ -38,6 +38,12 @@ $(STAMP): pyproject.toml setup.py $(EXT_SOURCES)
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q --no-build-isolation -e '.[test]'
 	@touch $(STAMP)
+
+# Pachi (the pachi:N players, ladder rungs; their tests), built from its source on PyPI into the venv, without
+# root (workflow/scripts/build_pachi.sh: seconds once, then a no-op). Where the download or the build fails it
+# says so and how to retry (`make pachi`), and the set-up goes on; under CI (CI set) it fails instead.
+pachi: $(STAMP)
+	@bash workflow/scripts/build_pachi.sh $(VENV)/bin/pachi
 
 run: setup
 	$(VENV)/bin/python -m minigo_core.cli run --profile $(PROFILE) --config $(CONFIG)

@@ -5,10 +5,12 @@
     minigo ladder calibrate --board-size 9 --target-ci 50 [--max-cpu-hours H] [--batch 20] [--jobs J]
     minigo ladder show --board-size 9 [--json]
     minigo ladder rate SPEC --board-size 9 [--config C] [--start-elo E | --start-from JSON] [--out JSON]
+                       [--without RUNG[,RUNG...]]
     minigo ladder check RUNG RUNG --board-size 9 --seed S [--games 60] [--out JSON]  (the table predicts?)
+    minigo ladder check --rating JSON RUNG --board-size 9 --seed S [--games 60]   (does a rating hold?)
 
 The calibration is `minigo_core.rating.calibration`; the rating walk `minigo_core.rating.ladder_rate`; the
-table and the fits `minigo_core.rating.ladder`.
+checks `minigo_core.rating.ladder_check`; the table and the fits `minigo_core.rating.ladder`.
 """
 
 from __future__ import annotations
@@ -125,9 +127,10 @@ def rate(args: argparse.Namespace) -> None:
     try:
         gnugo = cfg.evaluate.gnugo if cfg else None
         resolved = resolve_spec(args.spec, cfg.root if cfg else None, None, gnugo)
-        ladder, left_out, note = ladder_rate.playable_rungs(
-            cal.read_ladder_at(args.board_size, args.ladder_dir), gnugo
+        table, without = ladder_rate.without_rungs(
+            cal.read_ladder_at(args.board_size, args.ladder_dir), _names(args.without)
         )
+        ladder, left_out, note = ladder_rate.playable_rungs(table, gnugo)
     except (LadderError, PlayerError) as exc:
         raise UsageError(str(exc)) from None
     if note:
@@ -157,6 +160,7 @@ def rate(args: argparse.Namespace) -> None:
         log=log.info,
     )
     result["start_elo"] = start_elo
+    result["without"] = without
     if left_out:
         result["rungs_left_out"] = {"rungs": left_out, "why": note}
     result["command"] = ["minigo", "ladder", *args.argv]
@@ -165,18 +169,33 @@ def rate(args: argparse.Namespace) -> None:
     print(ladder_rate.rating_line(result))
 
 
+def _names(text: str | None) -> list[str]:
+    """`--without uct:64,gnugo:1` -> ["uct:64", "gnugo:1"]."""
+    return [name.strip() for name in (text or "").split(",") if name.strip()]
+
+
 def check(args: argparse.Namespace) -> None:
     cfg = load_config(args.config) if args.config else None
     if args.games < 1:
         raise UsageError(f"--games must be >= 1, got {args.games}")
+    if len(args.players) != (1 if args.rating else 2):
+        got = f"got {len(args.players)}: {' '.join(args.players)}"
+        if args.rating:
+            raise UsageError(f"with --rating, give one opponent (a rung the rating did not play), {got}")
+        raise UsageError(f"give two rungs (minigo ladder check A B), or --rating FILE and one rung; {got}")
+    gnugo = cfg.evaluate.gnugo if cfg else None
+    out_dir = args.out_dir or storage.join(str(cal.REPO / cal.LADDER_DIR), "checks")
     try:
         ladder = cal.read_ladder_at(args.board_size, args.ladder_dir)
-        names = cal.rung_names([args.player, args.opponent], cfg.evaluate.gnugo if cfg else None)
-        for name in names:
-            ladder.rung(name)
-        out_dir = args.out_dir or storage.join(str(cal.REPO / cal.LADDER_DIR), "checks")
-        result = ladder_check.check(ladder, names[0], names[1], args.games, args.seed, out_dir,
-                           cfg.evaluate.gnugo if cfg else None)  # fmt: skip
+        if args.rating:
+            result = ladder_check.check_rating_file(
+                ladder, args.rating, args.players[0], args.games, args.seed, out_dir, cfg
+            )
+        else:
+            names = cal.rung_names(args.players, gnugo)
+            for name in names:
+                ladder.rung(name)
+            result = ladder_check.check(ladder, names[0], names[1], args.games, args.seed, out_dir, gnugo)
     except (LadderError, PlayerError) as exc:
         raise UsageError(str(exc)) from None
     if args.out:
@@ -232,13 +251,19 @@ def _add_subcommands(parser: argparse.ArgumentParser) -> None:
     r.add_argument("--batch", type=int, default=ladder_rate.DEFAULT_BATCH, help="games per step (default 4)")
     r.add_argument("--min-games-per-rung", type=int, default=10, help="before a rung counts (default 10)")
     r.add_argument("--seed", type=int, default=1, help="match seed (default 1)")
+    r.add_argument("--without", default=None, metavar="RUNG[,...]", help="rate on the table less these rungs")
     r.add_argument("--out", default=None, help="write the rating as JSON here")
-    k = sub.add_parser("check", help="does the table predict a new match between two rungs? (seeded anew)")
-    k.add_argument("player", help="a rung, e.g. uct:8192")
-    k.add_argument("opponent", help="another rung, e.g. gnugo:1")
+    k = sub.add_parser("check", help="does the table (or a rating) predict a new match? (seeded anew)")
+    k.add_argument("players", nargs="+", metavar="RUNG", help="two rungs; with --rating one it did not play")
+    k.add_argument("--rating", default=None, help="a `ladder rate --out` file: check its player against RUNG")
     k.add_argument("--games", type=int, default=60, help="games, colours alternating (default 60)")
-    k.add_argument("--seed", type=int, required=True, help="a seed the calibration did not use")
-    k.add_argument("--config", default=None, help="run config: the GNU Go path")
+    k.add_argument(
+        "--seed",
+        type=int,
+        required=True,
+        help="a seed the calibration (with --rating: the rating) did not use",
+    )
+    k.add_argument("--config", default=None, help="run config: the GNU Go path; a rated model's search")
     k.add_argument("--out-dir", default=None, help="where the games are kept (default config/ladder/checks)")
     k.add_argument("--out", default=None, help="write the result as JSON here")
     for p in (c, s, r, k):

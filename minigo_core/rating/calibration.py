@@ -57,7 +57,7 @@ from minigo_core.search.players import Player, PlayerError, SearchSettings, make
 
 PAIR_FORMAT = "minigo-ladder-pair"
 PAIR_FORMAT_VERSION = 1
-RUNG_KINDS = ("random", "uct", "gnugo", "gtp")
+RUNG_KINDS = ("random", "uct", "gnugo", "pachi", "gtp")
 # The default rungs, weakest first. 9x9: plain UCT meets GNU Go level 1 only at tens of thousands of playouts,
 # so the uct:N series doubles up to there; GNU Go's levels form two plateaus (1-3 and 4-10) that short probe
 # matches cannot split further, so levels 1, 4, 6, 8 and 10 (the others add cost, not resolution). The probe
@@ -224,18 +224,18 @@ def _new_pair(design: CalibrationDesign, lower: str, upper: str) -> dict:
     }
 
 
-def _engine_cpu(players: list[Player]) -> float:
-    """CPU seconds of the players' outside engines (GNU Go) so far, from /proc (0 where unreadable)."""
+def engine_cpu(players: list[Player]) -> float:
+    """CPU seconds of the players' outside engines (GNU Go, Pachi) so far, from /proc (0 where unreadable).
+    A player that starts a process per game (Pachi) counts every process it ran (`engine_cpu_seconds`)."""
     total = 0.0
     for p in players:
-        pid = getattr(getattr(p, "client", None), "pid", None)
-        if pid is None:
+        own = getattr(p, "engine_cpu_seconds", None)
+        if callable(own):
+            total += float(own())
             continue
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, IndexError, ValueError):
-            pass
+        client = getattr(p, "client", None)
+        if client is not None and hasattr(client, "cpu_seconds"):
+            total += float(client.cpu_seconds())
     return total
 
 
@@ -284,9 +284,9 @@ def play_pair(
         for i in todo:
             black, white = players if i % 2 == 0 else players[::-1]
             seeds = game_seeds(data["seed"], i)
-            cpu0 = time.process_time() + _engine_cpu(players)
+            cpu0 = time.process_time() + engine_cpu(players)
             game = play_game(black, white, design.board_size, design.komi, seeds)
-            cpu = time.process_time() + _engine_cpu(players) - cpu0
+            cpu = time.process_time() + engine_cpu(players) - cpu0
             record = {**game, "black_name": black.name, "moves": len(game["moves"])}
             data["games"].append(_game_entry(i, lower, seeds, record, cpu))
             unsaved = True

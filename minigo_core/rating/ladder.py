@@ -15,7 +15,7 @@ a draw half a win to each side. Internally ratings are in nats (natural-log odds
 - `calibrate_fit`: the rungs' ratings, one Bradley-Terry fit (`fit_bradley_terry`) over all calibration games.
 - `rate_with_fixed_rungs` / `rate_many`: one new player / several related players rated with the rungs held
   fixed (maximum a-posteriori, profile-likelihood intervals).
-- `next_rung`: which rung a player being rated should play next, and when to stop.
+- `ladder_walk` (a module of its own) chooses the rungs a player being rated plays, and when it stops.
 
 No games are played here and nothing here knows the command line: `minigo ladder` and the pipeline call it.
 """
@@ -30,11 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-from minigo_core.base.elo import ELO_PER_NAT, Z95, expected_score
+from minigo_core.base.elo import ELO_PER_NAT, Z95
 from minigo_core.data import storage
 from minigo_core.data.layout import LADDER_DIR, REPO, calibrated_sizes, ladder_path  # noqa: F401 (re-exported)
 from minigo_core.rating.bradley_terry import fit_bradley_terry, information, maximise
-from minigo_core.rating.rung_cost import MAX_CHOICE_GAP, RATED_SIDE_COST, side_cost
 
 CGOS_ANCHOR = "gnugo:10"
 CGOS_ANCHOR_ELO = 1800.0  # CGOS keeps GNU Go 3.7.10 level 10 at 1800 on 9x9
@@ -523,119 +522,3 @@ def rate_with_fixed_rungs(
     if not triples:
         raise LadderError("no games to rate: play at least one rung (`next_rung` says which)")
     return rate_many(triples, fixed, players=[_NEW], prior_draws=prior_draws, interval=interval)[_NEW]
-
-
-# --------------------------------------------------------------------------------------- opponent choice
-
-
-def bracket(
-    ladder: Ladder,
-    played: Mapping[str, tuple[float, int]],
-    min_games_per_rung: int = 10,
-    low: float = 0.2,
-    high: float = 0.8,
-) -> tuple[str, str] | None:
-    """(lower rung, upper rung) bracketing the player, or None: it scores >= `low` against the lower and
-    <= `high` against the strictly higher one, `min_games_per_rung` games each (the closest such pair)."""
-    elo = ladder.ratings()
-    decided = {name: s / n for name, (s, n) in played.items() if n >= max(min_games_per_rung, 1)}
-    pairs = [
-        (elo[u] - elo[lo_], lo_, u)
-        for lo_, s_lo in decided.items()
-        for u, s_u in decided.items()
-        if elo[lo_] < elo[u] and s_lo >= low and s_u <= high
-    ]
-    return min(pairs)[1:] if pairs else None
-
-
-def _nearest(ladder: Ladder, elo: float, among: list[Rung] | None = None) -> str:
-    return min(among if among is not None else ladder.rungs, key=lambda r: (abs(r.elo - elo), r.elo)).player
-
-
-def _most_informative(ladder: Ladder, elo: float) -> str:
-    """The rung whose games tell most about a player at `elo` per CPU-second: the largest Fisher information
-    of a game, p (1 - p), over its cost (the rung's side and the player's), among rungs within
-    MAX_CHOICE_GAP; ties to the nearest. A cheap GNU Go mixture at the player's level wins over a costly
-    uct:8192 beside it; a rung far below never wins for its cheapness alone."""
-    near = [r for r in ladder.rungs if abs(r.elo - elo) <= MAX_CHOICE_GAP] or ladder.rungs
-
-    def value(r: Rung) -> tuple[float, float]:
-        p = expected_score(elo, r.elo)
-        cost = side_cost(r.player, ladder.board_size) + RATED_SIDE_COST
-        return (p * (1.0 - p) / cost, -abs(r.elo - elo))
-
-    return max(near, key=value).player
-
-
-def next_rung(
-    ladder: Ladder,
-    estimate: Rating | None,
-    played: Mapping[str, tuple[float, int]],
-    min_games_per_rung: int = 10,
-    target_half_width: float = 100.0,
-    max_games: int = 400,
-    low: float = 0.2,
-    high: float = 0.8,
-) -> str | None:
-    """The rung a player being rated should play next, or None when it is rated well enough.
-
-    `played`: rung -> (the player's points, games) so far; `estimate`: where it is expected to stand (the
-    previous generation's rating) or None. The caller plays a batch against the returned rung (up to
-    `min_games_per_rung` games) and asks again. The rule, first match wins:
-
-    1. nothing played: the rung nearest `estimate` (the lowest rung without one);
-    2. `max_games` played in all: None (the budget is spent);
-    3. a rung played fewer than `min_games_per_rung` times: that rung again (the one nearest the current
-       rating when several);
-    4. not bracketed (no rung it scores <= `high` against with a lower rung it scores >= `low` against,
-       `min_games_per_rung` games each, see `bracket`): if it scored > `high` against the highest rung
-       played, move up, to the rung above that one nearest its current rating; None when there is no higher
-       rung (off the top of the ladder). Else if it scored < `low` against the lowest rung played, move
-       down likewise (None off the bottom). Else (one rung played, informative): the neighbouring rung on
-       the side it leans to (up when it scored >= 50%);
-    5. bracketed: None once the 95% interval of `rate_with_fixed_rungs` is within +-`target_half_width`,
-       else the rung whose games carry the most information per CPU-second at its current rating
-       (`_most_informative`: near it, and cheap).
-    """
-    unknown = [name for name in played if name not in ladder.names]
-    if unknown:
-        raise LadderError(
-            f"not rungs of the {ladder.board_size}x{ladder.board_size} ladder: "
-            f"{', '.join(unknown)}; rungs: {', '.join(ladder.names)}"
-        )
-    played = {name: (float(s), int(n)) for name, (s, n) in played.items() if n > 0}
-    if not played:
-        return _nearest(ladder, estimate.elo) if estimate is not None else ladder.rungs[0].player
-    if sum(n for _, n in played.values()) >= max_games:
-        return None
-    current = rate_with_fixed_rungs(_as_games(played), ladder)
-    short = [ladder.rung(name) for name, (_, n) in played.items() if n < min_games_per_rung]
-    if short:
-        return _nearest(ladder, current.elo, short)
-    if bracket(ladder, played, min_games_per_rung, low, high) is not None:
-        return None if current.half_width <= target_half_width else _most_informative(ladder, current.elo)
-    return _walk(ladder, played, current, low, high)
-
-
-def _walk(
-    ladder: Ladder, played: dict[str, tuple[float, int]], current: Rating, low: float, high: float
-) -> str | None:
-    """Rule 4 of `next_rung`: the move of a player not yet bracketed."""
-    elo = ladder.ratings()
-    score = {name: s / n for name, (s, n) in played.items()}
-    top = max(played, key=lambda name: elo[name])
-    bottom = min(played, key=lambda name: elo[name])
-    above = [r for r in ladder.rungs if r.elo > elo[top]]
-    below = [r for r in ladder.rungs if r.elo < elo[bottom]]
-    if score[top] > high:
-        return _nearest(ladder, current.elo, above) if above else None
-    if score[bottom] < low:
-        return _nearest(ladder, current.elo, below) if below else None
-    if above and (score[top] >= 0.5 or not below):
-        return above[0].player  # the neighbour above
-    return below[-1].player if below else None
-
-
-def _as_games(played: Mapping[str, tuple[float, int]]) -> list[tuple[str, float]]:
-    """(points, games) per rung as games with the same totals: n games scoring points/n each."""
-    return [(name, s / n) for name, (s, n) in played.items() for _ in range(n)]

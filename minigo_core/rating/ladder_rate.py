@@ -1,12 +1,19 @@
 """Rating one player on a calibrated ladder (`minigo ladder rate`): adaptive matches against its rungs.
 
-The player (any player spec: a model file, genN, gnugo:L, uct:N, gtp:...) plays the rung `ladder.next_rung`
-names, a few games at a time (colours alternating per rung: the player takes Black in the rung's
-even-numbered games), until it is bracketed by rungs it scores 20-80% against and its 95% interval is within
-the target half-width, the game budget is spent, or it falls off either end of the ladder. Games are seeded
-as a match of `minigo evaluate` is (`search.match.match_seed(seed, None, player, rung)`, then
-`game_seeds(match seed, index)`). The rating is `ladder.rate_with_fixed_rungs` over every game, the rungs
-held at their calibrated ratings; the komi is the ladder's (its provenance), the one its rungs were rated at.
+The player (any player spec: a model file, genN, gnugo:L, uct:N, gtp:...) plays the rung
+`ladder_walk.next_rung` names, a few games at a time (colours alternating per rung: the player takes Black in
+the rung's even-numbered games), until it is bracketed (`ladder_walk.bracket`: a rung it scores above 50%
+against below a rung it scores under 50% against, `min_games_per_rung` games each) and its 95% interval is
+within the target half-width, or the game budget is spent, or it is off either end of the table (it scores
+>= 50% against the top rung, or <= 50% against the bottom one). The rating file's "stopped" says which
+("rated", "max_games", "above_top_rung", "below_bottom_rung") and "bracketed" whether a bracket was reached.
+Games are seeded as a match of `minigo evaluate` is (`search.match.match_seed(seed, None, player, rung)`,
+then `game_seeds(match seed, index)`). The rating is `ladder.rate_with_fixed_rungs` over every game, the
+rungs held at their calibrated ratings; the komi is the ladder's (its provenance), the one its rungs were
+rated at.
+
+`without_rungs` takes rungs off the table first (`minigo ladder rate --without`), so that a later
+`minigo ladder check --rating` against one of them checks the rating against a rung it was not rated on.
 """
 
 from __future__ import annotations
@@ -19,8 +26,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from minigo_core.base.playerspec import PlayerSpec
-from minigo_core.rating.ladder import Ladder, LadderError, Rating, bracket, next_rung, rate_with_fixed_rungs
+from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
+from minigo_core.rating.ladder import Ladder, LadderError, Rating, rate_with_fixed_rungs
+from minigo_core.rating.ladder_walk import bracket, next_rung, off_the_end
 from minigo_core.search.gtp_client import find_gnugo
 from minigo_core.search.match import cpu_seconds, game_seeds, match_seed, play_game
 from minigo_core.search.players import Player, ResolvedPlayer, SearchSettings, make_player, resolve_spec
@@ -48,6 +56,34 @@ def playable_rungs(ladder: Ladder, gnugo: str | None) -> tuple[Ladder, list[str]
         )
     note = f"{missing}; rating on the ladder's other rungs, without {', '.join(needs_gnugo)}"
     return replace(ladder, rungs=kept), needs_gnugo, note
+
+
+def rung_name(text: str) -> str:
+    """A rung's name as the table spells it (`uct:064` -> `uct:64`); LadderError for a bad spec."""
+    try:
+        name = PlayerSpec.parse(text.strip()).rating_name()
+    except PlayerSpecError as exc:
+        raise LadderError(str(exc)) from None
+    return name or text.strip()
+
+
+def without_rungs(ladder: Ladder, names: list[str]) -> tuple[Ladder, list[str]]:
+    """The ladder less the rungs `names` (player specs, normalised: `rung_name`), and their table names. The
+    other rungs keep their calibrated ratings (the anchor may go too: the scale stays where it was fixed).
+    LadderError when a name is not a rung of the table (it lists the rungs) or no rung would be left."""
+    dropped: list[str] = []
+    for text in names:
+        name = rung_name(text)
+        ladder.rung(name)  # LadderError: not a rung, naming the rungs
+        if name not in dropped:
+            dropped.append(name)
+    kept = [r for r in ladder.rungs if r.player not in dropped]
+    if not kept:
+        raise LadderError(
+            f"--without {','.join(dropped)} leaves no rung of the {ladder.board_size}x{ladder.board_size} "
+            "ladder to rate on; leave some out of --without"
+        )
+    return replace(ladder, rungs=kept), dropped
 
 
 def _score(game: dict, player_black: bool) -> float:
@@ -122,8 +158,20 @@ def rate_player(
         for p in rungs.values():
             p.close()
     rating = rate_with_fixed_rungs(_per_game(played), ladder)
+    result = result_json(
+        resolved,
+        ladder,
+        rating,
+        played,
+        komi,
+        seed,
+        max_games,
+        target_half_width,
+        started,
+        min_games_per_rung,
+    )
     return {
-        **result_json(resolved, ladder, rating, played, komi, seed, max_games, target_half_width, started),
+        **result,
         "cpu_seconds": round(cpu_seconds() - cpu0, 3),  # its games' and GNU Go's CPU
         "startup_cpu_seconds": round(cpu0, 3),  # the process's CPU before its first game: imports, loading
     }
@@ -139,18 +187,24 @@ def result_json(
     max_games: int,
     target_half_width: float,
     started: float,
+    min_games_per_rung: int = 10,
 ) -> dict:
-    """The rating file: the player, its rating and interval, bracket, games per rung, why it stopped."""
+    """The rating file: the player, its rating and interval, bracket, games per rung, why it stopped.
+
+    "bracketed": whether `ladder_walk.bracket` holds (a rung scored above 50% below one scored under 50%,
+    `min_games_per_rung` games each), "bracket" that pair (else None); "stopped": "rated" (bracketed, the 95%
+    interval within +-`target_half_width`), "max_games" (the budget ran out first, bracketed or not),
+    "above_top_rung" / "below_bottom_rung" (not bracketed: it scores >= 50% against the table's top rung, or
+    <= 50% against its bottom one, so no rung can bound it on that side: `ladder_walk.off_the_end`).
+    "table_rungs": the rungs it could play (the table less `--without` and rungs left out), "rungs" the ones
+    it played."""
     totals = {r: (sum(s), len(s)) for r, s in played.items()}
-    pair = bracket(ladder, totals)
+    pair = bracket(ladder, totals, min_games_per_rung)
     elo = ladder.ratings()
     if pair is not None:
         stopped = "rated" if rating.half_width <= target_half_width else "max_games"
-    elif rating.games >= max_games:
-        stopped = "max_games"
     else:
-        top = max(totals, key=lambda r: elo[r])
-        stopped = "above_top_rung" if totals[top][0] > 0.8 * totals[top][1] else "below_bottom_rung"
+        stopped = off_the_end(ladder, totals, min_games_per_rung) or "max_games"
     finished = time.time()
     return {
         "player": resolved.name,
@@ -161,15 +215,18 @@ def result_json(
         "anchor_elo": ladder.anchor_elo,
         **rating.to_json(),
         "half_width": rating.half_width,
+        "bracketed": pair is not None,
         "bracket": list(pair) if pair else None,
         "stopped": stopped,
         "rungs": {
             r: {"rung_elo": elo[r], "games": n, "score": s}
             for r, (s, n) in sorted(totals.items(), key=lambda kv: elo[kv[0]])
         },
+        "table_rungs": ladder.names,
         "seed": seed,
         "target_half_width": target_half_width,
         "max_games": max_games,
+        "min_games_per_rung": min_games_per_rung,
         "date": dt.datetime.fromtimestamp(started, dt.timezone.utc).isoformat(timespec="seconds"),
         "wall_seconds": round(finished - started, 3),
     }
@@ -192,14 +249,64 @@ def start_from(path: str) -> float:
 
 
 def rating_line(result: dict) -> str:
-    """`Elo 1230 [1180, 1280], between uct:4096 and gnugo:1` (or where it stands when not bracketed)."""
+    """`Elo 1230 [1180, 1280], between uct:4096 and gnugo:1` (bracketed, rated), with what stopped it short
+    when the budget ran out, or where it stands and why it is not bracketed."""
     lo, hi = result["ci95"]
     head = f"Elo {result['elo']:.0f} [{lo:.0f}, {hi:.0f}]"
+    stopped = result["stopped"]
     if result["bracket"]:
-        return f"{head}, between {result['bracket'][0]} and {result['bracket'][1]}"
+        low, high = result["bracket"]
+        line = f"{head}, between {low} and {high}"
+        if stopped == "max_games":
+            line += (
+                f" (the {result['max_games']}-game budget ran out before the interval narrowed to "
+                f"+-{result['target_half_width']:g})"
+            )
+        return line
+    top = (result.get("table_rungs") or [None])[-1]
+    bottom = (result.get("table_rungs") or [None])[0]
     where = {
-        "above_top_rung": "above the ladder's top rung (scores > 80% against it)",
-        "below_bottom_rung": "below the ladder's bottom rung (scores < 20% against it)",
+        "above_top_rung": f"above the table's top rung{f' {top}' if top else ''} (scores >= 50% against it), "
+        "not bracketed",
+        "below_bottom_rung": f"below the table's bottom rung{f' {bottom}' if bottom else ''} (scores <= 50% "
+        "against it), not bracketed",
         "max_games": f"not bracketed within {result['max_games']} games",
-    }[result["stopped"]]
+    }[stopped]
     return f"{head}, {where}"
+
+
+def read_rating(path: str) -> dict:
+    """A rating file (`minigo ladder rate --out`) with what a check needs from it: "spec", "player", a finite
+    "elo", "ci95" around it, "board_size", "komi", "seed" and the "rungs" it played. LadderError naming the
+    file and the key when unusable."""
+    again = "; expected a `minigo ladder rate --out` file (rate the player again to make one)"
+    try:
+        with open(path) as handle:
+            data = json.load(handle)
+    except OSError as exc:
+        raise LadderError(f"{path}: cannot read the rating ({exc.strerror or exc})") from exc
+    except json.JSONDecodeError as exc:
+        raise LadderError(f"{path}: not JSON ({exc}){again}") from exc
+    if not isinstance(data, dict):
+        raise LadderError(f"{path}: not a JSON object{again}")
+
+    def number(value: object) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+    checks = {
+        "spec": lambda v: isinstance(v, str) and bool(v),
+        "player": lambda v: isinstance(v, str) and bool(v),
+        "elo": number,
+        "ci95": lambda v: isinstance(v, list) and len(v) == 2 and all(number(x) for x in v),
+        "board_size": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "komi": number,
+        "seed": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "rungs": lambda v: isinstance(v, dict),
+    }
+    for key, ok in checks.items():
+        if not ok(data.get(key)):
+            raise LadderError(f"{path}: missing or bad {key!r} (got {data.get(key)!r}){again}")
+    lo, hi = data["ci95"]
+    if not lo <= data["elo"] <= hi:
+        raise LadderError(f"{path}: ci95 {data['ci95']} does not contain elo {data['elo']}{again}")
+    return data

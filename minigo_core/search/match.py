@@ -64,9 +64,12 @@ def play_game(
 
     With a `clock` the referee enforces it: both players get `time_settings`, the mover its `time_left` before
     each genmove, each genmove's wall time is charged to the mover's clock, and a side whose clock runs out
-    loses on time (`ended_by` "time", result `B+T`/`W+T`)."""
+    loses on time (`ended_by` "time", result `B+T`/`W+T`). A player with `komi_points` (`SPEC+kP`/`SPEC-kP`)
+    plays at a komi shifted in its favour by that much (`komi` in the record)."""
     max_moves = 2 * board_size * board_size if max_moves is None else max_moves
     t0 = time.perf_counter()
+    shift = float(white.komi_points) - float(black.komi_points)  # SPEC+kP / SPEC-kP: reverse komi
+    komi += shift
     black.new_game(board_size, komi, seeds[0])
     white.new_game(board_size, komi, seeds[1])
     clocks = None if clock is None else {go.BLACK: Clock(clock), go.WHITE: Clock(clock)}
@@ -133,6 +136,8 @@ def play_game(
     }
     if note:
         record["note"] = note
+    if shift:
+        record["komi"] = komi  # the komi played, shifted from the match's by the players' +kP / -kP
     if clocks is not None:
         black_left, white_left = clocks[go.BLACK].gtp_time_left(), clocks[go.WHITE].gtp_time_left()
         record["clock_left"] = {"black": black_left, "white": white_left}
@@ -240,7 +245,8 @@ def play_match(
 
 
 def game_sgf(results: dict, game: dict) -> bytes:
-    """One game of a results file as SGF (player names, result, komi)."""
+    """One game of a results file as SGF (player names, result, komi: the game's own where a player's
+    +kP / -kP shifted it, else the match's)."""
 
     size = int(results["board_size"])
     moves = [coords.from_gtp(v, size) for v in game["moves"]]
@@ -253,7 +259,7 @@ def game_sgf(results: dict, game: dict) -> bytes:
     return sgf.write_sgf(
         moves,
         size,
-        float(results["komi"]),
+        float(game.get("komi", results["komi"])),
         game["result"],
         comments=comments,
         players={"black": game["black_name"], "white": game["white_name"]},

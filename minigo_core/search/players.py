@@ -40,7 +40,7 @@ from minigo_core.data import layout, storage
 from minigo_core.game import coords, go
 from minigo_core.nn.inference import load_for_inference
 from minigo_core.search import engine, mcts, timed_search
-from minigo_core.search.gtp_client import GTPClient, GTPError, gnugo_argv
+from minigo_core.search.gtp_client import GTPClient, GTPError, find_pachi, gnugo_argv
 from minigo_core.search.timecontrol import TimeSettings
 
 RESIGN = "resign"
@@ -64,6 +64,7 @@ class ResolvedPlayer:
     playouts: int | None = None
     argv: tuple[str, ...] = ()
     random_percent: float | None = None
+    komi_points: float | None = None  # SPEC+kP / SPEC-kP: komi received (negative: given)
 
     def describe(self) -> dict:
         out: dict[str, Any] = {"spec": self.spec, "kind": self.kind, "name": self.name}
@@ -77,6 +78,8 @@ class ResolvedPlayer:
             out["playouts"] = self.playouts
         if self.random_percent is not None:
             out["random_percent"] = self.random_percent
+        if self.komi_points is not None:
+            out["komi_points"] = self.komi_points
         if self.argv:
             out["argv"] = list(self.argv)
         return out
@@ -111,12 +114,31 @@ def resolve_spec(
             level=spec.level,
             argv=tuple(argv),
             random_percent=spec.random_percent,
+            komi_points=spec.komi_points,
         )
     if spec.kind == "random":
         return ResolvedPlayer(spec.text, "random", "random")
     if spec.kind == "uct":
         return ResolvedPlayer(
-            spec.text, "uct", spec.rating_name(), playouts=spec.playouts, random_percent=spec.random_percent
+            spec.text,
+            "uct",
+            spec.rating_name(),
+            playouts=spec.playouts,
+            random_percent=spec.random_percent,
+            komi_points=spec.komi_points,
+        )
+    if spec.kind == "pachi":
+        try:
+            argv = (find_pachi(),)
+        except FileNotFoundError as exc:
+            raise PlayerError(f"player spec {spec.text!r}: {exc}") from None
+        return ResolvedPlayer(
+            spec.text,
+            "pachi",
+            spec.rating_name(),
+            playouts=spec.playouts,
+            argv=argv,
+            komi_points=spec.komi_points,
         )
     if spec.kind == "gtp":
         return ResolvedPlayer(spec.text, "gtp", spec.text, argv=spec.command)
@@ -132,9 +154,12 @@ def resolve_spec(
 
 
 class Player:
-    """Base class: a player in a game refereed elsewhere."""
+    """Base class: a player in a game refereed elsewhere. `komi_points`: the komi it receives beyond the
+    game's (reverse komi when negative, `SPEC+kP`/`SPEC-kP`); the referee (`match.play_game`) shifts the
+    game's komi by it and tells both players the komi actually played."""
 
     name: str = "player"
+    komi_points: float = 0.0
 
     def new_game(self, board_size: int, komi: float, seed: int) -> None:
         """Start a new game (empty board); `seed` makes this game's random choices."""
@@ -299,6 +324,45 @@ class GTPPlayer(Player):
 
     def close(self) -> None:
         self.client.close()
+
+
+class PachiPlayer(GTPPlayer):
+    """`pachi:N`: Pachi's UCT engine with N playouts a move (`-t =N`, which also makes it ignore GTP time
+    settings), one thread, no pondering, Chinese rules, `pass_all_alive` (it passes only once its dead stones
+    are off the board, so Tromp-Taylor counts its games fairly). Pachi takes its seed on the command line
+    only (`-s`), so each game starts a fresh process seeded by the game's seed: a game is reproducible move
+    by move (Pachi is deterministic for its seed with one thread and no pondering).
+
+    `client` is a new process every game, so a game's engine CPU is not the difference of `client`'s CPU
+    before and after it: `engine_cpu_seconds` counts every process this player has run, closed ones too."""
+
+    def __init__(self, path: str, playouts: int, name: str, timeout: float = 600.0) -> None:
+        self.path, self.playouts, self.timeout = path, int(playouts), timeout
+        self._cpu_closed = 0.0  # CPU seconds of this player's closed Pachi processes (read before closing)
+        super().__init__(self.pachi_argv(0), name, timeout=timeout)  # started now: a broken Pachi fails early
+
+    def pachi_argv(self, seed: int) -> list[str]:
+        """Pachi's command line for a game seeded by `seed` (`argv`, from GTPPlayer, is the running one)."""
+        return [self.path, "-r", "chinese", "-t", f"={self.playouts}", "-s", str(int(seed) % 2**31),
+                "threads=1,pondering=0,pass_all_alive"]  # fmt: skip
+
+    def new_game(self, board_size: int, komi: float, seed: int) -> None:
+        self.close()
+        super().__init__(self.pachi_argv(seed), self.name, timeout=self.timeout)
+        super().new_game(board_size, komi, seed)
+
+    def engine_cpu_seconds(self) -> float:
+        """CPU seconds of all the Pachi processes this player has run so far (a game's: the difference)."""
+        return self._cpu_closed + (0.0 if self.client is None else self.client.cpu_seconds())
+
+    def info(self) -> dict:
+        return {**super().info(), "playouts": self.playouts}
+
+    def close(self) -> None:
+        if self.client is not None:
+            self._cpu_closed += self.client.cpu_seconds()
+            super().close()
+            self.client = None
 
 
 class MixedPlayer(Player):
@@ -536,6 +600,11 @@ def make_player(
 ) -> Player:
     """Create the player a spec names; `nets` shares one loaded network between players. `engine_name`:
     compiled or python (default: compiled on the dsp backend, see `ModelPlayer`)."""
+    if spec.komi_points is not None:
+        player = make_player(replace(spec, komi_points=None), search, run_cfg, backend, threads, gtp_timeout,
+                             nets, engine_name)  # fmt: skip
+        player.name, player.komi_points = spec.name, float(spec.komi_points)
+        return player
     if spec.random_percent is not None:
         base = make_player(replace(spec, random_percent=None, name=spec.name.split("+r")[0]), search,
                            gtp_timeout=gtp_timeout)  # fmt: skip
@@ -547,6 +616,9 @@ def make_player(
         return UCTPlayer(spec.playouts, spec.name)
     if spec.kind in ("gnugo", "gtp"):
         return GTPPlayer(spec.argv, spec.name, timeout=gtp_timeout)
+    if spec.kind == "pachi":
+        assert spec.playouts is not None
+        return PachiPlayer(spec.argv[0], spec.playouts, spec.name, timeout=gtp_timeout)
 
     assert spec.url is not None
     engine_name = engine_name or ("compiled" if backend == "dsp" else "python")

@@ -1,5 +1,5 @@
-"""The ladder's table (JSON, validation), calibration fit, fixed-rung ratings and adaptive opponent choice,
-on synthetic games (seeded numpy)."""
+"""The ladder's table (JSON, validation), calibration fit, fixed-rung ratings and adaptive opponent choice
+(`ladder_walk`: the bracket at 50%, the walk, why it stops), on synthetic games (seeded numpy)."""
 
 from __future__ import annotations
 
@@ -15,17 +15,16 @@ from minigo_core.rating.ladder import (
     LadderError,
     Rating,
     Rung,
-    bracket,
     calibrate_fit,
     calibrated_sizes,
     ladder_path,
     load_ladder,
-    next_rung,
     rate_many,
     rate_with_fixed_rungs,
     read_ladder,
     write_ladder,
 )
+from minigo_core.rating.ladder_walk import bracket, next_rung, off_the_end
 
 
 def synthetic_ladder(elos=None, board_size: int = 9) -> Ladder:
@@ -344,7 +343,7 @@ def test_next_rung_stops_off_the_ends_and_at_the_budget():
 
 
 def test_a_bracketed_player_plays_the_rung_that_tells_most_per_cpu_second():
-    from minigo_core.rating.ladder import _most_informative
+    from minigo_core.rating.ladder_walk import _most_informative
     from minigo_core.rating.rung_cost import side_cost
 
     def rung(name: str, elo: float) -> Rung:
@@ -362,3 +361,123 @@ def test_a_bracketed_player_plays_the_rung_that_tells_most_per_cpu_second():
     assert _most_informative(ladder, 1690.0) == "gnugo:1"
     assert _most_informative(ladder, -900.0) in ("random", "uct:2048")
     assert _most_informative(ladder, 600.0) == "uct:2048"
+
+
+# ---------------------------------------------------------------------- the bracket at 50% and stop reasons
+
+
+@pytest.mark.parametrize(
+    "played, min_games, expected",
+    [
+        ({"r3": (6.0, 10), "r4": (4.0, 10)}, 10, ("r3", "r4")),  # above 50% below, under 50% above
+        ({"r3": (5.0, 10), "r4": (4.0, 10)}, 10, None),  # exactly 50%: no lower bracket
+        ({"r3": (6.0, 10), "r4": (5.0, 10)}, 10, None),  # exactly 50%: no upper bracket
+        ({"r2": (7.0, 10), "r3": (5.0, 10), "r4": (3.0, 10)}, 10, ("r2", "r4")),  # the level rung is skipped
+        ({"r3": (6.0, 9), "r4": (4.0, 10)}, 10, None),  # too few games against the lower rung
+        ({"r3": (6.0, 9), "r4": (4.0, 10)}, 9, ("r3", "r4")),  # ... enough at 9 a rung
+        ({"r3": (4.0, 10), "r4": (6.0, 10)}, 10, None),  # the rung scored under 50% must be the higher one
+        ({"r3": (9.0, 10), "r4": (7.0, 10)}, 10, None),  # 20-80% on both (the old rule's bracket): not now
+        ({"r1": (9.0, 10), "r3": (6.0, 10), "r4": (4.0, 10), "r6": (1.0, 10)}, 10, ("r3", "r4")),  # closest
+    ],
+)
+def test_a_player_is_bracketed_by_a_rung_it_beats_below_one_it_loses_to(played, min_games, expected):
+    assert bracket(synthetic_ladder(), played, min_games) == expected
+    if expected is None:
+        assert off_the_end(synthetic_ladder(), played, min_games) is None  # in the middle: the walk goes on
+
+
+def test_bracket_levels_must_be_ordered_probabilities():
+    with pytest.raises(LadderError, match="0 <= low <= high <= 1"):
+        bracket(synthetic_ladder(), {}, low=0.6, high=0.4)
+    with pytest.raises(LadderError, match="0 <= low <= high <= 1"):
+        next_rung(synthetic_ladder(), None, {"r3": (6.0, 10)}, low=-0.1)
+
+
+def test_the_walk_goes_up_past_a_rung_scored_60_percent_until_one_scored_under_50():
+    ladder = synthetic_ladder()
+    played = {"r3": (6.0, 10)}
+    assert next_rung(ladder, None, played) == "r4"  # 60% is no upper bracket: up
+    played["r4"] = (6.0, 10)
+    assert next_rung(ladder, None, played) == "r5"  # beats the next one too: further up
+    played["r5"] = (4.0, 10)
+    assert bracket(ladder, played) == ("r4", "r5")
+    assert next_rung(ladder, None, played, target_half_width=1000.0) is None  # bracketed and narrow enough
+    assert next_rung(ladder, None, played, target_half_width=10.0) in ladder.names  # narrow it further
+    assert off_the_end(ladder, played) is None
+
+
+def test_a_player_level_with_a_rung_is_rated_between_its_neighbours():
+    ladder = synthetic_ladder()
+    played = {"r4": (5.0, 10)}
+    assert next_rung(ladder, None, played) == "r5"  # level: up first
+    played["r5"] = (3.0, 10)
+    assert bracket(ladder, played) is None and next_rung(ladder, None, played) == "r3"  # then below
+    played["r3"] = (7.0, 10)
+    assert bracket(ladder, played) == ("r3", "r5")
+
+
+@pytest.mark.parametrize(
+    "played, rung, reason",
+    [
+        ({"gnugo:10": (10.0, 10)}, None, "above_top_rung"),
+        ({"gnugo:10": (5.0, 10)}, None, "above_top_rung"),  # level with the top rung: nothing above
+        ({"gnugo:10": (5.0, 9)}, "gnugo:10", None),  # not enough games there yet
+        ({"r8": (9.0, 10), "gnugo:10": (6.0, 10)}, None, "above_top_rung"),
+        ({"r0": (0.0, 10)}, None, "below_bottom_rung"),
+        ({"r0": (5.0, 10)}, None, "below_bottom_rung"),  # level with the bottom rung: nothing below
+        ({"r0": (5.0, 10), "r1": (2.0, 10)}, None, "below_bottom_rung"),
+        ({"r0": (6.0, 10)}, "r1", None),  # beats the bottom rung: up, it may yet be bracketed
+        ({"r0": (5.0, 10), "r1": (7.0, 10)}, "r2", None),  # beats the next one: up
+        ({"gnugo:10": (4.0, 10)}, "r8", None),  # loses to the top rung: down
+    ],
+)
+def test_the_walk_stops_off_either_end_of_the_table(played, rung, reason):
+    ladder = synthetic_ladder()
+    assert next_rung(ladder, None, played) == rung
+    assert off_the_end(ladder, played) == reason
+
+
+def test_the_budget_stops_the_walk_wherever_it_is():
+    ladder = synthetic_ladder()
+    assert next_rung(ladder, None, {"r4": (6.0, 10)}, max_games=10) is None
+    assert off_the_end(ladder, {"r4": (6.0, 10)}) is None  # not off an end: the budget stopped it
+    bracketed = {"r4": (6.0, 10), "r5": (4.0, 10)}
+    assert next_rung(ladder, None, bracketed, max_games=20, target_half_width=10.0) is None
+
+
+def _rating_file(ladder: Ladder, played: dict[str, list[float]], max_games: int, target: float) -> dict:
+    from minigo_core.rating.ladder_rate import result_json
+    from minigo_core.search.players import ResolvedPlayer
+
+    games = [(rung, s) for rung, scores in played.items() for s in scores]
+    rating = rate_with_fixed_rungs(games, ladder)
+    player = ResolvedPlayer("uct:48", "uct", "uct:48", playouts=48)
+    return result_json(player, ladder, rating, played, 7.5, 1, max_games, target, 0.0, 10)
+
+
+@pytest.mark.parametrize(
+    "played, max_games, target, stopped, pair, says",
+    [
+        ({"r4": [1.0] * 6 + [0.0] * 4, "r5": [1.0] * 4 + [0.0] * 6}, 20, 1000.0, "rated", ["r4", "r5"],
+         "between r4 and r5"),
+        ({"r4": [1.0] * 6 + [0.0] * 4, "r5": [1.0] * 4 + [0.0] * 6}, 20, 10.0, "max_games", ["r4", "r5"],
+         "the 20-game budget ran out before the interval narrowed to +-10"),
+        ({"r4": [1.0] * 6 + [0.0] * 4}, 10, 100.0, "max_games", None, "not bracketed within 10 games"),
+        ({"r3": [1.0] * 8 + [0.0] * 2, "r4": [1.0] * 5 + [0.0] * 5}, 20, 100.0, "max_games", None,
+         "not bracketed within 20 games"),  # level with r4: no upper bracket yet
+        ({"gnugo:10": [1.0] * 5 + [0.0] * 5}, 400, 100.0, "above_top_rung", None,
+         "above the table's top rung gnugo:10 (scores >= 50% against it), not bracketed"),
+        ({"r0": [0.5] * 10}, 400, 100.0, "below_bottom_rung", None,
+         "below the table's bottom rung r0 (scores <= 50% against it), not bracketed"),
+    ],
+)  # fmt: skip
+def test_the_rating_file_says_truthfully_why_it_stopped(played, max_games, target, stopped, pair, says):
+    from minigo_core.rating.ladder_rate import rating_line
+
+    result = _rating_file(synthetic_ladder(), played, max_games, target)
+    assert result["stopped"] == stopped and result["bracket"] == pair
+    assert result["bracketed"] is (pair is not None)
+    assert result["table_rungs"] == synthetic_ladder().names and result["min_games_per_rung"] == 10
+    assert says in rating_line(result)
+    if stopped == "rated":
+        assert result["half_width"] <= target and "budget" not in rating_line(result)

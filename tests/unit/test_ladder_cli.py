@@ -207,3 +207,30 @@ def test_committed_pair_files_are_named_by_their_players_slugs():
     gtp = "gtp:/usr/games/gnugo --mode gtp --level 3"
     name = cal.CalibrationDesign(9, 7.5, ("random", gtp), 1, 1).pair_file("random", gtp)
     assert name.endswith("/9x9/random_vs_gtp-_usr_games_gnugo_--mode_gtp_--level_3.json")
+
+
+def test_rate_without_rungs_leaves_them_off_the_table(tmp_path, capsys):
+    from minigo_core.rating.ladder import LadderError
+    from minigo_core.rating.ladder_rate import without_rungs
+
+    ladder = read_ladder(5)
+    table, dropped = without_rungs(ladder, ["uct:064", "gnugo:10", "uct:64"])
+    assert dropped == ["uct:64", "gnugo:10"]
+    assert table.names == [n for n in ladder.names if n not in dropped]
+    assert table.rung("uct:16") == ladder.rung("uct:16") and table.anchor_elo == ladder.anchor_elo
+    with pytest.raises(LadderError, match="leaves no rung"):
+        without_rungs(ladder, ladder.names)
+    # the command line: a name that is not a rung, a bad spec
+    for without, says in (("uct:3", "'uct:3' is not a rung of the 5x5 ladder; rungs: random"),
+                          ("uct:16,uct:0", "uct:N with N a positive integer")):  # fmt: skip
+        assert cli_main(["rate", "uct:16", "--board-size", "5", "--without", without]) == 2
+        assert says in capsys.readouterr().err
+    # a rating without its nearest rungs plays only the others and says so
+    out = tmp_path / "rating.json"
+    argv = ["rate", "uct:16", "--board-size", "5", "--without", "uct:16,uct:4", "--max-games", "12",
+            "--min-games-per-rung", "4", "--batch", "4", "--out", str(out)]  # fmt: skip
+    assert cli_main(argv) == 0
+    result = json.loads(out.read_text())
+    assert result["without"] == ["uct:16", "uct:4"] and not {"uct:16", "uct:4"} & set(result["rungs"])
+    assert set(result["rungs"]) <= set(result["table_rungs"]) and "uct:16" not in result["table_rungs"]
+    assert result["games"] <= 12 and isinstance(result["bracketed"], bool)
