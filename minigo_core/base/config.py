@@ -100,6 +100,7 @@ class EvaluateSettings:
     every: int = 3
     final_games: int = 100
     final_opponents: tuple = ("random",)
+    final_equal_time: tuple = ("gnugo:1",)  # the last generation also meets these at equal time per move
     ladder: bool = True
     ladder_half_width: float = 100.0
     ladder_max_games: int = 200
@@ -308,6 +309,8 @@ def validate(cfg: RunConfig) -> RunConfig:
             PlayerSpec.parse_config(opp, f"evaluate.opponents[{i}]")
         for i, opp in enumerate(e.final_opponents):
             PlayerSpec.parse_config(opp, f"evaluate.final_opponents[{i}]")
+        for i, opp in enumerate(e.final_equal_time):
+            PlayerSpec.parse_config(opp, f"evaluate.final_equal_time[{i}]")
         PlayerSpec.parse_config(e.target, "evaluate.target")
     except PlayerSpecError as exc:
         raise ConfigError(str(exc)) from None

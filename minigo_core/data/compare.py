@@ -5,9 +5,12 @@ that hold nothing but wall-clock facts) and temporary files (`storage.is_tempora
 one a killed process left behind). An artifact that records wall-clock time next to deterministic content
 (`WALL_CLOCK`) is compared as data -- JSON, JSON lines or CSV -- with those fields removed at any depth;
 every other artifact byte for byte: game files, shards, model files, the effective config, the
-games-complete markers, the plots. A generation's pack (`data/pack.py`) is compared member by member under
-the same rules (its logs skipped, its job records without their wall-clock fields). Both runs must have the
-same root path: the root is part of the config and so of every game file's seed record.
+games-complete markers, the plots. A match file that says `"reproducible": false` (a match at a time budget
+per move: its games depend on the machine's speed and load) is compared by what was asked of it alone
+(`match_request`: the players, the settings, the games planned), not by the games it played. A
+generation's pack (`data/pack.py`) is compared member by member under the same rules (its logs skipped, its
+job records without their wall-clock fields). Both runs must have the same root path: the root is part of
+the config and so of every game file's seed record.
 """
 
 from __future__ import annotations
@@ -72,6 +75,8 @@ WALL_CLOCK = {
         "startup_cpu_seconds",
         "seconds",
         "wall_time_s",
+        "move_times",  # each game's genmove wall times per colour
+        "time_per_move",  # the match's per side: wall times and CPU seconds
     },  # fmt: skip
     _pattern(layout.ladder_rating_path("", "*")): {
         "date",
@@ -111,6 +116,27 @@ def artifacts(root: Path) -> dict[str, Path]:
     return out
 
 
+MATCHES = _pattern(layout.eval_path("", "*", "*"))
+REQUEST = ("format", "format_version", "generation", "board_size", "komi", "readouts", "softpick_moves",
+           "resign_threshold", "max_moves", "max_readouts", "seed", "early_stop", "reproducible")  # fmt: skip
+
+
+def match_request(data: Any) -> Any:
+    """What a match file that is not reproducible (`"reproducible": false`) was asked to play: the players
+    (name, spec, kind), the settings of `REQUEST`, the games planned and, unless it was measured on the
+    machine (`equal_time`), the time budget per move; `data` itself for any other file."""
+    if not isinstance(data, dict) or data.get("reproducible", True) is not False:
+        return data
+    out = {k: data.get(k) for k in REQUEST}
+    for side in ("player", "opponent"):
+        out[side] = {k: (data.get(side) or {}).get(k) for k in ("name", "spec", "kind")}
+    out["games_planned"] = (data.get("totals") or {}).get("games_planned")
+    out["equal_time"] = "equal_time" in data
+    if "equal_time" not in data:
+        out["move_time_ms"] = data.get("move_time_ms")
+    return out
+
+
 def wall_clock_fields(rel: str) -> frozenset[str] | None:
     """The fields left out when comparing the artifact `rel`; None: it is compared byte for byte."""
     keys = next((k for pattern, k in WALL_CLOCK.items() if fnmatch.fnmatch(rel, pattern)), None)
@@ -145,7 +171,10 @@ def same_bytes(rel: str, a: bytes, b: bytes) -> bool:
     keys = wall_clock_fields(rel)
     if keys is None:
         return a == b
-    return strip(load_structured(Path(rel), a), keys) == strip(load_structured(Path(rel), b), keys)
+    da, db = load_structured(Path(rel), a), load_structured(Path(rel), b)
+    if fnmatch.fnmatch(rel, MATCHES):
+        da, db = match_request(da), match_request(db)
+    return strip(da, keys) == strip(db, keys)
 
 
 def pack_differences(a: Path, b: Path) -> list[str]:

@@ -11,6 +11,7 @@
     {root}/window/gen0008/manifest.json           which games, positions, skipped files and why
     {root}/train/gen0008/metrics.jsonl            losses and throughput (+ checkpoint.pt while training)
     {root}/eval/gen0008/vs_gnugo-1.json           a match's games, win rate and interval
+    {root}/eval/gen0015/vs_gnugo-1_equal-time.json  the last generation's match at equal time per move
     {root}/eval/gen0008/ladder.json               its rating on the fixed Elo ladder (if one exists)
     {root}/eval/gen0008/ladder_first.json         its first, quick rating there (few games, wide interval)
     {root}/summary/elo.json                       ratings, time to target, plots, status
@@ -184,6 +185,16 @@ def eval_dir(root: str, generation: Generation) -> str:
 def eval_path(root: str, generation: Generation, opponent_slug: str) -> str:
     """A match's results file; `opponent_slug` is `PlayerSpec.slug` (`gnugo-1`, `gen0`, `previous`)."""
     return join(eval_dir(root, generation), f"vs_{opponent_slug}.json")
+
+
+# a config opponent's slug never holds `_`, so no other match file is mistaken for one of these
+EQUAL_TIME_SUFFIX = "_equal-time"
+
+
+def equal_time_eval_path(root: str, generation: Generation, opponent_slug: str) -> str:
+    """`eval/gen0015/vs_gnugo-1_equal-time.json`: a match at equal time per move (`minigo evaluate
+    --equal-time`), beside the fixed-readout match against the same opponent."""
+    return eval_path(root, generation, opponent_slug + EQUAL_TIME_SUFFIX)
 
 
 LADDER_RATING = "ladder.json"

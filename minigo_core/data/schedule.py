@@ -77,6 +77,28 @@ def evaluation_specs(cfg: RunConfig, generation: int) -> list[PlayerSpec]:
     return specs
 
 
+def equal_time_specs(cfg: RunConfig, generation: int) -> list[PlayerSpec]:
+    """The last generation's matches at equal time per move (`evaluate.final_equal_time`, duplicates and the
+    generation itself left out): none for other generations, none with evaluation off (`evaluate.games` 0).
+    They are played beside the fixed-readout matches (`evaluation_specs`), not instead of them."""
+    if generation != cfg.generations or not is_evaluated(cfg, generation) or cfg.evaluate.games <= 0:
+        return []
+    seen = {f"gen{generation}"}
+    specs = []
+    for text in cfg.evaluate.final_equal_time:
+        spec = PlayerSpec.parse(text)
+        if spec.kind == "generation" and spec.generation > cfg.generations:
+            raise ConfigError(
+                f"config key 'evaluate.final_equal_time' names opponent {text!r}, but the run has only "
+                f"{cfg.generations} generations (config key 'generations')"
+            )
+        key = spec.opponent_key(generation)
+        if key not in seen:
+            seen.add(key)
+            specs.append(spec)
+    return specs
+
+
 def ladder_rated(cfg: RunConfig) -> bool:
     """Whether the run's evaluated models are rated on the fixed Elo ladder: `evaluate.ladder`, evaluation
     on (`evaluate.games` > 0) and a calibrated ladder for the board size in the repository."""
@@ -113,9 +135,12 @@ def ladder_seed(cfg: RunConfig, generation: int) -> int:
 
 
 def evaluation_files(cfg: RunConfig, generation: int) -> list[str]:
-    """The results files of `generation`'s matches, then its first ladder rating and its full one (when the
-    run has them)."""
+    """The results files of `generation`'s matches (the last generation's at equal time per move after the
+    others), then its first ladder rating and its full one (when the run has them)."""
     files = [layout.eval_path(cfg.root, generation, s.slug) for s in evaluation_specs(cfg, generation)]
+    files += [
+        layout.equal_time_eval_path(cfg.root, generation, s.slug) for s in equal_time_specs(cfg, generation)
+    ]
     ratings = [first_rating_file(cfg, generation), ladder_file(cfg, generation)]
     return files + [f for f in ratings if f]
 
@@ -152,9 +177,11 @@ def selfplay_job_count(cfg: RunConfig) -> int:
 
 def jobs_per_generation(cfg: RunConfig) -> int:
     """Jobs one generation adds to the DAG: self-play jobs, games-complete, window, train, evaluations (the
-    matches, the ladder rating and its first rating)."""
+    matches, those at equal time per move, the ladder rating and its first rating); at most, as the last
+    generation has them."""
     ratings = int(ladder_rated(cfg)) * (1 + int(cfg.evaluate.ladder_first_games > 0))
-    return selfplay_job_count(cfg) + 3 + len(opponent_specs(cfg)) + ratings
+    equal_time = len(equal_time_specs(cfg, cfg.generations))
+    return selfplay_job_count(cfg) + 3 + len(opponent_specs(cfg)) + equal_time + ratings
 
 
 def missing_files(paths: list[str]) -> list[str]:

@@ -1,5 +1,5 @@
-"""A game's result as text (`B+3.5`, `W+R`, `B+F`, `0`): the one spelling the game files, the match files,
-SGF and GTP's `final_score` share, and its reading back.
+"""A game's result as text (`B+3.5`, `W+R`, `B+F`, `B+T`, `0`): the one spelling the game files, the match
+files, SGF and GTP's `final_score` share, and its reading back.
 
 The score is Black's points minus White's (Tromp-Taylor area, komi to White); a jigo is `0`.
 """
@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import math
 
-REASONS = ("", "resign", "forfeit")  # how a game without a counted winner ended: R, F
+REASONS = ("", "resign", "forfeit", "time")  # how a game without a counted winner ended: R, F, T
+_LETTER = {"resign": "R", "forfeit": "F", "time": "T"}
 
 
 def result_string(score: float | None = None, *, winner: int | None = None, reason: str = "") -> str:
-    """`B+3.5`, `W+12`, `0` (a jigo), `B+R` (resignation), `W+F` (forfeit), or `B+` (margin unknown).
+    """`B+3.5`, `W+12`, `0` (a jigo), `B+R` (resignation), `W+F` (forfeit), `B+T` (the other side's clock ran
+    out), or `B+` (margin unknown).
 
     The winner (1 Black, -1 White, 0 a draw) is the sign of `score` unless given; a given winner is said
-    with the size of `score` as the margin, or `reason` (`resign`, `forfeit`) in its place.
+    with the size of `score` as the margin, or `reason` (`resign`, `forfeit`, `time`) in its place.
     """
     if reason not in REASONS:
         raise ValueError(f"result reason {reason!r} is not one of {REASONS}")
@@ -27,7 +29,7 @@ def result_string(score: float | None = None, *, winner: int | None = None, reas
         return "0"
     side = "B+" if winner > 0 else "W+"
     if reason:
-        return side + ("R" if reason == "resign" else "F")
+        return side + _LETTER[reason]
     return side + (f"{abs(score):g}" if score is not None else "")
 
 

@@ -18,9 +18,9 @@ from minigo_core.base.config import load_config
 from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.search.gtp_engine import GTPEngine, build_model_engine
 from minigo_core.search.players import MixedPlayer, RandomPlayer, UCTPlayer
+from minigo_core.search.timed_search import DEFAULT_MAX_READOUTS
 
 log = logging.getLogger(__name__)
-DEFAULT_MAX_READOUTS = 50_000  # a timed search's ceiling: high enough that the clock, not it, ends the search
 
 
 def cli_main(argv: list[str]) -> int:

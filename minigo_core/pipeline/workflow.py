@@ -14,6 +14,7 @@ from minigo_core.base.config import ConfigError, RunConfig, from_dict
 from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.data import storage
 from minigo_core.data.schedule import (
+    equal_time_specs,
     evaluation_files,
     final_match,
     first_rating_file,
@@ -35,6 +36,8 @@ __all__ = [
     "ConfigError",
     "Plan",
     "effective_config_text",
+    "equal_time_options",
+    "equal_time_slugs",
     "evaluate_options",
     "evaluation_files",
     "first_rating_options",
@@ -71,14 +74,14 @@ def run_config(config: dict) -> RunConfig:
 
 
 def without_unavailable_opponents(cfg: RunConfig) -> tuple[RunConfig, str]:
-    """`cfg` without its GNU Go opponents (`evaluate.opponents`, `evaluate.final_opponents`) when GNU Go is
-    not installed, and a note that says so with the command that installs it ('' when nothing is left out).
-    The run goes on without those matches, and the fixed-scale rating plays the ladder's other rungs
-    (`minigo ladder rate`). `evaluate.target` is kept: a GNU Go target fails its evaluation, naming GNU Go."""
+    """`cfg` without its GNU Go opponents (`evaluate.opponents`, `evaluate.final_opponents`,
+    `evaluate.final_equal_time`) when GNU Go is not installed, and a note that says so with the command that
+    installs it ('' when nothing is left out). The run goes on without those matches, and the fixed-scale
+    rating plays the ladder's other rungs (`minigo ladder rate`). `evaluate.target` is kept: a GNU Go target
+    fails its evaluation, naming GNU Go."""
     e = cfg.evaluate
-    gnugo = [
-        o for o in dict.fromkeys((*e.opponents, *e.final_opponents)) if PlayerSpec.parse(o).kind == "gnugo"
-    ]
+    listed = (*e.opponents, *e.final_opponents, *e.final_equal_time)
+    gnugo = [o for o in dict.fromkeys(listed) if PlayerSpec.parse(o).kind == "gnugo"]
     if not gnugo:
         return cfg, ""
     try:
@@ -88,6 +91,7 @@ def without_unavailable_opponents(cfg: RunConfig) -> tuple[RunConfig, str]:
             e,
             opponents=tuple(o for o in e.opponents if o not in gnugo),
             final_opponents=tuple(o for o in e.final_opponents if o not in gnugo),
+            final_equal_time=tuple(o for o in e.final_equal_time if o not in gnugo),
         )
         return replace(
             cfg, evaluate=kept
@@ -117,6 +121,18 @@ def evaluate_options(cfg: RunConfig, generation: int) -> list[str]:
     if final_match(cfg, generation):
         return ["--games", str(match_games(cfg, generation)), "--no-early-stop"]
     return []
+
+
+def equal_time_slugs(cfg: RunConfig) -> list[str]:
+    """The file-name forms of the last generation's opponents at equal time per move (the `{opponent}`
+    wildcard's values in `eval/genG/vs_{opponent}_equal-time.json`)."""
+    return [spec.slug for spec in equal_time_specs(cfg, cfg.generations)]
+
+
+def equal_time_options(cfg: RunConfig, generation: int) -> list[str]:
+    """`minigo evaluate` arguments of `generation`'s matches at equal time per move: those of its other
+    matches (`evaluate_options`) and `--equal-time`."""
+    return [*evaluate_options(cfg, generation), "--equal-time"]
 
 
 def opponent_text(slug: str) -> str:

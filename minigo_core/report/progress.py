@@ -188,8 +188,9 @@ def newest_ratings(ratings: dict[str, dict]) -> dict[int, dict]:
 def strength_texts(matches: list[MatchSummary]) -> list[str]:
     """The newest generation's strength, as variants longest first: its Elo against GNU Go from a
     Bradley-Terry fit of all `matches` (anchored at that GNU Go level, so the interval is the difference's),
-    else its latest win rate against another opponent; [] without matches."""
-    played = [m for m in matches if m.games and generation_of(m.player) is not None]
+    else its latest win rate against another opponent; [] without matches. Matches at a time budget per
+    move (`vs_*_equal-time.json`) are left out, as in the run's ratings."""
+    played = [m for m in matches if m.games and not m.timed and generation_of(m.player) is not None]
     gnugo = [m for m in played if m.opponent.startswith("gnugo:")]
     if gnugo:
         newest = max(generation_of(m.player) for m in gnugo)

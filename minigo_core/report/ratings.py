@@ -7,7 +7,10 @@ all pairings together. The model: player i scores against player j with probabil
 
 (a draw counts half a win to each side). Generation 0 is the anchor at Elo 0; GNU Go levels, the random
 player and outside GTP engines are rated on the same scale whenever they took part. The fit and its prior
-(virtual draws) are `minigo_core.rating.bradley_terry`'s; this module reads a run's files into it.
+(virtual draws) are `minigo_core.rating.bradley_terry`'s; this module reads a run's files into it. Matches
+at a time budget per move (`move_time_ms` set: the last generation's `vs_*_equal-time.json`) are left out:
+the ratings compare the models at the config's fixed readouts, and a model at another budget is another
+player under the same name.
 
 Time to target (MLPerf's headline): wall time from the run's start (the timestamp of the generation-0 model,
 the first artifact a run writes) to the creation of the first model whose win rate against the configured
@@ -209,13 +212,18 @@ def rows_to_csv(rows: Sequence[dict]) -> str:
 
 
 def read_matches(root: str) -> tuple[list[MatchSummary], list[str]]:
-    """Every readable results file of a run, and why the others were skipped (each logged as a warning)."""
+    """Every readable results file of a run at fixed readouts (those of matches at a time budget per move are
+    left out: see the module docstring), and why the unreadable ones were skipped (each logged as a
+    warning)."""
     matches, skipped = [], []
     for url in find_matches(root):
         try:
-            matches.append(read_match(url))
+            match = read_match(url)
         except ValueError as exc:
             skipped.append(str(exc))
+            continue
+        if not match.timed:
+            matches.append(match)
     for message in skipped:
         log.warning("skipped: %s", message)
     return matches, skipped

@@ -15,6 +15,22 @@ record per game (moves as GTP vertices, result such as `B+3.5` / `W+R`, winner, 
 totals: wins, the win rate of the player (draws count half), its 95% Wilson interval and the Elo difference it
 implies. With early stop (`evaluate.early_stop`) the match ends once the player's win rate is sure to be above
 50% or sure not to be, whatever the remaining games would give.
+
+Time per move. The referee times every genmove (wall clock, `time.perf_counter`; and this process's CPU,
+`time.process_time`): each game records per colour the moves, mean and 95th percentile (`move_times`), the
+match per side (`time_per_move`: player and opponent, by name) the same over all its games and the side's CPU
+seconds: this process's CPU during the side's genmoves plus, for an outside engine (GNU Go, Pachi, any GTP
+engine), its process's CPU over the match from /proc. These are measurements: the comparison of two runs
+(`data/compare.py`) leaves them out.
+
+Equal time per move. A model can search by a time budget per move instead of fixed readouts
+(`SearchSettings.move_time`, `timed_search.search_for`: growing chunks of readouts on the kept tree until the
+next chunk would overrun the budget; at least the first chunk, `SearchSettings.chunk_readouts` readouts or
+Gumbel's considered moves, at most `max_readouts`). `minigo evaluate --move-time MS` gives every model side
+MS milliseconds a move; `--equal-time` gives the player the opponent's measured time per move on this machine
+(`measure_time_per_move`: the mean wall time of the opponent's genmoves in a short probe before the match),
+the opponent playing as it always does. Such games depend on the machine's speed and load: a rerun plays other
+games, and the results file says so (`"reproducible": false`); matches by fixed readouts replay exactly.
 """
 
 from __future__ import annotations
@@ -26,6 +42,7 @@ import sys
 import time
 import zlib
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -39,6 +56,7 @@ from minigo_core.game import coords, go, sgf
 from minigo_core.game.result import parse_score, result_string
 from minigo_core.search.players import (
     RESIGN,
+    ModelPlayer,
     Player,
     PlayerError,
     ResolvedPlayer,
@@ -51,6 +69,34 @@ from minigo_core.search.timecontrol import Clock, TimeSettings
 # ------------------------------------------------------------------------------------------------- one game
 
 
+@dataclass
+class MoveTimes:
+    """One side's genmoves: the wall seconds of each, and this process's CPU seconds during them."""
+
+    wall: list[float] = field(default_factory=list)
+    cpu: float = 0.0
+
+    def add(self, wall: float, cpu: float) -> None:
+        self.wall.append(wall)
+        self.cpu += cpu
+
+    def extend(self, other: MoveTimes) -> None:
+        self.wall += other.wall
+        self.cpu += other.cpu
+
+    def summary(self) -> dict:
+        """`moves`, `mean_s` and `p95_s` (the 95th percentile, linear interpolation) of the wall times;
+        null times without moves."""
+        if not self.wall:
+            return {"moves": 0, "mean_s": None, "p95_s": None}
+        wall = np.asarray(self.wall, dtype=np.float64)
+        return {
+            "moves": int(wall.size),
+            "mean_s": round(float(wall.mean()), 5),
+            "p95_s": round(float(np.percentile(wall, 95)), 5),
+        }
+
+
 def play_game(
     black: Player,
     white: Player,
@@ -59,8 +105,11 @@ def play_game(
     seeds: tuple[int, int],
     max_moves: int | None = None,
     clock: TimeSettings | None = None,
+    times: dict[int, MoveTimes] | None = None,
 ) -> dict:
-    """Referee one game; returns its record (moves as GTP vertices, result, winner colour, ending, scores).
+    """Referee one game; returns its record (moves as GTP vertices, result, winner colour, ending, scores,
+    and per colour the genmoves' wall times: `move_times` {black, white} of `MoveTimes.summary`). With
+    `times` ({go.BLACK: MoveTimes, go.WHITE: ...}) each colour's genmove times are also added there.
 
     With a `clock` the referee enforces it: both players get `time_settings`, the mover its `time_left` before
     each genmove, each genmove's wall time is charged to the mover's clock, and a side whose clock runs out
@@ -77,6 +126,7 @@ def play_game(
         p.set_time_settings(clock)
     position = go.Position(board_size, komi)
     moves: list[coords.Move] = []
+    spent = {go.BLACK: MoveTimes(), go.WHITE: MoveTimes()}
     winner = 0
     note = None
     while True:
@@ -89,9 +139,11 @@ def play_game(
         mover, other = (black, white) if position.to_play == go.BLACK else (white, black)
         if clocks is not None:
             mover.time_left(position.to_play, *clocks[position.to_play].gtp_time_left())
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         move = mover.genmove(position)
-        if clocks is not None and not clocks[position.to_play].spend(time.perf_counter() - started):
+        wall = time.perf_counter() - started
+        spent[position.to_play].add(wall, time.process_time() - cpu_started)
+        if clocks is not None and not clocks[position.to_play].spend(wall):
             ending, winner, note = "time", -position.to_play, f"{mover.name} lost on time"
             break
         if move == RESIGN:
@@ -120,10 +172,9 @@ def play_game(
         if engine_scores:
             values = [parse_score(t) for t in engine_scores.values()]
             agree = all(v is not None and np.sign(v) == np.sign(score) for v in values)
-    elif ending == "time":
-        result = ("B+" if winner > 0 else "W+") + "T"
     else:
-        result = result_string(winner=winner, reason="resign" if ending == "resign" else "forfeit")
+        reason = {"resign": "resign", "time": "time"}.get(ending, "forfeit")
+        result = result_string(winner=winner, reason=reason)
     record = {
         "moves": [coords.to_gtp(m, board_size) for m in moves],
         "result": result,
@@ -133,7 +184,11 @@ def play_game(
         "engine_scores": engine_scores,
         "scores_agree": agree,
         "seconds": round(time.perf_counter() - t0, 3),
+        "move_times": {"black": spent[go.BLACK].summary(), "white": spent[go.WHITE].summary()},
     }
+    if times is not None:
+        for colour in (go.BLACK, go.WHITE):
+            times[colour].extend(spent[colour])
     if note:
         record["note"] = note
     if shift:
@@ -215,16 +270,19 @@ def play_match(
     early_stop: bool = False,
     max_moves: int | None = None,
     progress: Callable[[int, dict], None] | None = None,
+    times: dict[str, MoveTimes] | None = None,
 ) -> tuple[list[dict], bool]:
-    """Play up to `games` games, colours alternating; returns (game records, stopped early)."""
+    """Play up to `games` games, colours alternating; returns (game records, stopped early). With `times`
+    ({"player": MoveTimes, "opponent": ...}) each side's genmove times are added there."""
     records: list[dict] = []
     for i in range(games):
         player_black = i % 2 == 0
         black, white = (player, opponent) if player_black else (opponent, player)
         seeds = game_seeds(seed, i)
-        game = play_game(black, white, board_size, komi, seeds, max_moves)
         side = "player" if player_black else "opponent"
         other = "opponent" if player_black else "player"
+        by_colour = None if times is None else {go.BLACK: times[side], go.WHITE: times[other]}
+        game = play_game(black, white, board_size, komi, seeds, max_moves, times=by_colour)
         winner = {"black": side, "white": other, "draw": "draw"}[game["winner_colour"]]
         record = {
             "index": i,
@@ -292,9 +350,15 @@ def run_match(
     threads: int = 1,
     max_moves: int | None = None,
     opponent_search: SearchSettings | None = None,
+    equal_time_probe_games: int = 0,
     log: Any = sys.stderr,
 ) -> dict:
-    """Create both players, play the match, return the results dict (see the module docstring)."""
+    """Create both players, play the match, return the results dict (see the module docstring).
+
+    A model side whose settings have a `move_time` searches by that budget per move. With
+    `equal_time_probe_games` > 0 the player (a model) first plays that many probe games at its fixed readouts
+    against the opponent (`measure_time_per_move`), then the match with the opponent's mean time per move as
+    its budget (`search.max_readouts` its ceiling)."""
     started, cpu0 = time.time(), cpu_seconds()
     nets: dict = {}
     player = make_player(player_spec, search, run_cfg, backend, threads, nets=nets)
@@ -313,11 +377,20 @@ def run_match(
             flush=True,
         )
 
+    times = {"player": MoveTimes(), "opponent": MoveTimes()}
+    equal_time = None
     try:
+        if equal_time_probe_games > 0:
+            probe = (equal_time_probe_games, board_size, komi, probe_seed(seed_used), max_moves)
+            equal_time = give_equal_time(player, opponent, *probe, log=log)
+        engine0 = {"player": engine_cpu_seconds(player), "opponent": engine_cpu_seconds(opponent)}
         records, stopped = play_match(
-            player, opponent, games, board_size, komi, seed_used, early_stop, max_moves, progress
+            player, opponent, games, board_size, komi, seed_used, early_stop, max_moves, progress, times
         )
+        for side, p in (("player", player), ("opponent", opponent)):
+            times[side].cpu += engine_cpu_seconds(p) - engine0[side]  # an outside engine's own CPU
         info = ({**player_spec.describe(), **player.info()}, {**opponent_spec.describe(), **opponent.info()})
+        budget = time_budget(player, opponent, equal_time)
     finally:
         player.close()
         opponent.close()
@@ -333,12 +406,14 @@ def run_match(
         "readouts": search.readouts,
         "softpick_moves": search.softpick_moves,
         "resign_threshold": search.resign_threshold,
+        **budget,
         "max_moves": 2 * board_size * board_size if max_moves is None else max_moves,
         "seed": seed_used,
         "early_stop": early_stop,
         "early_stopped": stopped,
         "games": records,
         "totals": totals(records, games),
+        "time_per_move": time_per_move(times, info[0]["name"], info[1]["name"], log),
         "started_unix": started,
         "finished_unix": finished,
         "started_at": dt.datetime.fromtimestamp(started, dt.timezone.utc).isoformat(timespec="seconds"),
@@ -347,6 +422,131 @@ def run_match(
         "cpu_seconds": round(cpu_seconds() - cpu0, 3),
         "startup_cpu_seconds": round(cpu0, 3),  # the process's CPU before the first game: imports, loading
     }
+
+
+def time_per_move(times: dict[str, MoveTimes], player: str, opponent: str, log: Any = None) -> dict:
+    """The results file's `time_per_move`: per side its name, genmoves, their mean and 95th-percentile wall
+    seconds, and its CPU seconds (`MoveTimes.cpu`: in-process genmove CPU plus an outside engine's); each side
+    also said on `log`."""
+    out = {}
+    for side, name in (("player", player), ("opponent", opponent)):
+        out[side] = {"name": name, **times[side].summary(), "cpu_s": round(times[side].cpu, 3)}
+        t = out[side]
+        if log is not None and t["moves"]:
+            print(
+                f"{side} {name}: {t['moves']} moves, mean {t['mean_s'] * 1000:.1f} ms, "
+                f"p95 {t['p95_s'] * 1000:.1f} ms a move, {t['cpu_s']:.1f} CPU s",
+                file=log,
+                flush=True,
+            )
+    return out
+
+
+def time_budget(player: Player, opponent: Player, equal_time: dict | None) -> dict:
+    """The results file's time fields: `move_time_ms` (the player's budget, else the opponent's; null when no
+    model searched by time) and `reproducible`; for a timed match also `max_readouts`, `reproducible_note`
+    and, with `--equal-time`, `equal_time` (how the budget was measured)."""
+    timed = [p.search for p in (player, opponent) if isinstance(p, ModelPlayer) and p.search.move_time]
+    out: dict[str, Any] = {
+        "move_time_ms": round(timed[0].move_time * 1000.0, 3) if timed else None,
+        "reproducible": not timed,
+    }
+    if timed:
+        out["max_readouts"] = timed[0].max_readouts or timed[0].readouts
+        out["reproducible_note"] = NOT_REPRODUCIBLE
+    if equal_time is not None:
+        out["equal_time"] = equal_time
+    return out
+
+
+def give_equal_time(
+    player: Player,
+    opponent: Player,
+    probe_games: int,
+    board_size: int,
+    komi: float,
+    seed: int,
+    max_moves: int | None = None,
+    log: Any = None,
+) -> dict:
+    """`--equal-time`: measure the opponent's time per move (`measure_time_per_move`), then make that the
+    player's budget per move (`SearchSettings.move_time`); returns the measurement. UsageError when the
+    player is not a model."""
+    if not isinstance(player, ModelPlayer):
+        raise UsageError(
+            f"--equal-time: the player {player.name} is not a model; only a model searches by a time budget "
+            "per move"
+        )
+    equal_time = measure_time_per_move(player, opponent, probe_games, board_size, komi, seed, max_moves)
+    player.search = replace(player.search, move_time=equal_time["move_time_ms"] / 1000.0)
+    if log is not None:
+        print(
+            f"equal time: {opponent.name} took {equal_time['opponent_mean_s'] * 1000:.1f} ms a move over "
+            f"{equal_time['measured_over_moves']} moves; {player.name} searches "
+            f"{equal_time['move_time_ms']:g} ms a move",
+            file=log,
+            flush=True,
+        )
+    return equal_time
+
+
+NOT_REPRODUCIBLE = (
+    "time-budgeted search: how many readouts a move gets depends on this machine's speed and load, so a "
+    "rerun plays other games"
+)
+EQUAL_TIME_PROBE_GAMES = 2  # games of the probe that measures the opponent's time per move (`--equal-time`)
+
+
+def probe_seed(match_seed_used: int) -> int:
+    """The seed of an equal-time probe's games: derived from the match's, and not any of its games' seeds."""
+    return int(np.random.SeedSequence([match_seed_used, 0x70BE]).generate_state(1, np.uint64)[0])
+
+
+def measure_time_per_move(
+    player: Player,
+    opponent: Player,
+    games: int,
+    board_size: int,
+    komi: float,
+    seed: int,
+    max_moves: int | None = None,
+) -> dict:
+    """The opponent's time per move on this machine, for `--equal-time`: `games` probe games (colours
+    alternating, seeded by `seed`, not counted in the match) of the opponent against `player` as it is set up
+    (a model: its fixed readouts), timing every genmove of the opponent as the referee sees it (wall clock
+    from the genmove's call to its answer: an outside engine's pipe round trip included, as it is for every
+    move of the match). The budget is their mean, in whole microseconds: `move_time_ms`.
+
+    Measured in the same process, on the same machine and under the same load as the match that follows, so
+    both sides' moves are timed alike; the results file's `time_per_move` then shows how close the two sides'
+    means came. PlayerError when the opponent made no move in the probe (nothing to measure)."""
+    times = {"player": MoveTimes(), "opponent": MoveTimes()}
+    play_match(player, opponent, games, board_size, komi, seed, max_moves=max_moves, times=times)
+    measured = times["opponent"]
+    if not measured.wall:
+        raise PlayerError(
+            f"--equal-time: {opponent.name} made no move in {games} probe games; nothing to measure"
+        )
+    mean = float(np.mean(measured.wall))
+    return {
+        "opponent_mean_s": round(mean, 6),
+        "opponent_p95_s": measured.summary()["p95_s"],
+        "measured_over_moves": len(measured.wall),
+        "probe_games": games,
+        "move_time_ms": round(max(mean, 1e-6) * 1000.0, 3),
+        "how": "the mean wall time of the opponent's genmoves in the probe games against the player at its "
+        "fixed readouts, on this machine, just before the match",
+    }
+
+
+def engine_cpu_seconds(player: Player) -> float:
+    """CPU seconds an outside engine behind `player` (GNU Go, Pachi, a GTP engine) has used so far, from /proc
+    (0 for an in-process player, or where /proc is unreadable); read it before the player is closed."""
+    own = getattr(player, "engine_cpu_seconds", None)
+    if callable(own):
+        return float(own())
+    client = getattr(player, "client", None)
+    return float(client.cpu_seconds()) if client is not None and hasattr(client, "cpu_seconds") else 0.0
 
 
 def cpu_seconds() -> float:
@@ -364,8 +564,14 @@ def summary_line(results: dict) -> str:
     if rate is None:
         return "no games played"
     draws = f"-{t['draws']}" if t["draws"] else ""
+    timed = results.get("move_time_ms")
+    budget = (
+        ""
+        if timed is None
+        else f" ({'equal time: ' if results.get('equal_time') else ''}{timed:g} ms a move)"
+    )
     return (
-        f"{results['player']['name']} vs {results['opponent']['name']}: {t['player_wins']}-"
+        f"{results['player']['name']} vs {results['opponent']['name']}{budget}: {t['player_wins']}-"
         f"{t['opponent_wins']}{draws} in {t['games']} games{stop}; win rate {rate:.3f} "
         f"[95% {lo:.3f}, {hi:.3f}]"
     )

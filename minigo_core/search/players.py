@@ -259,7 +259,6 @@ class GTPPlayer(Player):
     """An outside engine over GTP (`minigo_core.search.gtp_client`), kept in step with the referee's board."""
 
     def __init__(self, argv: list[str] | tuple[str, ...], name: str, timeout: float = 600.0) -> None:
-
         self.name = name
         self.argv = list(argv)
         try:
@@ -276,7 +275,6 @@ class GTPPlayer(Player):
         self.board_size = 0
 
     def _send(self, command: str) -> str:
-
         try:
             return self.client.send(command)
         except GTPError as exc:
@@ -458,6 +456,7 @@ class ModelPlayer(Player):
         self._seed = 0
         self._mcts: Any = None
         self._replayed: go.Position | None = None  # the compiled search's position, replayed from moves
+        self.searched, self.timed = 0, [0, 0]  # readouts searched; moves by a time budget and their readouts
 
     def new_game(self, board_size: int, komi: float, seed: int) -> None:
         if board_size != self.board_size:
@@ -510,7 +509,9 @@ class ModelPlayer(Player):
             move, value = step(max(1, int(self.search.readouts)))
         else:
             ceiling = max(1, int(self.search.max_readouts or self.search.readouts))
+            before = self.searched
             move, value = timed_search.search_for(step, min(times), ceiling, self._timed_chunk())
+            self.timed = [self.timed[0] + 1, self.timed[1] + self.searched - before]
         self.last_value = value
         return RESIGN if value < self.search.resign_threshold else move
 
@@ -534,6 +535,7 @@ class ModelPlayer(Player):
                 searcher = self._mcts
 
                 def compiled(n: int) -> tuple[coords.Move, float]:
+                    self.searched += n
                     searcher.set_readouts(n)
                     outcome = searcher.search(moves, full_search=True, noise=False)
                     return coords.from_flat(outcome.move, self.board_size), float(outcome.root_value)
@@ -543,6 +545,7 @@ class ModelPlayer(Player):
         reference = self._mcts
 
         def python(n: int) -> tuple[coords.Move, float]:
+            self.searched += n
             reference.settings = mcts.settings_for_evaluation(reference.settings, n)
             result = reference.search(position, full_search=True, noise=False)
             return result.move, float(result.root_value)
@@ -579,9 +582,13 @@ class ModelPlayer(Player):
             "readouts": self.search.readouts,
             "softpick_moves": self.search.softpick_moves,
             "resign_threshold": self.search.resign_threshold,
-            **({} if self.search.move_time is None else {"move_time": self.search.move_time}),
             "model": self.net.cfg.to_dict(),
         }
+        if self.search.move_time is not None:  # searched by a time budget: its floor, ceiling and readouts
+            out["move_time"], out["first_chunk_readouts"] = self.search.move_time, self._timed_chunk()
+            out["max_readouts"] = max(1, int(self.search.max_readouts or self.search.readouts))
+            if self.timed[0]:
+                out["mean_readouts_per_move"] = round(self.timed[1] / self.timed[0], 1)
         prov = getattr(self.net, "provenance", None)
         if prov:
             out["provenance"] = prov

@@ -79,7 +79,13 @@ def test_a_result_needs_a_score_or_a_winner():
     with pytest.raises(ValueError):
         result_string()
     with pytest.raises(ValueError):
-        result_string(3.5, reason="time")
+        result_string(3.5, reason="timeout")
+
+
+def test_a_loss_on_time_reads_t():
+    assert (
+        result_string(winner=1, reason="time") == "B+T" and result_string(winner=-1, reason="time") == "W+T"
+    )
 
 
 @pytest.mark.parametrize("score", [3.5, -3.5, 0.5, 12.0, -361.0, 0.0])

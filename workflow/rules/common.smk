@@ -65,6 +65,10 @@ def opponent_slugs():
     return "|".join(minigo.opponent_slugs(RUN)) or "(?!)"
 
 
+def equal_time_slugs():
+    return "|".join(minigo.equal_time_slugs(RUN)) or "(?!)"
+
+
 # ---------------------------------------------------------------------------------------------- paths
 EFFECTIVE_CONFIG = layout.effective_config_path(ROOT)
 # Path patterns: the run layout (minigo_core/data/layout.py) with Snakemake wildcards for the variable parts.
@@ -80,6 +84,7 @@ SELFPLAY_JOBS = minigo.selfplay_jobs(RUN)  # the game indices of each job
 WINDOW_MANIFEST = layout.window_manifest_path(ROOT, "{generation}")
 TRAIN_METRICS = layout.train_metrics_path(ROOT, "{generation}")
 EVAL = layout.eval_path(ROOT, "{generation}", "{opponent}")
+EQUAL_TIME_EVAL = layout.equal_time_eval_path(ROOT, "{generation}", "{opponent}")
 LADDER_RATING = layout.ladder_rating_path(ROOT, "{generation}")
 FIRST_RATING = layout.ladder_first_rating_path(ROOT, "{generation}")
 SUMMARY = layout.summary_dir(ROOT)
@@ -166,6 +171,10 @@ def last_window(wildcards):
 
 def evaluate_options(wildcards):
     return minigo.evaluate_options(RUN, int(wildcards.generation))
+
+
+def equal_time_options(wildcards):
+    return minigo.equal_time_options(RUN, int(wildcards.generation))
 
 
 def opponent_spec(wildcards):

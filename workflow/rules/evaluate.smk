@@ -28,6 +28,36 @@ rule evaluate:
         " --opponent {params.spec:q} {params.options:q} --out {output.result:q} > {log:q} 2>&1"
 
 
+# The last generation's matches at equal time per move (`evaluate.final_equal_time`): the model searches,
+# each move, the opponent's mean time per move measured on this machine just before the match (`minigo
+# evaluate --equal-time`). Beside the fixed-readout matches, which stay for comparability; unlike them these
+# games depend on the machine's speed and load (the file says `"reproducible": false`).
+rule evaluate_equal_time:
+    input:
+        config=ancient(EFFECTIVE_CONFIG),
+        model=MODEL,
+        opponent=opponent_model,
+    output:
+        result=EQUAL_TIME_EVAL,
+    log:
+        layout.eval_log_path(
+            ROOT, "{generation}", "{opponent}" + layout.EQUAL_TIME_SUFFIX
+        ),
+    wildcard_constraints:
+        generation=EVALUATED,
+        opponent=equal_time_slugs(),
+    resources:
+        runtime=60,
+        evaluations=1,
+    params:
+        minigo=MINIGO,
+        spec=opponent_spec,
+        options=equal_time_options,
+    shell:
+        "nice -n 19 {params.minigo} evaluate --config {input.config:q} --generation {wildcards.generation:q}"
+        " --opponent {params.spec:q} {params.options:q} --out {output.result:q} > {log:q} 2>&1"
+
+
 # The fixed-scale rating starts where the previous evaluated generation's stood (a chain: reruns play the
 # same games).
 rule ladder_rating:

@@ -1,0 +1,340 @@
+"""Matches at equal time per move: the referee's per-side times in the match file, a model searching by a time
+budget per move (`minigo evaluate --move-time MS`), `--equal-time` giving the model the opponent's measured
+time per move, the `"reproducible"` flag and what reads it (the run comparison, the ratings), and the config
+key `evaluate.final_equal_time` in the run's schedule."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from minigo_core.base.config import ConfigError
+from minigo_core.data import compare, layout, schedule, storage
+from minigo_core.data.matchfile import ENDINGS, check_time_fields, read_match
+from minigo_core.game import go
+from minigo_core.game.result import result_string
+from minigo_core.jobs.evaluate import cli_main
+from minigo_core.pipeline import workflow
+from minigo_core.report.ratings import read_matches
+from minigo_core.search.match import run_match
+from minigo_core.search.players import ModelPlayer, SearchSettings, make_player, resolve_spec
+
+SLEEP_S = 0.05  # the stub engine's time per move
+
+# A GTP engine that sleeps SLEEP_S seconds before every genmove and then passes: an opponent whose time per
+# move is known (a pass is always legal, so it needs no board of its own).
+STUB = f"""
+import sys, time
+for line in sys.stdin:
+    words = line.split()
+    if not words:
+        continue
+    cmd = words[0]
+    if cmd == "quit":
+        print("=\\n", flush=True)
+        break
+    if cmd == "genmove":
+        time.sleep({SLEEP_S})
+        print("= pass\\n", flush=True)
+    elif cmd == "name":
+        print("= sleepy-stub\\n", flush=True)
+    elif cmd == "version":
+        print("= 1\\n", flush=True)
+    elif cmd == "list_commands":
+        print("= name\\nversion\\nboardsize\\nclear_board\\nkomi\\nplay\\ngenmove\\nquit\\n", flush=True)
+    else:
+        print("=\\n", flush=True)
+"""
+
+
+@pytest.fixture
+def stub_engine(tmp_path: Path) -> str:
+    """The player spec of the sleeping GTP stub above."""
+    path = tmp_path / "sleepy_stub.py"
+    path.write_text(STUB)
+    return f"gtp:{sys.executable} {path}"
+
+
+def genmoves_per_side(results: dict) -> dict[str, int]:
+    """Each side's genmoves over a results file's games: the moves played, and the last genmove of a game
+    that ended without one (a resignation, an illegal move, a flag)."""
+    count = {"player": 0, "opponent": 0}
+    for g in results["games"]:
+        calls = len(g["moves"]) + int(g["ended_by"] in ("resign", "illegal_move", "time"))
+        black = g["black"]
+        white = "opponent" if black == "player" else "player"
+        count[black] += (calls + 1) // 2
+        count[white] += calls // 2
+        assert g["move_times"]["black"]["moves"] == (calls + 1) // 2
+        assert g["move_times"]["white"]["moves"] == calls // 2
+    return count
+
+
+def write_config(tmp_path: Path, tiny_model: str) -> Path:
+    """A 9x9 run whose generation 1 is the tiny random model, evaluated with 8 readouts."""
+    root = tmp_path / "run"
+    (root / "models").mkdir(parents=True)
+    (root / "models" / "gen0001.safetensors").write_bytes(Path(tiny_model).read_bytes())
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        f"root: {root}\nboard_size: 9\nkomi: 7.5\n"
+        "evaluate: {games: 2, readouts: 8, softpick_moves: 2, early_stop: false}\n"
+        "selfplay: {resign_threshold: -1.0}\n"
+    )
+    return config
+
+
+# ------------------------------------------------------------------------------- a move on a time budget
+
+
+def test_a_time_budgeted_move_stops_within_its_budget(tiny_model):
+    budget = 0.2
+    search = SearchSettings(readouts=8, resign_threshold=-1.0, move_time=budget, max_readouts=10**6)
+    player = make_player(resolve_spec(tiny_model), search, backend="dsp")
+    assert isinstance(player, ModelPlayer)
+    player.new_game(9, 7.5, seed=3)
+    position = go.Position(9, 7.5)
+    for _ in range(3):
+        start = time.perf_counter()
+        move = player.genmove(position)
+        took = time.perf_counter() - start
+        assert took < 2.0, f"a {budget} s move took {took:.2f} s"  # generous: not a benchmark
+        assert position.is_move_legal(move)
+        position = position.play_move(move)
+    info = player.info()
+    # it searched by the clock, not a fixed count: more than one chunk, far below its ceiling
+    assert info["move_time"] == budget and info["max_readouts"] == 10**6
+    assert info["first_chunk_readouts"] <= info["mean_readouts_per_move"] < 10**6
+
+
+# ------------------------------------------------------------------------------ the match file's times
+
+
+def test_the_match_file_records_each_side_s_time_per_move(tiny_model):
+    results = run_match(
+        resolve_spec(tiny_model),
+        resolve_spec("uct:16"),
+        games=2,
+        board_size=9,
+        komi=7.5,
+        search=SearchSettings(readouts=8, softpick_moves=2, resign_threshold=-1.0),
+        seed=4,
+        generation=None,
+        early_stop=False,
+        max_moves=24,
+    )
+    check_time_fields(results)
+    per_side = results["time_per_move"]
+    assert per_side["player"]["name"] == "model:tiny" and per_side["opponent"]["name"] == "uct:16"
+    assert {s: per_side[s]["moves"] for s in per_side} == genmoves_per_side(results)
+    spent = sum(g["seconds"] for g in results["games"])
+    assert sum(t["mean_s"] * t["moves"] for t in per_side.values()) <= spent + 1e-3
+    for t in per_side.values():
+        assert 0 < t["mean_s"] and 0 < t["p95_s"] and t["cpu_s"] > 0  # both search in this process
+    # fixed readouts: reproducible, and said so
+    assert results["move_time_ms"] is None and results["reproducible"] is True
+    assert "equal_time" not in results and "reproducible_note" not in results
+
+
+def test_an_outside_engine_s_cpu_comes_from_its_process(tiny_model, gnugo_path):
+    results = run_match(
+        resolve_spec(tiny_model),
+        resolve_spec("gnugo:1", gnugo_path=gnugo_path),
+        games=2,
+        board_size=9,
+        komi=7.5,
+        search=SearchSettings(readouts=8, softpick_moves=2, resign_threshold=-1.0),
+        seed=5,
+        generation=None,
+        early_stop=False,
+    )
+    gnugo = results["time_per_move"]["opponent"]
+    assert gnugo["name"] == "gnugo:1" and gnugo["moves"] == genmoves_per_side(results)["opponent"]
+    # GNU Go's genmoves cost this process almost nothing: the CPU is GNU Go's own, read from /proc
+    assert gnugo["cpu_s"] > 0
+
+
+# ------------------------------------------------------------------------------ --move-time, --equal-time
+
+
+def test_move_time_searches_by_the_budget_and_says_it_is_not_reproducible(tiny_model, tmp_path, capsys):
+    config = write_config(tmp_path, tiny_model)
+    out = tmp_path / "vs_random.json"
+    argv = ["--config", str(config), "--generation", "1", "--opponent", "random", "--out", str(out)]
+    assert cli_main([*argv, "--move-time", "30", "--max-moves", "16"]) == 0
+    assert "(30 ms a move)" in capsys.readouterr().out
+    results = json.loads(out.read_text())
+    assert results["move_time_ms"] == 30 and results["reproducible"] is False
+    assert "machine" in results["reproducible_note"] and results["max_readouts"] == 50_000
+    assert results["player"]["move_time"] == 0.03 and results["player"]["mean_readouts_per_move"] >= 8
+    assert results["time_per_move"]["player"]["p95_s"] < 2.0  # generous: the budget is 0.03 s
+    summary = read_match(str(out))
+    assert summary.timed and summary.move_time_ms == 30 and summary.reproducible is False
+    # what the options refuse, naming the option
+    bad = {
+        "--move-time 0": [*argv, "--move-time", "0"],
+        "both": [*argv, "--move-time", "30", "--equal-time"],
+        "not a model": [*argv, "--player", "random", "--equal-time"],
+        "no model at all": [*argv, "--player", "random", "--move-time", "30"],
+        "probe": [*argv, "--equal-time", "--equal-time-probe-games", "0"],
+    }
+    for name, args in bad.items():
+        assert cli_main(args) == 2, name
+    err = capsys.readouterr().err
+    assert "--move-time" in err and "--equal-time" in err and "not a model" in err
+
+
+def test_equal_time_gives_the_model_the_opponent_s_measured_time(tiny_model, tmp_path, stub_engine, capsys):
+    config = write_config(tmp_path, tiny_model)
+    out = tmp_path / "vs_stub_equal-time.json"
+    argv = ["--config", str(config), "--generation", "1", "--opponent", stub_engine, "--out", str(out)]
+    assert cli_main([*argv, "--equal-time", "--equal-time-probe-games", "2", "--max-moves", "12"]) == 0
+    assert "equal time:" in capsys.readouterr().out
+    results = json.loads(out.read_text())
+    check_time_fields(results)
+    equal = results["equal_time"]
+    # the probe measured the stub's sleep (plus the pipe's round trip and the machine's load)
+    assert equal["measured_over_moves"] >= 2 and equal["probe_games"] == 2
+    assert SLEEP_S <= equal["opponent_mean_s"] < 3 * SLEEP_S
+    # ... and that mean is the model's budget
+    assert results["move_time_ms"] == equal["move_time_ms"]
+    assert results["move_time_ms"] == pytest.approx(equal["opponent_mean_s"] * 1000, abs=0.01)
+    assert results["player"]["move_time"] == pytest.approx(results["move_time_ms"] / 1000)
+    assert "move_time" not in results["opponent"]  # the opponent plays as it always does
+    assert results["reproducible"] is False
+    # In the match, the opponent took what the probe measured, and the model about as long (generous bounds).
+    per_side = results["time_per_move"]
+    assert 0.5 < per_side["opponent"]["mean_s"] / equal["opponent_mean_s"] < 2.0
+    assert 0.1 * SLEEP_S < per_side["player"]["mean_s"] < 3 * SLEEP_S + 0.05
+
+
+# ------------------------------------------------------------------- the flag and those that read it
+
+
+def match_data(moves: list[str], reproducible: bool, opponent: str = "gnugo:1", seconds: float = 1.0) -> dict:
+    data = {
+        "format": "minigo-match",
+        "format_version": 1,
+        "player": {"name": "gen0015", "spec": "gen15", "kind": "model", "mean_readouts_per_move": 40.5},
+        "opponent": {"name": opponent, "spec": opponent, "kind": "gnugo"},
+        "generation": 15,
+        "board_size": 9,
+        "komi": 7.5,
+        "readouts": 32,
+        "move_time_ms": None if reproducible else 12.5,
+        "reproducible": reproducible,
+        "games": [
+            {
+                "index": 0,
+                "winner": "player",
+                "moves": moves,
+                "seconds": seconds,
+                "move_times": {
+                    "black": {"moves": 1, "mean_s": seconds, "p95_s": seconds},
+                    "white": {"moves": 0, "mean_s": None, "p95_s": None},
+                },
+            }
+        ],
+        "totals": {"games": 1, "games_planned": 1},
+        "time_per_move": {
+            side: {"name": "x", "moves": 1, "mean_s": seconds, "p95_s": seconds, "cpu_s": seconds}
+            for side in ("player", "opponent")
+        },
+    }
+    if not reproducible:
+        data["equal_time"] = {"opponent_mean_s": 0.0125, "measured_over_moves": 40, "move_time_ms": 12.5}
+    return data
+
+
+def test_the_run_comparison_reads_the_reproducible_flag():
+    rel = "eval/gen0015/vs_gnugo-1_equal-time.json"
+
+    def same(a: dict, b: dict) -> bool:
+        return compare.same_bytes(rel, json.dumps(a).encode(), json.dumps(b).encode())
+
+    # a reproducible match: the same games (times aside) or not the same match
+    assert same(match_data(["C3"], True, seconds=1.0), match_data(["C3"], True, seconds=2.5))
+    assert not same(match_data(["C3"], True), match_data(["D4"], True))
+    # a time-budgeted one: other games, other measured budget, still the same match; other players are not
+    timed = match_data(["C3"], False)
+    other_games = match_data(["D4"], False)
+    other_games["equal_time"]["opponent_mean_s"] = 0.02
+    other_games["move_time_ms"] = 20.0
+    assert same(timed, other_games)
+    assert not same(timed, match_data(["C3"], False, opponent="gnugo:2"))
+    assert not same(timed, match_data(["C3"], True))  # one run timed, the other not
+
+
+def test_the_ratings_leave_out_time_budgeted_matches(tmp_path, write_match):
+    root = str(tmp_path / "run")
+    write_match(root, 15, "gnugo:1", ["player", "opponent"], 1.0)
+    timed = match_data(["C3"], False)
+    storage.write_text(layout.equal_time_eval_path(root, 15, "gnugo-1"), json.dumps(timed))
+    matches, skipped = read_matches(root)
+    assert skipped == [] and [m.url.endswith("vs_gnugo-1.json") for m in matches] == [True]
+
+
+def test_malformed_time_fields_are_named():
+    check_time_fields({"games": [{"index": 0}]})  # a file from before the time fields
+    check_time_fields(match_data(["C3"], False))
+    broken = {
+        "reproducible": "no",
+        "move_time_ms": -5,
+        "time_per_move": {"player": {}},
+        "equal_time": {"opponent_mean_s": 0.1},
+    }
+    for key, value in broken.items():
+        data = {**match_data(["C3"], False), key: value}
+        with pytest.raises(ValueError, match=key):
+            check_time_fields(data)
+    with pytest.raises(ValueError, match="reproducible: false"):
+        check_time_fields({**match_data(["C3"], False), "reproducible": True})
+    game = match_data(["C3"], True)
+    game["games"][0]["move_times"]["black"]["mean_s"] = None
+    with pytest.raises(ValueError, match="move_times.black.mean_s"):
+        check_time_fields(game)
+
+
+def test_a_game_lost_on_time_is_an_ending_of_the_match_file():
+    assert "time" in ENDINGS and result_string(winner=-1, reason="time") == "W+T"
+
+
+# ---------------------------------------------------------------------------- the config and the schedule
+
+
+def test_final_equal_time_adds_the_last_generation_s_equal_time_matches(make_config, tmp_path):
+    cfg = make_config(
+        generations=6, evaluate={"games": 4, "every": 3, "final_equal_time": ["gnugo:1", "gen0"]}
+    )
+    last = schedule.evaluation_files(cfg, 6)
+    assert layout.equal_time_eval_path(cfg.root, 6, "gnugo-1") in last
+    assert layout.equal_time_eval_path(cfg.root, 6, "gen0") in last
+    assert layout.eval_path(cfg.root, 6, "gen0") in last  # the fixed-readout match stays beside it
+    assert layout.equal_time_eval_path(cfg.root, 6, "gnugo-1").endswith("gen0006/vs_gnugo-1_equal-time.json")
+    assert not [f for f in schedule.evaluation_files(cfg, 3) if layout.EQUAL_TIME_SUFFIX in f]
+    assert workflow.equal_time_slugs(cfg) == ["gnugo-1", "gen0"]
+    assert workflow.equal_time_options(cfg, 6)[-1] == "--equal-time"
+    # evaluation off: no equal-time match either
+    assert schedule.equal_time_specs(make_config(generations=6, evaluate={"games": 0}), 6) == []
+    # without GNU Go the run leaves its GNU Go matches out, these too
+    missing = str(tmp_path / "no" / "gnugo")  # an explicit path is never looked up on PATH
+    no_gnugo = make_config(evaluate={"gnugo": missing, "final_equal_time": ["gnugo:1", "random"]})
+    kept, note = workflow.without_unavailable_opponents(no_gnugo)
+    assert kept.evaluate.final_equal_time == ("random",) and "gnugo:1" in note
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (["gnugo:99"], r"evaluate\.final_equal_time\[0\]"),
+        (["random", "nonsense"], r"evaluate\.final_equal_time\[1\]"),
+        ("gnugo:1", r"'evaluate\.final_equal_time' must be a list"),
+    ],
+)
+def test_bad_final_equal_time_is_named(make_config, value, message):
+    with pytest.raises(ConfigError, match=message):
+        make_config(evaluate={"final_equal_time": value})
