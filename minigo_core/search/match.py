@@ -379,18 +379,22 @@ def run_match(
 
     times = {"player": MoveTimes(), "opponent": MoveTimes()}
     equal_time = None
+    after_game = progress
     try:
         if equal_time_probe_games > 0:
             probe = (equal_time_probe_games, board_size, komi, probe_seed(seed_used), max_moves)
             equal_time = give_equal_time(player, opponent, *probe, log=log)
+            after_game = follow_opponent_time(player, times["opponent"], equal_time, progress)
+        budget = time_budget(
+            player, opponent, equal_time
+        )  # the first game's budget (equal time: the probe's)
         engine0 = {"player": engine_cpu_seconds(player), "opponent": engine_cpu_seconds(opponent)}
         records, stopped = play_match(
-            player, opponent, games, board_size, komi, seed_used, early_stop, max_moves, progress, times
+            player, opponent, games, board_size, komi, seed_used, early_stop, max_moves, after_game, times
         )
         for side, p in (("player", player), ("opponent", opponent)):
             times[side].cpu += engine_cpu_seconds(p) - engine0[side]  # an outside engine's own CPU
         info = ({**player_spec.describe(), **player.info()}, {**opponent_spec.describe(), **opponent.info()})
-        budget = time_budget(player, opponent, equal_time)
     finally:
         player.close()
         opponent.close()
@@ -457,6 +461,29 @@ def time_budget(player: Player, opponent: Player, equal_time: dict | None) -> di
     if equal_time is not None:
         out["equal_time"] = equal_time
     return out
+
+
+def follow_opponent_time(
+    player: Player, opponent_times: MoveTimes, equal_time: dict, progress: Callable[[int, dict], None]
+) -> Callable[[int, dict], None]:
+    """`--equal-time` through the match: after each game the player's budget becomes the opponent's mean time
+    per move over the probe and the match's games so far, so a probe that met a busier (or idler) machine than
+    the match does not decide the budget alone. Each game's record says the budget it was played with
+    (`move_time_ms`); `equal_time` gains `follows` (the rule) and `final_move_time_ms`."""
+    probe_n = int(equal_time["measured_over_moves"])
+    probe_sum = float(equal_time["opponent_mean_s"]) * probe_n
+    equal_time["follows"] = "after each game: the opponent's mean time per move over the probe and the match"
+    equal_time["final_move_time_ms"] = equal_time["move_time_ms"]
+
+    def after(i: int, game: dict) -> None:
+        game["move_time_ms"] = equal_time["final_move_time_ms"]
+        progress(i, game)
+        mean = (probe_sum + sum(opponent_times.wall)) / (probe_n + len(opponent_times.wall))
+        budget_ms = round(max(mean, 1e-6) * 1000.0, 3)
+        player.search = replace(player.search, move_time=budget_ms / 1000.0)
+        equal_time["final_move_time_ms"] = budget_ms
+
+    return after
 
 
 def give_equal_time(

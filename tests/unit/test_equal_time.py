@@ -20,7 +20,7 @@ from minigo_core.game.result import result_string
 from minigo_core.jobs.evaluate import cli_main
 from minigo_core.pipeline import workflow
 from minigo_core.report.ratings import read_matches
-from minigo_core.search.match import run_match
+from minigo_core.search.match import MoveTimes, follow_opponent_time, run_match
 from minigo_core.search.players import ModelPlayer, SearchSettings, make_player, resolve_spec
 
 SLEEP_S = 0.05  # the stub engine's time per move
@@ -203,13 +203,45 @@ def test_equal_time_gives_the_model_the_opponent_s_measured_time(tiny_model, tmp
     # ... and that mean is the model's budget
     assert results["move_time_ms"] == equal["move_time_ms"]
     assert results["move_time_ms"] == pytest.approx(equal["opponent_mean_s"] * 1000, abs=0.01)
-    assert results["player"]["move_time"] == pytest.approx(results["move_time_ms"] / 1000)
+    # ... for the first game; each later one's follows the opponent's mean over the probe and the match
+    assert results["games"][0]["move_time_ms"] == results["move_time_ms"]
+    assert all(g["move_time_ms"] > 0 for g in results["games"])
+    assert results["player"]["move_time"] == pytest.approx(equal["final_move_time_ms"] / 1000)
+    assert SLEEP_S <= equal["final_move_time_ms"] / 1000 < 3 * SLEEP_S
     assert "move_time" not in results["opponent"]  # the opponent plays as it always does
     assert results["reproducible"] is False
     # In the match, the opponent took what the probe measured, and the model about as long (generous bounds).
     per_side = results["time_per_move"]
     assert 0.5 < per_side["opponent"]["mean_s"] / equal["opponent_mean_s"] < 2.0
     assert 0.1 * SLEEP_S < per_side["player"]["mean_s"] < 3 * SLEEP_S + 0.05
+
+
+def test_equal_time_follows_the_opponent_s_time_through_the_match():
+    """A probe on a busy machine measured 100 ms a move; in the match the opponent takes 20 ms: after each
+    game the budget is the mean over the probe's moves and the match's so far, so it moves to the match's."""
+
+    class Model:
+        search = SearchSettings(readouts=8, move_time=0.1)
+
+    player, opponent_times, shown = Model(), MoveTimes(), []
+    equal = {"opponent_mean_s": 0.1, "measured_over_moves": 10, "move_time_ms": 100.0}
+    after = follow_opponent_time(player, opponent_times, equal, lambda i, g: shown.append(i))
+    games = [{}, {}]
+    for _ in range(10):
+        opponent_times.add(0.02, 0.0)
+    after(0, games[0])
+    assert games[0]["move_time_ms"] == 100.0 and shown == [0]  # the game played at the probe's budget
+    assert equal["final_move_time_ms"] == pytest.approx(60.0) and player.search.move_time == pytest.approx(
+        0.06
+    )
+    for _ in range(20):
+        opponent_times.add(0.02, 0.0)
+    after(1, games[1])
+    assert games[1]["move_time_ms"] == pytest.approx(60.0)
+    assert equal["final_move_time_ms"] == pytest.approx(40.0) and player.search.move_time == pytest.approx(
+        0.04
+    )
+    assert "follows" in equal
 
 
 # ------------------------------------------------------------------- the flag and those that read it
