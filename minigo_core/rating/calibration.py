@@ -52,7 +52,7 @@ from minigo_core.rating.ladder import (
     write_ladder,
 )
 from minigo_core.rating.rung_cost import side_cost
-from minigo_core.search.match import game_seeds, match_seed, play_game
+from minigo_core.search.match import engine_cpu_seconds, game_seeds, match_seed, play_game
 from minigo_core.search.players import Player, PlayerError, SearchSettings, make_player, resolve_spec
 
 PAIR_FORMAT = "minigo-ladder-pair"
@@ -225,18 +225,9 @@ def _new_pair(design: CalibrationDesign, lower: str, upper: str) -> dict:
 
 
 def engine_cpu(players: list[Player]) -> float:
-    """CPU seconds of the players' outside engines (GNU Go, Pachi) so far, from /proc (0 where unreadable).
-    A player that starts a process per game (Pachi) counts every process it ran (`engine_cpu_seconds`)."""
-    total = 0.0
-    for p in players:
-        own = getattr(p, "engine_cpu_seconds", None)
-        if callable(own):
-            total += float(own())
-            continue
-        client = getattr(p, "client", None)
-        if client is not None and hasattr(client, "cpu_seconds"):
-            total += float(client.cpu_seconds())
-    return total
+    """CPU seconds of the players' outside engines (GNU Go, Pachi) so far, from /proc (0 where unreadable):
+    the sum of `match.engine_cpu_seconds` (a player that starts a process per game counts every one)."""
+    return sum(engine_cpu_seconds(p) for p in players)
 
 
 def _game_entry(index: int, lower: str, seeds: tuple[int, int], record: dict, cpu: float) -> dict:
