@@ -1,40 +1,46 @@
-"""`python -m minigo_core.bench ablation --spec config/ablation/rows.yaml`: an ablation at equal wall time.
+"""`python -m minigo_core.bench ablation --spec config/ablation/hour.yaml`: an ablation at equal wall time.
 
 Every row of the spec is a real run (`minigo run`, the local profile, this machine's cores) of `config.yaml`
 with the spec's `common` keys and the row's `set` keys merged over it, stopped after `budget_minutes` of wall
 time (SIGINT to the run's process group: Snakemake stops its jobs and marks their outputs incomplete). The
-row's result is its last finished model. Then a tournament: every row's last model plays every other row's
-(`games_per_pair`) and each fixed opponent (`opponents`, GNU Go levels; `opponent_games`) with
-`minigo evaluate`; one Bradley-Terry fit over all those games puts the rows on one scale with the first
-fixed opponent at Elo 0, each with its 95% interval (`minigo_core.rating.bradley_terry.fit_bradley_terry`).
+row's result is its last finished model (`{root}/ROW/row_result.json`, the run in `{root}/ROW/run`).
 
-Rows and matches already done (their result files exist) are not run again, so the command resumes.
-Prints a Markdown table (also written to `{root}/ablation.md`, with the JSON in `{root}/ablation.json`).
+Then, with a `rating:` section in the spec, every row's last model is rated on the project's fixed Elo ladder
+of its board size (`minigo ladder rate`, the scale the run's own ratings are on: anchor gnugo:10 = 1800), with
+the same settings and seed for every row: `rating.readouts` readouts a move, until the 95% interval is within
++-`rating.half_width` Elo or `rating.max_games` games are played, `rating.jobs` ratings at once
+(`{root}/ROW/rating.json`, the standard rating file; `minigo_core.bench._ablation_ladder`). The table (sorted
+by Elo) gives each row's cost too, read from its run directory as `minigo status --breakdown` reads it: last
+generation, self-play games, recorded positions, training steps, the loop's core-seconds and the wall
+seconds; and each row's Elo difference to the row named `default`. A spec with `tournament:` and no `rating:`
+(config/ablation/rows.yaml) gets the older round-robin instead: the rows' models against each other and GNU
+Go, on one Bradley-Terry scale of that tournament's own (`minigo_core.bench._ablation_tournament`).
+
+Rows, ratings and matches already done (their files exist) are not run again, so the command resumes;
+`--rate-only` starts no row and rates those that have a result. Prints a Markdown table, also written to
+`{root}/ablation.md`, with the JSON (the command, the git commit, the CPU) in `{root}/ablation.json`.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from minigo_core.base.config import from_dict
+from minigo_core.base.config import ConfigError, from_dict
+from minigo_core.bench import _ablation_ladder, _ablation_tournament
 from minigo_core.data import layout
-from minigo_core.data.matchfile import read_match
-from minigo_core.rating import bradley_terry
 
 REPO = Path(__file__).resolve().parents[2]
-STOP_GRACE_S = 120  # after SIGINT, how long Snakemake gets to stop its jobs before SIGTERM
+STOP_GRACE_S = 15  # after SIGINT, how long Snakemake gets to stop before SIGTERM (it waits for running jobs)
 
 
 @dataclass
@@ -65,7 +71,15 @@ def load_spec(path: str) -> tuple[dict, list[Row]]:
         rows.append(Row(name, str(entry.get("why", "")), dict(entry.get("set") or {}), root / name))
     if len({r.name for r in rows}) != len(rows):
         raise SystemExit(f"ablation spec {path}: row names must be unique")
-    return {**spec, "root": root}, rows
+    spec = {**spec, "root": root}
+    if "rating" in spec:  # checked now: a bad section fails before the rows' hours, not after
+        spec["rating"] = _ablation_ladder.RatingSettings.from_spec(spec["rating"], f"ablation spec {path}")
+        for row in rows:
+            try:  # the row's config with the rating's readouts (`_ablation_ladder.rate_row`)
+                from_dict(merge(row_config(spec, row), {"evaluate": {"readouts": spec["rating"].readouts}}))
+            except ConfigError as exc:
+                raise SystemExit(f"ablation spec {path}: row {row.name}: {exc}") from None
+    return spec, rows
 
 
 def merge(base: dict, over: dict) -> dict:
@@ -130,69 +144,40 @@ def _stop(proc: subprocess.Popen) -> None:
             continue
 
 
-def _match(row_cfg: Path, player: str, opponent: str, games: int, readouts: int, out: Path) -> Path:
-    if not out.exists():
-        cmd = [sys.executable, "-m", "minigo_core.cli", "evaluate", "--config", str(row_cfg),
-               "--player", player, "--opponent", opponent, "--games", str(games), "--readouts", str(readouts),
-               "--no-early-stop", "--threads", "1", "--out", str(out)]  # fmt: skip
-        log = out.with_suffix(".log")
-        with open(log, "w") as handle:
-            code = subprocess.call(cmd, cwd=REPO, stdout=handle, stderr=subprocess.STDOUT)
-        if code != 0:
-            raise RuntimeError(f"match {player} vs {opponent} failed (exit {code}); see {log}")
-    return out
-
-
-def tournament(spec: dict, results: list[dict]) -> bradley_terry.Ratings:
-    """Every row's last model against every other row's and the fixed opponents; one Bradley-Terry fit."""
-    t = spec.get("tournament") or {}
-    readouts, pair_games = int(t.get("readouts", 32)), int(t.get("games_per_pair", 8))
-    opponents, opp_games = list(t.get("opponents", ["gnugo:1"])), int(t.get("opponent_games", 20))
-    out_dir = spec["root"] / "tournament"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    played = [r for r in results if r["model"]]
-    cfg_of = {r["name"]: spec["root"] / r["name"] / "row.yaml" for r in played}
-    jobs = []  # (player name, opponent name, args of _match)
-    for a, b in itertools.combinations(played, 2):
-        out = out_dir / f"{a['name']}__{b['name']}.json"
-        jobs.append(
-            (a["name"], b["name"], (cfg_of[a["name"]], a["model"], b["model"], pair_games, readouts, out))
-        )
-    for r, opp in itertools.product(played, opponents):
-        out = out_dir / f"{r['name']}__{opp.replace(':', '-')}.json"
-        jobs.append((r["name"], opp, (cfg_of[r["name"]], r["model"], opp, opp_games, readouts, out)))
-    with ThreadPoolExecutor(max_workers=int(t.get("parallel", 2))) as pool:
-        files = list(pool.map(lambda job: _match(*job[2]), jobs))
-    games = []
-    for (player, opponent, _), path in zip(jobs, files, strict=True):
-        games += [(player, opponent, s) for s in read_match(str(path)).scores]
-    return bradley_terry.fit_bradley_terry(games, anchor=opponents[0])
-
-
-def table(results: list[dict], fit: bradley_terry.Ratings, anchor: str) -> str:
-    lines = [f"| row | what changes | generations in the budget | Elo vs {anchor} [95%] | games |",
-             "|---|---|---|---|---|"]  # fmt: skip
-    for r in sorted(results, key=lambda r: -fit.elo.get(r["name"], float("-inf"))):
-        if r["name"] in fit.elo:
-            lo, hi = fit.interval(r["name"])
-            elo = f"{fit.elo[r['name']]:+.0f} [{lo:+.0f}, {hi:+.0f}]"
-        else:
-            elo = "no model"
-        lines.append(
-            f"| `{r['name']}` | {r['why']} | {r['last_generation']} | {elo} | {fit.games.get(r['name'], 0)} |"
-        )
-    return "\n".join(lines)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m minigo_core.bench ablation", description=__doc__.split("\n")[0]
+        prog="python -m minigo_core.bench ablation",
+        description="An ablation at equal wall time: every row of the spec is a real run stopped after "
+        "`budget_minutes`; then, with a `rating:` section, every row's last model is rated on the fixed Elo "
+        "ladder of its board size (the same settings and seed for every row; {root}/ROW/rating.json), and a "
+        "table gives each row's Elo, its difference to the row `default`, and its cost from its run "
+        "directory (generations, games, positions, training steps, core-seconds, wall seconds). A spec with "
+        "`tournament:` and no `rating:` plays the older round-robin instead. Rows and ratings whose files "
+        "exist are not redone.",
+        epilog="The table is printed and written to {root}/ablation.md, with {root}/ablation.json. See "
+        "config/ablation/hour.yaml (rating) and config/ablation/rows.yaml (tournament).",
     )
     parser.add_argument(
-        "--spec", default="config/ablation/rows.yaml", help="the ablation spec (config/ablation/rows.yaml)"
+        "--spec", default="config/ablation/rows.yaml", help="the ablation spec (default: %(default)s)"
     )
-    parser.add_argument("--rows", default="", help="comma-separated row names to run (default: all)")
-    parser.add_argument("--no-tournament", action="store_true", help="only run the rows")
+    parser.add_argument(
+        "--rows",
+        default="",
+        help="comma-separated row names to run (default: all); every row with a result is rated",
+    )
+    stage = parser.add_mutually_exclusive_group()
+    stage.add_argument(
+        "--no-rating",
+        "--no-tournament",
+        dest="no_rating",
+        action="store_true",
+        help="only run the rows: no rating, no tournament, no table",
+    )
+    stage.add_argument(
+        "--rate-only",
+        action="store_true",
+        help="start no row: rate (or play the tournament of) the rows that have a result, and tabulate",
+    )
     args = parser.parse_args(argv)
     spec, rows = load_spec(args.spec)
     wanted = [r for r in rows if not args.rows or r.name in args.rows.split(",")]
@@ -201,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         if row.result_path.exists():
             results.append(json.loads(row.result_path.read_text()))
-        elif row in wanted:
+        elif row in wanted and not args.rate_only:
             print(
                 f"[{time.strftime('%H:%M:%S')}] row {row.name}: {row.why} ({budget_s / 60:.0f} min)",
                 flush=True,
@@ -211,15 +196,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"  -> generation {results[-1]['last_generation']} in {results[-1]['wall_s']:.0f} s",
                 flush=True,
             )
-    if args.no_tournament or len(results) < 1:
+    if args.no_rating or len(results) < 1:
         return 0
-    anchor = list((spec.get("tournament") or {}).get("opponents", ["gnugo:1"]))[0]
-    fit = tournament(spec, results)
-    text = table(results, fit, anchor)
-    print(text)
-    (spec["root"] / "ablation.md").write_text(text + "\n")
-    summary = {"rows": results, "elo": fit.elo, "stderr": fit.stderr, "games": fit.games, "anchor": anchor}
-    (spec["root"] / "ablation.json").write_text(json.dumps(summary, indent=1))
+    if "rating" in spec:
+        command = ["python", "-m", "minigo_core.bench", "ablation", *(sys.argv[1:] if argv is None else argv)]
+        return _ablation_ladder.report(spec, results, command)
+    _ablation_tournament.report(spec, results)
     return 0
 
 

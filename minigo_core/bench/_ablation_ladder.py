@@ -1,0 +1,311 @@
+"""The ablation's rating on the fixed Elo ladder (a spec with `rating:`) and its rows' cost figures.
+
+Every row's last model (the newest `models/genG` file of `{root}/ROW/run`) is rated with `minigo ladder rate`
+on the fixed ladder of the row's board size (`config/ladder/NxN.json`), as the run rates its own models
+(`workflow/rules/evaluate.smk`, rule `ladder_rating`): the config's evaluation search (fixed readouts, no
+noise, its softpick opening moves) with `rating.readouts` readouts a move, the ladder's komi, the default
+batch and games per rung, until the 95% interval is within +-`rating.half_width` Elo or `rating.max_games`
+games are played. Unlike the run's chain it starts at the ladder's middle, and every row plays with the same
+`rating.seed`, so no row starts from a better guess. The search is the row's config with `evaluate.readouts`
+set (`{root}/ROW/rating.yaml`); the rating is the standard rating file (`{root}/ROW/rating.json`, its log
+`rating.log`). `rating.jobs` rows are rated at once, each in its own process playing one game at a time, so
+each rating's `cpu_seconds` is its own. A rating file that exists and reads as one is not played again.
+
+A row's cost figures are read from its run directory when the table is made (so rows an older driver ran
+get them too), with the readers of `minigo status` and `minigo status --breakdown`:
+
+- generations: the newest model file's generation;
+- games: the self-play games the run wrote, every generation (`report.status.collect`);
+- positions: the recorded self-play positions its job records list (`report.breakdown.collect`);
+- steps: the training steps behind the last model (the last `global_step` of its generation's training);
+- core-s: the core-seconds the loop's jobs held (`report.breakdown`: self-play games, training steps, window,
+  job start-up, other jobs; evaluation left out);
+- wall s: the row's run time (`row_result.json`'s `wall_s`; else the breakdown's first job to last file).
+
+A figure that cannot be read is None in `ablation.json` and "-" in the table.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import yaml
+
+from minigo_core.base.config import load_config
+from minigo_core.base.machine import cpu_model
+from minigo_core.data import layout
+from minigo_core.rating import ladder_rate
+from minigo_core.rating.ladder import LadderError
+from minigo_core.report import breakdown, status
+
+REPO = Path(__file__).resolve().parents[2]
+RATING_FILE, RATING_CONFIG, RATING_LOG = "rating.json", "rating.yaml", "rating.log"
+BASELINE = "default"  # the row the table's Elo differences are taken against, when the spec has one
+LOOP = ("selfplay_games", "training_steps", "window", "startup", "other_jobs")  # breakdown categories summed
+# what ablation.json keeps of each rating file
+RATING_KEYS = ("player", "spec", "board_size", "elo", "ci95", "half_width", "games", "stopped", "bracket")
+RATING_KEYS += ("seed", "anchor", "anchor_elo", "cpu_seconds", "wall_seconds")
+_MODEL = re.compile(r"gen(\d+)" + re.escape(layout.MODEL_SUFFIX))
+_STOPPED = {
+    "rated": "",
+    "max_games": " (game budget)",
+    "above_top_rung": " (above the top rung)",
+    "below_bottom_rung": " (below the bottom rung)",
+}
+
+
+@dataclass(frozen=True)
+class RatingSettings:
+    """The spec's `rating:` section: the same for every row. Defaults: config.yaml's `evaluate` (readouts,
+    ladder_half_width, ladder_max_games) and `minigo ladder rate`'s seed."""
+
+    readouts: int = 32
+    half_width: float = 100.0
+    max_games: int = 200
+    jobs: int = 1
+    seed: int = 1
+
+    @classmethod
+    def from_spec(cls, section: object, where: str) -> RatingSettings:
+        """The settings of a `rating:` section; SystemExit naming the key when one is unknown or bad."""
+        if not isinstance(section, dict):
+            raise SystemExit(
+                f"{where}: `rating` must be a mapping (readouts, half_width, max_games, jobs, seed)"
+            )
+        unknown = sorted(set(section) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise SystemExit(f"{where}: unknown key(s) rating.{', rating.'.join(unknown)}")
+        values = {}
+        for key, default in asdict(cls()).items():
+            value, least = section.get(key, default), 0 if key == "seed" else 1
+            if key == "half_width":
+                good = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+            else:
+                good = isinstance(value, int) and not isinstance(value, bool) and value >= least
+            if not good:
+                want = "a number > 0" if key == "half_width" else f"an integer >= {least}"
+                raise SystemExit(f"{where}: rating.{key} must be {want}, got {value!r}")
+            values[key] = float(value) if key == "half_width" else value
+        return cls(**values)
+
+
+def newest_model(run_root: Path) -> tuple[int, Path] | None:
+    """The run's newest model file and its generation (None: no model yet)."""
+    found = [(int(m.group(1)), p) for p in run_root.glob("models/gen*") if (m := _MODEL.fullmatch(p.name))]
+    return max(found) if found else None
+
+
+def rate_row(name: str, row_dir: Path, settings: RatingSettings) -> dict | None:
+    """The row's rating (`{row_dir}/rating.json`): read back when it exists, else played by `minigo ladder
+    rate` in its own process. None when the row has no model or the rating failed (see its log)."""
+    out = row_dir / RATING_FILE
+    if out.exists():
+        try:
+            return ladder_rate.read_rating(str(out))
+        except LadderError as exc:
+            print(f"  {name}: {exc}: rating it again", flush=True)
+    model = newest_model(row_dir / "run")
+    if model is None:
+        return None
+    data = yaml.safe_load((row_dir / "row.yaml").read_text())
+    data.setdefault("evaluate", {})["readouts"] = settings.readouts
+    config = row_dir / RATING_CONFIG
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    board = load_config(str(config)).board_size
+    options = ["--board-size", str(board), "--config", str(config), "--seed", str(settings.seed)]
+    options += ["--target-half-width", repr(settings.half_width), "--max-games", str(settings.max_games)]
+    options += ["--out", str(out)]
+    cmd = [sys.executable, "-m", "minigo_core.cli", "ladder", "rate", str(model[1]), *options]
+    print(
+        f"[{time.strftime('%H:%M:%S')}] rating {name}: generation {model[0]}, {board}x{board} ladder",
+        flush=True,
+    )
+    with open(row_dir / RATING_LOG, "w") as log:
+        code = subprocess.call(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        result = ladder_rate.read_rating(str(out)) if code == 0 else None
+    except LadderError:
+        result = None
+    if result is None:
+        print(f"  {name}: the rating failed (exit {code}); see {row_dir / RATING_LOG}", flush=True)
+        return None
+    print(f"  {name} -> {ladder_rate.rating_line(result)} ({result.get('games')} games)", flush=True)
+    return result
+
+
+def rate_rows(root: Path, names: list[str], settings: RatingSettings) -> dict[str, dict | None]:
+    """Every named row's rating, `settings.jobs` at once."""
+    with ThreadPoolExecutor(max_workers=settings.jobs) as pool:
+        found = pool.map(lambda name: rate_row(name, root / name, settings), names)
+        return dict(zip(names, found, strict=True))
+
+
+def _num(value: object) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else None
+
+
+def row_figures(run_root: Path, result: dict) -> dict:
+    """A row's cost figures from its run directory (see the module docstring); None for one not readable."""
+    out: dict = {
+        "last_generation": None,
+        "games": None,
+        "positions": None,
+        "train_steps": None,
+        "loop_core_s": None,
+        "wall_s": _num(result.get("wall_s")),
+        "core_seconds": None,
+    }
+    model = newest_model(run_root)
+    if model is not None:
+        out["last_generation"] = model[0]
+    try:
+        rows = status.collect(status.load_run_config(str(run_root)))
+        out["games"] = sum(r.games_done for r in rows)
+        if model is not None:
+            steps = next((r.train_steps for r in rows if r.generation == model[0]), None)
+            out["train_steps"] = 0 if model[0] == 0 else steps
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        out["status_error"] = str(exc)
+    try:
+        b = breakdown.collect(str(run_root))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        out["breakdown_error"] = str(exc)
+        return out
+    out["positions"] = b.positions
+    loop = [b.run.get(key) for key in LOOP if b.run.get(key) is not None]
+    out["loop_core_s"] = round(sum(loop), 1) if loop else None
+    out["core_seconds"] = {"cores": b.cores, "wall_s": round(b.wall_s, 1), **b.run}
+    if out["wall_s"] is None and b.wall_s > 0:
+        out["wall_s"] = round(b.wall_s, 1)
+    return out
+
+
+def _half(rating: dict) -> float:
+    lo, hi = rating["ci95"]
+    return (hi - lo) / 2
+
+
+def entries(root: Path, results: list[dict], ratings: dict[str, dict | None]) -> list[dict]:
+    """One record per row with a result: its spec, cost figures, rating and Elo difference to `default`."""
+    rows = []
+    for r in results:
+        rating = ratings.get(r["name"])
+        rows.append(
+            {
+                "name": r["name"],
+                "why": r.get("why", ""),
+                "set": r.get("set"),
+                "budget_s": r.get("budget_s"),
+                "exit": r.get("exit"),
+                **row_figures(root / r["name"] / "run", r),
+                "rating": {k: rating.get(k) for k in RATING_KEYS} if rating else None,
+                "rating_file": str(root / r["name"] / RATING_FILE) if rating else None,
+            }
+        )
+    base = next((e["rating"] for e in rows if e["name"] == BASELINE and e["rating"]), None)
+    for e in rows:  # the difference's 95% half-width: the two ratings' in quadrature (the rungs are fixed)
+        if base is not None and e["rating"] is not None:
+            e["elo_vs_default"] = round(e["rating"]["elo"] - base["elo"], 1)
+            spread = 0.0 if e["name"] == BASELINE else math.hypot(_half(e["rating"]), _half(base))
+            e["elo_vs_default_half_width"] = round(spread, 1)
+    return sorted(rows, key=lambda e: -e["rating"]["elo"] if e["rating"] else math.inf)
+
+
+def _cell(value: object, spec: str = "") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def table(rows: list[dict]) -> str:
+    """The Markdown table, sorted by Elo (rows without a rating last)."""
+    versus = any("elo_vs_default" in e for e in rows)
+    head = [
+        "row",
+        "what changes",
+        "generations",
+        "games",
+        "positions",
+        "steps",
+        "core-s",
+        "wall s",
+        "fixed-scale Elo [95%]",
+        "games rated",
+    ] + ([f"vs `{BASELINE}` (95%)"] if versus else [])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for e in rows:
+        rating = e["rating"]
+        if rating:
+            lo, hi = rating["ci95"]
+            elo = f"{rating['elo']:.0f} [{lo:.0f}, {hi:.0f}]{_STOPPED.get(rating.get('stopped'), '')}"
+        else:
+            elo = "no model" if e["last_generation"] is None else "not rated"
+        cells = [
+            f"`{e['name']}`",
+            e["why"],
+            _cell(e["last_generation"]),
+            _cell(e["games"]),
+            _cell(e["positions"]),
+            _cell(e["train_steps"]),
+            _cell(e["loop_core_s"], ".0f"),
+            _cell(e["wall_s"], ".0f"),
+            elo,
+            _cell(rating and rating.get("games")),
+        ]
+        if versus:
+            diff = e.get("elo_vs_default")
+            if e["name"] == BASELINE and diff is not None:
+                cells.append("(baseline)")
+            else:
+                cells.append("-" if diff is None else f"{diff:+.0f} +- {e['elo_vs_default_half_width']:.0f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _git(*args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def report(spec: dict, results: list[dict], command: list[str]) -> int:
+    """Rate the rows, print the table and write `{root}/ablation.md` and `ablation.json`; 1 if a row with a
+    model has no rating (its rating failed), else 0."""
+    settings: RatingSettings = spec["rating"]
+    root: Path = spec["root"]
+    ratings = rate_rows(root, [r["name"] for r in results], settings)
+    rows = entries(root, results, ratings)
+    anchor = next(((e["rating"]["anchor"], e["rating"]["anchor_elo"]) for e in rows if e["rating"]), None)
+    scale = f"anchor {anchor[0]} = {anchor[1]}" if anchor else "no row rated"
+    head = (
+        f"Each row's last model on the fixed Elo ladder (`minigo ladder rate`, {scale}): {settings.readouts} "
+        f"readouts a move, to +-{settings.half_width:g} Elo or {settings.max_games} games, seed "
+        f"{settings.seed}. core-s: the loop's jobs (self-play games, training steps, window, job start-up)."
+    )
+    text = head + "\n\n" + table(rows)
+    print(text)
+    (root / "ablation.md").write_text(text + "\n")
+    changed = _git("status", "--porcelain", "--untracked-files=no")
+    summary = {
+        "command": command,
+        "commit": _git("rev-parse", "HEAD"),
+        "uncommitted_changes": None if changed is None else bool(changed),
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "budget_minutes": spec.get("budget_minutes"),
+        "rating": asdict(settings),
+        "baseline": BASELINE,
+        "rows": rows,
+    }
+    (root / "ablation.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return int(any(e["rating"] is None and e["last_generation"] is not None for e in rows))
