@@ -86,6 +86,7 @@ class TrainSettings:
     checkpoint_every: int = 200
     backend: str = "dsp"
     replay_ratio: float | None = 0.75
+    ema_decay: float | None = None  # the exported weights' moving average per step (nn.ema); None: off
 
 
 @dataclass(frozen=True)
@@ -290,6 +291,8 @@ def validate(cfg: RunConfig) -> RunConfig:
     if t.replay_ratio is not None:
         _require(0 < t.replay_ratio <= 1000, "train.replay_ratio", "null (one pass over the window) or a "
                  "number in (0, 1000]", t.replay_ratio)  # fmt: skip
+    if t.ema_decay is not None:
+        _require(0 < t.ema_decay < 1, "train.ema_decay", "null (off) or a number in (0, 1)", t.ema_decay)
     e = cfg.evaluate
     _require(0 <= e.games <= 100000, "evaluate.games", "0..100000", e.games)
     _require(

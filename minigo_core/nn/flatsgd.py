@@ -26,6 +26,7 @@ class FlatSGD(torch.optim.SGD):
         self._ptrs: list[int] = []
         self._grads: list[torch.Tensor] = []
         self._P = self._G = self._B = None
+        self._flat_last = False  # whether the last step updated the flat buffer (not torch's own step)
 
     def _params(self) -> list[torch.Tensor]:
         return [p for g in self.param_groups for p in g["params"]]
@@ -85,6 +86,12 @@ class FlatSGD(torch.optim.SGD):
             self._pack()
         return self._P is not None
 
+    def flat_params(self) -> torch.Tensor | None:
+        """The flat buffer every parameter is a view into, as the last step left it (the parameter groups'
+        parameters in order, each at the next offset with its own strides), or None when that step was
+        torch's own: for whole-buffer work after a step (the weights' moving average, `nn.ema`)."""
+        return self._P if self._flat_last else None
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         if not set_to_none and self._ready():
             self._G.zero_()
@@ -93,7 +100,8 @@ class FlatSGD(torch.optim.SGD):
 
     @torch.no_grad()
     def step(self, closure=None):
-        if closure is not None or not self._ready():
+        self._flat_last = closure is None and self._ready()
+        if not self._flat_last:
             return super().step(closure)
         first = self._B is None
         if first:

@@ -232,8 +232,13 @@ def dsp_input(x: torch.Tensor) -> torch.Tensor:
 
 
 # ---- model files --------------------------------------------------------------------------------------
+def state_arrays(state: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:
+    """A state dict as the numpy arrays a model file stores."""
+    return {k: v.detach().to("cpu").contiguous().numpy() for k, v in state.items()}
+
+
 def _state_arrays(net: DualNet) -> dict[str, np.ndarray]:
-    return {k: v.detach().to("cpu").contiguous().numpy() for k, v in net.state_dict().items()}
+    return state_arrays(net.state_dict())
 
 
 def model_bytes(net: DualNet, provenance: dict) -> bytes:
@@ -256,14 +261,23 @@ def load_model(url: str, backend: str = "dsp", threads: int = 1) -> DualNet:
     For inference only (self-play, evaluation, GTP), `minigo_core.nn.fused.load` reads the same file without
     torch.
     """
-    f = modelfile.read(url)
+    return model_from_file(modelfile.read(url), backend, threads)
+
+
+def model_from_file(
+    f: modelfile.ModelFile, backend: str = "dsp", threads: int = 1, raw: bool = False
+) -> DualNet:
+    """A read model file (`modelfile.read`) as a DualNet, as `load_model`. `raw=True`: the raw training
+    weights when the file holds them (a model trained with `train.ema_decay`), else its weights: where
+    training goes on from."""
+    tensors = f.raw if raw and f.raw is not None else f.tensors
     net = DualNet(f.config, backend="torch")
-    state = {k: torch.from_numpy(np.array(v)) for k, v in f.tensors.items()}
+    state = {k: torch.from_numpy(np.array(v)) for k, v in tensors.items()}
     try:
         net.load_state_dict(state, strict=True)
     except (RuntimeError, ValueError, TypeError) as exc:
         raise ModelFileError(
-            f"model file {url} has weights that do not load ({exc!r}); re-create it (minigo bootstrap / "
+            f"model file {f.url} has weights that do not load ({exc!r}); re-create it (minigo bootstrap / "
             "minigo train) or point at another generation's model"
         ) from None
     net.provenance = dict(f.provenance)

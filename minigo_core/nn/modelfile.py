@@ -5,7 +5,11 @@ A model file (`{root}/models/genNNNN.safetensors`) is a standard safetensors fil
 tensor bytes. It holds
 
 - the tensors: the network's state dict under its parameter names (float32 weights and BN statistics, int64
-  `num_batches_tracked`), e.g. `conv3_initial.conv.weight` (F, planes, 3, 3);
+  `num_batches_tracked`), e.g. `conv3_initial.conv.weight` (F, planes, 3, 3): what plays and is evaluated;
+- only in a model trained with `train.ema_decay` set: the same state dict again under `RAW_PREFIX`
+  (`raw/conv3_initial.conv.weight`, ...), the raw training weights the next generation's training goes on
+  from, while the tensors above are their exponential moving average. `ModelFile.tensors` never holds them
+  (they are `ModelFile.raw`), so inference never sees them; a file either has all of them or none;
 - one metadata entry, `"minigo"`: a JSON object `{"format": "minigo-model", "format_version": 2,
   "config": {board_size, blocks, filters, fc_width, feature_set}, "provenance": {...},
   "tensors_sha256": "<sha256 of the tensor bytes after the header>"}`; the digest is checked on every read, so
@@ -51,6 +55,9 @@ _REDO = "re-create it (minigo bootstrap / minigo train) or point at another gene
 # existed have no `aux_heads` key and no such heads. Kept apart from ModelConfig's defaults on purpose, so
 # that a new default never changes how an old file reads.
 OLD_FILE_DEFAULTS = {"aux_heads": False}
+# The prefix of the raw training weights' names in a model file whose weights are their moving average
+# (`train.ema_decay`); a "/" is in no torch state dict name, so they cannot clash with the network's own.
+RAW_PREFIX = "raw/"
 
 
 class ModelFileError(ValueError):
@@ -144,13 +151,15 @@ class ModelConfig:
 
 @dataclass
 class ModelFile:
-    """A decoded model file: shape, provenance and the weights as numpy arrays (name -> array)."""
+    """A decoded model file: shape, provenance and the weights as numpy arrays (name -> array); `raw`: the
+    raw training weights (same names) when `tensors` are their moving average, else None."""
 
     url: str
     config: ModelConfig
     provenance: dict
     tensors: dict[str, np.ndarray]
     format_version: int
+    raw: dict[str, np.ndarray] | None = None
 
 
 def plain(value: Any, where: str) -> Any:
@@ -166,9 +175,16 @@ def plain(value: Any, where: str) -> Any:
     )
 
 
-def encode(config: ModelConfig, provenance: dict, tensors: dict[str, np.ndarray]) -> bytes:
-    """The bytes of a model file (format version 2): deterministic for identical inputs."""
-    arrays = {name: np.array(a, order="C", copy=True) for name, a in sorted(tensors.items())}  # keeps 0-d
+def encode(
+    config: ModelConfig,
+    provenance: dict,
+    tensors: dict[str, np.ndarray],
+    raw: dict[str, np.ndarray] | None = None,
+) -> bytes:
+    """The bytes of a model file (format version 2): deterministic for identical inputs. `raw`: the raw
+    training weights when `tensors` are their moving average (stored under `RAW_PREFIX`); None: none."""
+    every = {**tensors, **{RAW_PREFIX + k: a for k, a in (raw or {}).items()}}
+    arrays = {name: np.array(a, order="C", copy=True) for name, a in sorted(every.items())}  # keeps 0-d
     bare = save_safetensors(
         arrays
     )  # the tensor bytes do not depend on the metadata: offsets count from the data start
@@ -188,9 +204,15 @@ def _data_section(data: bytes) -> bytes:
     return data[8 + int.from_bytes(data[:8], "little") :]
 
 
-def write(url: str, config: ModelConfig, provenance: dict, tensors: dict[str, np.ndarray]) -> None:
-    """Write a model file atomically (temporary name, then rename)."""
-    data = encode(config, provenance, tensors)
+def write(
+    url: str,
+    config: ModelConfig,
+    provenance: dict,
+    tensors: dict[str, np.ndarray],
+    raw: dict[str, np.ndarray] | None = None,
+) -> None:
+    """Write a model file atomically (temporary name, then rename); `raw` as for `encode`."""
+    data = encode(config, provenance, tensors, raw)
     with storage.atomic_open(url, "wb") as handle:
         handle.write(data)
 
@@ -276,6 +298,16 @@ def decode(url: str, data: bytes) -> ModelFile:
     provenance = meta.get("provenance") or {}
     if not isinstance(provenance, dict):
         raise ModelFileError(f"model file {url} has provenance of type {type(provenance).__name__}; {_REDO}")
+    raw = {k[len(RAW_PREFIX) :]: a for k, a in tensors.items() if k.startswith(RAW_PREFIX)} or None
+    tensors = {k: a for k, a in tensors.items() if not k.startswith(RAW_PREFIX)}
+    _check_tensors(url, cfg, tensors, "weights")
+    if raw is not None:
+        _check_tensors(url, cfg, raw, f"raw training weights ({RAW_PREFIX}*)")
+    return ModelFile(url, cfg, dict(provenance), tensors, int(version), raw)
+
+
+def _check_tensors(url: str, cfg: ModelConfig, tensors: dict[str, np.ndarray], what: str) -> None:
+    """The names and shapes are the config's, and the floats finite; else ModelFileError naming `what`."""
     expected = cfg.tensor_shapes()
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
@@ -286,14 +318,13 @@ def decode(url: str, data: bytes) -> ModelFile:
                  f"unexpected {', '.join(unexpected[:5])}" if unexpected else "",
                  f"wrong shape {', '.join(wrong[:3])}" if wrong else ""]  # fmt: skip
         raise ModelFileError(
-            f"model file {url} has weights that do not match its config {cfg.to_dict()}: "
+            f"model file {url} has {what} that do not match its config {cfg.to_dict()}: "
             f"{'; '.join(p for p in parts if p)}; {_REDO}"
         )
     bad = [k for k, a in tensors.items() if a.dtype.kind == "f" and not np.isfinite(a).all()]
     if bad:
         names = ", ".join(sorted(bad)[:5])
-        raise ModelFileError(f"model file {url} has non-finite weights in {names}; {_REDO}")
-    return ModelFile(url, cfg, dict(provenance), tensors, int(version))
+        raise ModelFileError(f"model file {url} has non-finite {what} in {names}; {_REDO}")
 
 
 def read(url: str) -> ModelFile:

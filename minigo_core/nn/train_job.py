@@ -20,12 +20,13 @@ buffers). Gradients are summed by one flat all-reduce per step; for two ranks th
 order, for more ranks gloo's ring order is fixed for a given world size, so a run is reproducible for a given
 number of ranks.
 
-Everything needed to resume lives in `{work_dir}/checkpoint.pt` (weights, optimiser, step, RNG state; the data
-position is the step), written atomically every `train.checkpoint_every` steps. A restarted job resumes from
-it and ends with the same weights as an uninterrupted one. Metrics go to `{work_dir}/metrics.jsonl`; a
-checkpoint holds them as they were, and a resumed job writes them back, so its file ends as an uninterrupted
-job's. SIGTERM (a preemption, a time limit) on any rank stops every rank at the next step boundary (the
-ranks agree through that step's all-reduce), rank 0 writing a checkpoint there.
+Everything needed to resume lives in `{work_dir}/checkpoint.pt` (weights, their moving average with
+`train.ema_decay`, optimiser, step, RNG state; the data position is the step), written atomically every
+`train.checkpoint_every` steps. A restarted job resumes from it and ends with the same weights as an
+uninterrupted one. Metrics go to `{work_dir}/metrics.jsonl`; a checkpoint holds them as they were, and a
+resumed job writes them back, so its file ends as an uninterrupted job's. SIGTERM (a preemption, a time
+limit) on any rank stops every rank at the next step boundary (the ranks agree through that step's
+all-reduce), rank 0 writing a checkpoint there.
 
 This module imports no torch: the network, optimiser, step, checkpoints and collectives are
 `minigo_core.nn.training.Trainer`, imported only by a rank (`train`), so that the launcher of `--ranks N`
@@ -517,6 +518,7 @@ def _provenance(run: _Run, wall_s: float) -> dict:
         "final_losses": {name: float(v) for name, v in zip(LOSS_NAMES, final, strict=True)},
         "learning_rate_final": config_mod.learning_rate_at(tcfg.learning_rate, global_step0 + plan.steps - 1),
         "seed": job.cfg.seed,
+        **({} if tcfg.ema_decay is None else {"ema_decay": tcfg.ema_decay}),  # the model is the average
         **({"wall_time_s": round(wall_s, 3)} if job.record_wall_time else {}),
         **job.extra_provenance,
     }

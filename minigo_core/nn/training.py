@@ -2,7 +2,8 @@
 
 `Trainer.from_parent` sets up torch for a rank (seed, threads, device, deterministic algorithms), loads the
 parent model and makes its SGD optimiser; `Trainer.step` is one synchronous step over the rank's micro-batches
-with one flat all-reduce of the gradients; checkpoints (weights, optimiser, RNG state), the process group and
+with one flat all-reduce of the gradients, then (`train.ema_decay`) one step of the weights' moving average
+(`minigo_core.nn.ema`); checkpoints (weights, their average, optimiser, RNG state), the process group and
 the end-of-run gather are here too. The job itself (plan, data, metrics, launching ranks) is torch-free.
 """
 
@@ -23,6 +24,8 @@ import torch.nn.functional as F
 from minigo_core.base import config as config_mod
 from minigo_core.data import storage
 from minigo_core.nn import model as model_mod
+from minigo_core.nn import modelfile
+from minigo_core.nn.ema import WeightEMA
 from minigo_core.nn.flatsgd import FlatSGD
 from minigo_core.nn.modelfile import ModelConfig
 
@@ -196,10 +199,17 @@ class Resumed:
 
 
 class Trainer:
-    """One rank's network (in training mode on its device), its SGD optimiser and its step."""
+    """One rank's network (in training mode on its device), its SGD optimiser and its step; with
+    `train.ema_decay` the moving average of its weights (`ema`, from `ema_start`, else the net's weights),
+    which is what `save_model` writes as the model, the raw weights beside it."""
 
     def __init__(
-        self, net: model_mod.DualNet, tcfg: config_mod.TrainSettings, device: torch.device, world: int
+        self,
+        net: model_mod.DualNet,
+        tcfg: config_mod.TrainSettings,
+        device: torch.device,
+        world: int,
+        ema_start: dict[str, torch.Tensor] | None = None,
     ):
         self.net, self.device, self.world = net, device, world
         self.global_step0 = int(net.provenance.get("global_step", 0))  # the parent's: the schedule goes on
@@ -209,15 +219,29 @@ class Trainer:
             lr=config_mod.learning_rate_at(tcfg.learning_rate, self.global_step0),
             momentum=tcfg.momentum,
         )
+        self.ema = None
+        if tcfg.ema_decay is not None:
+            self.ema = WeightEMA(
+                net, self.opt, tcfg.ema_decay, net.state_dict() if ema_start is None else ema_start
+            )
 
     @classmethod
     def from_parent(
         cls, parent: str, tcfg: config_mod.TrainSettings, seed: int, local_rank: int, world: int
     ) -> Trainer:
-        """Set up torch for the rank (`seed` seeds its RNG), load the parent model, make the optimiser."""
+        """Set up torch for the rank (`seed` seeds its RNG), load the parent model, make the optimiser.
+
+        Training goes on from the parent's raw weights where it has them (a model trained with
+        `train.ema_decay`), else from its weights; the moving average from its weights (for generation 0,
+        or a parent trained without the average, the two are the same).
+        """
         device = _setup_torch(seed, tcfg.threads_per_rank, tcfg.backend, local_rank)
-        net = model_mod.load_model(parent, backend=tcfg.backend, threads=tcfg.threads_per_rank)
-        return cls(net, tcfg, device, world)
+        f = modelfile.read(parent)
+        net = model_mod.model_from_file(f, backend=tcfg.backend, threads=tcfg.threads_per_rank, raw=True)
+        ema_start = None
+        if tcfg.ema_decay is not None:
+            ema_start = {k: torch.from_numpy(np.array(v)) for k, v in f.tensors.items()}
+        return cls(net, tcfg, device, world, ema_start)
 
     @property
     def model_config(self) -> ModelConfig:
@@ -228,8 +252,11 @@ class Trainer:
     def step(
         self, micro: list[MicroBatch], lr: float, weights: tuple[float, float, float]
     ) -> tuple[float, ...]:
-        """One synchronous SGD step (`sgd_step`); returns the global losses (`LOSSES`)."""
-        return sgd_step(self.net, self.opt, micro, lr, weights, self.world, self.device)
+        """One synchronous SGD step (`sgd_step`), then the moving average's; returns the global losses."""
+        losses = sgd_step(self.net, self.opt, micro, lr, weights, self.world, self.device)
+        if self.ema is not None:
+            self.ema.update()
+        return losses
 
     def step_and_agree(
         self, micro: list[MicroBatch], lr: float, weights: tuple[float, float, float], stop: bool
@@ -237,6 +264,8 @@ class Trainer:
         """`step`, and whether any rank asked to `stop` after it (carried by the step's all-reduce)."""
         votes = torch.tensor([1.0 if stop else 0.0], dtype=torch.float32, device=self.device)
         losses = sgd_step(self.net, self.opt, micro, lr, weights, self.world, self.device, votes)
+        if self.ema is not None:
+            self.ema.update()
         return losses, bool(votes[0] > 0)
 
     def l2_loss(self, l2: float) -> float:
@@ -247,8 +276,8 @@ class Trainer:
     def save_checkpoint(
         self, url: str, identity: dict, step: int, recent: list, metrics: str | None = None
     ) -> None:
-        """Write weights, optimiser, step, RNG state, recent losses and `metrics` (the metrics file's text
-        so far, for a resumed job to go on from) atomically to `url`."""
+        """Write weights (and their moving average), optimiser, step, RNG state, recent losses and `metrics`
+        (the metrics file's text so far, for a resumed job to go on from) atomically to `url`."""
         payload = {
             "format": CHECKPOINT_FORMAT,
             "identity_json": json.dumps(identity, sort_keys=True),
@@ -257,6 +286,7 @@ class Trainer:
             "optimizer": self.opt.state_dict(),
             "torch_rng": torch.get_rng_state(),
             "recent_losses": [list(x) for x in recent],
+            **({} if self.ema is None else {"ema": self.ema.state_dict()}),
             **({} if metrics is None else {"metrics": metrics}),
         }
         buf = io.BytesIO()
@@ -274,13 +304,22 @@ class Trainer:
             return None
         self.net.load_state_dict(payload["state_dict"])
         self.opt.load_state_dict(payload["optimizer"])
+        if self.ema is not None:  # the identity holds train.ema_decay: a checkpoint of these inputs has it
+            self.ema.load(payload["ema"])
         torch.set_rng_state(payload["torch_rng"])
         recent = [tuple(x) for x in payload["recent_losses"]]
         return Resumed(int(payload["step"]), recent, payload.get("metrics"))
 
     def save_model(self, url: str, provenance: dict) -> None:
+        """Write the model file: the weights, or with `train.ema_decay` their moving average as the model
+        and the raw weights under `modelfile.RAW_PREFIX` (what the next generation trains on from)."""
+        ema = None if self.ema is None else model_mod.state_arrays(self.ema.state_dict())
         self.net.to("cpu")
-        model_mod.save_model(url, self.net, provenance)
+        if ema is None:
+            model_mod.save_model(url, self.net, provenance)
+        else:
+            raw = model_mod.state_arrays(self.net.state_dict())
+            modelfile.write(url, self.net.cfg, provenance, ema, raw=raw)
 
     # ---- the process group ---------------------------------------------------------------------------------
     def join_group(self, master_addr: str, master_port: int, rank: int, timeout_s: float) -> None:
