@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -36,7 +37,7 @@ from pathlib import Path
 import yaml
 
 from minigo_core.base.config import ConfigError, from_dict
-from minigo_core.bench import _ablation_ladder, _ablation_tournament
+from minigo_core.bench import _ablation_ladder, _ablation_tournament, _ablation_warm
 from minigo_core.data import layout
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,6 +50,7 @@ class Row:
     why: str
     overrides: dict
     root: Path
+    from_scratch: bool = False  # with a warm start: run from nothing for the base's wall time + the budget
 
     @property
     def config_path(self) -> Path:
@@ -68,7 +70,12 @@ def load_spec(path: str) -> tuple[dict, list[Row]]:
     rows = []
     for entry in spec["rows"]:
         name = str(entry["name"])
-        rows.append(Row(name, str(entry.get("why", "")), dict(entry.get("set") or {}), root / name))
+        scratch = bool(entry.get("from_scratch", False))
+        rows.append(Row(name, str(entry.get("why", "")), dict(entry.get("set") or {}), root / name, scratch))
+    if isinstance(spec.get("warm_start"), dict):  # the base every other row goes on from (`_ablation_warm`)
+        base = spec["warm_start"]
+        rows.insert(0, Row(str(base["name"]), str(base.get("why", "")), dict(base.get("set") or {}),
+                           root / str(base["name"])))  # fmt: skip
     if len({r.name for r in rows}) != len(rows):
         raise SystemExit(f"ablation spec {path}: row names must be unique")
     spec = {**spec, "root": root}
@@ -107,10 +114,19 @@ def last_model(run_root: Path, generations: int) -> int | None:
     return max(done) if done else None
 
 
-def run_row(spec: dict, row: Row, budget_s: float) -> dict:
-    """One row's run, stopped after `budget_s` of wall time; its result (last model) to row_result.json."""
+def run_row(spec: dict, row: Row, budget_s: float, base: dict | None = None) -> dict:
+    """One row's run, stopped after `budget_s` of wall time; its result (last model) to row_result.json.
+    With `base` (the warm start's result), the run starts as a copy of the base's finished generations."""
     data = row_config(spec, row)
-    row.root.mkdir(parents=True, exist_ok=True)
+    if row.root.exists():  # a row cut off before its result: start it again from nothing
+        shutil.rmtree(row.root)
+    row.root.mkdir(parents=True)
+    warm = None
+    if base is not None:
+        base_run = Path(base["model"]).parents[1]
+        last = _ablation_warm.last_finished(base_run)
+        _ablation_warm.copy_generations(base_run, row.root / "run", last)
+        warm = {"row": base["name"], "generation": last, "wall_s": base["wall_s"]}
     row.config_path.write_text(yaml.safe_dump(data, sort_keys=False))
     cmd = [sys.executable, "-m", "minigo_core.cli", "run", "--profile", "profiles/local",
            "--config", str(row.config_path), "--no-report"]  # fmt: skip
@@ -126,7 +142,9 @@ def run_row(spec: dict, row: Row, budget_s: float) -> dict:
     result = {"name": row.name, "why": row.why, "set": row.overrides, "budget_s": budget_s,
               "wall_s": round(wall, 1), "last_generation": gen,
               "model": layout.model_path(str(row.root / "run"), gen) if gen is not None else None,
-              "games": (gen or 0) * int(data["selfplay"]["games"]), "exit": proc.returncode}  # fmt: skip
+              "games": (gen or 0) * int(data["selfplay"]["games"]), "exit": proc.returncode,
+              "warm_start": warm,
+              "total_wall_s": round(wall + (warm["wall_s"] if warm else 0.0), 1)}  # fmt: skip
     row.result_path.write_text(json.dumps(result, indent=1))
     return result
 
@@ -182,20 +200,36 @@ def main(argv: list[str] | None = None) -> int:
     spec, rows = load_spec(args.spec)
     wanted = [r for r in rows if not args.rows or r.name in args.rows.split(",")]
     budget_s = 60.0 * float(spec.get("budget_minutes", 10))
-    results = []
+    warm = spec.get("warm_start") if isinstance(spec.get("warm_start"), dict) else None
+    results, base = [], None
     for row in rows:
+        is_base = warm is not None and row.name == str(warm["name"])
         if row.result_path.exists():
             results.append(json.loads(row.result_path.read_text()))
-        elif row in wanted and not args.rate_only:
+        elif (row in wanted or is_base) and not args.rate_only:
+            row_budget, start_from = budget_s, None
+            if is_base:
+                row_budget = 60.0 * float(warm.get("budget_minutes", spec.get("budget_minutes", 10)))
+            elif base is not None and row.from_scratch:
+                row_budget = budget_s + float(base["wall_s"])
+            elif base is not None:
+                start_from = base
+            elif warm is not None:
+                raise SystemExit(f"row {row.name}: the warm start {warm['name']} has no model to start from")
             print(
-                f"[{time.strftime('%H:%M:%S')}] row {row.name}: {row.why} ({budget_s / 60:.0f} min)",
+                f"[{time.strftime('%H:%M:%S')}] row {row.name}: {row.why} ({row_budget / 60:.1f} min"
+                + (f", from {start_from['name']})" if start_from else ")"),
                 flush=True,
             )
-            results.append(run_row(spec, row, budget_s))
+            results.append(run_row(spec, row, row_budget, start_from))
             print(
                 f"  -> generation {results[-1]['last_generation']} in {results[-1]['wall_s']:.0f} s",
                 flush=True,
             )
+        else:
+            continue
+        if is_base:
+            base = results[-1] if results[-1].get("model") else None
     if args.no_rating or len(results) < 1:
         return 0
     if "rating" in spec:
