@@ -39,6 +39,7 @@ import yaml
 from minigo_core.base.config import ConfigError, from_dict
 from minigo_core.bench import _ablation_ladder, _ablation_tournament, _ablation_warm
 from minigo_core.data import layout
+from minigo_core.pipeline.workflow import effective_config_text, without_unavailable_opponents
 
 REPO = Path(__file__).resolve().parents[2]
 STOP_GRACE_S = 15  # after SIGINT, how long Snakemake gets to stop before SIGTERM (it waits for running jobs)
@@ -126,6 +127,10 @@ def run_row(spec: dict, row: Row, budget_s: float, base: dict | None = None) -> 
         base_run = Path(base["model"]).parents[1]
         last = _ablation_warm.last_finished(base_run)
         _ablation_warm.copy_generations(base_run, row.root / "run", last)
+        # the row's effective config, as the workflow's `run_config` rule writes it (the copy leaves the
+        # base's out; Snakemake would not rewrite a file it has no record of)
+        cfg, _ = without_unavailable_opponents(from_dict(data))
+        (row.root / "run" / layout.EFFECTIVE_CONFIG).write_text(effective_config_text(cfg))
         warm = {"row": base["name"], "generation": last, "wall_s": base["wall_s"]}
     row.config_path.write_text(yaml.safe_dump(data, sort_keys=False))
     cmd = [sys.executable, "-m", "minigo_core.cli", "run", "--profile", "profiles/local",
