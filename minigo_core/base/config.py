@@ -46,6 +46,7 @@ class SelfplaySettings:
     games_per_job: int = 224
     readouts: int = 4
     fast_readouts: int = 4
+    readouts_schedule: tuple | None = None  # ((generation, readouts), ...): progressive simulations
     full_search_fraction: float = 1.0
     parallel_readouts: int = 1
     c_base: float = 19652.0
@@ -66,6 +67,7 @@ class SelfplaySettings:
 @dataclass(frozen=True)
 class WindowSettings:
     generations: int = 3
+    generations_schedule: tuple | None = None  # ((generation, window size), ...): a window that grows
     sample_fraction: float = 0.25
     max_bad_fraction: float = 0.05
     read_threads: int = 1
@@ -240,12 +242,11 @@ def validate(cfg: RunConfig) -> RunConfig:
         f"at least selfplay.parallel_readouts ({s.parallel_readouts})",
         s.readouts,
     )
-    _require(
-        1 <= s.fast_readouts <= s.readouts,
-        "selfplay.fast_readouts",
-        f"1..selfplay.readouts ({s.readouts})",
-        s.fast_readouts,
-    )
+    _check_schedules(cfg)
+    # with a schedule, fast searches take min(fast_readouts, the generation's readouts)
+    most = s.readouts if s.readouts_schedule is None else max(r for _, r in s.readouts_schedule)
+    limit = "selfplay.readouts" if s.readouts_schedule is None else "the largest selfplay.readouts_schedule"
+    _require(1 <= s.fast_readouts <= most, "selfplay.fast_readouts", f"1..{limit} ({most})", s.fast_readouts)
     _require(
         0 < s.full_search_fraction <= 1, "selfplay.full_search_fraction", "(0, 1]", s.full_search_fraction
     )
@@ -278,7 +279,6 @@ def validate(cfg: RunConfig) -> RunConfig:
     t = cfg.train
     _require(1 <= t.ranks <= 4096, "train.ranks", "1..4096", t.ranks)
     _require(1 <= t.batch_per_rank <= 65536, "train.batch_per_rank", "1..65536", t.batch_per_rank)
-    _check_schedule(t.learning_rate)
     _require(0 <= t.momentum < 1, "train.momentum", "[0, 1)", t.momentum)
     _require(0 <= t.l2 < 1, "train.l2", "[0, 1)", t.l2)
     _require(0 <= t.value_weight <= 100, "train.value_weight", "[0, 100]", t.value_weight)
@@ -320,33 +320,96 @@ def validate(cfg: RunConfig) -> RunConfig:
     return cfg
 
 
-def _check_schedule(schedule: tuple) -> None:
-    key = "train.learning_rate"
+def _check_schedules(cfg: RunConfig) -> None:
+    """The piecewise-constant schedules: `train.learning_rate`, and when set `selfplay.readouts_schedule`
+    (readouts >= parallel_readouts; below `gumbel_considered` a Gumbel search considers only `readouts`
+    moves, as with `readouts` itself) and `window.generations_schedule` (sizes as `window.generations`)."""
+    s, w = cfg.selfplay, cfg.window
+    _check_schedule(cfg.train.learning_rate, "train.learning_rate", "step", "learning rate",
+                    lambda lr: 0 < lr < 10, "in (0, 10)", real=True)  # fmt: skip
+    if s.readouts_schedule is not None:
+        _check_schedule(s.readouts_schedule, "selfplay.readouts_schedule", "generation", "readouts",
+                        lambda r: r >= s.parallel_readouts,
+                        f"an integer >= selfplay.parallel_readouts ({s.parallel_readouts})")  # fmt: skip
+    if w.generations_schedule is not None:
+        _check_schedule(w.generations_schedule, "window.generations_schedule", "generation", "window size",
+                        lambda n: 1 <= n <= 100, "an integer in 1..100")  # fmt: skip
+
+
+def _check_schedule(
+    schedule: tuple,
+    key: str,
+    x: str,
+    y: str,
+    ok: typing.Callable[[Any], bool],
+    allowed: str,
+    real: bool = False,
+) -> None:
+    """A piecewise-constant schedule: [x, y] pairs, x integers rising from 0, each y `ok` (an integer, or
+    with `real` any number); the error names the key, the pair and what is allowed."""
+    pair = f"[{x}, {y}]"
     if not schedule:
-        raise ConfigError(f"config key '{key}' must list at least one [step, lr] pair")
+        raise ConfigError(f"config key '{key}' must list at least one {pair} pair")
     last = -1
     for i, item in enumerate(schedule):
         if not (isinstance(item, tuple) and len(item) == 2):
-            raise ConfigError(
-                f"config key '{key}[{i}]' must be a [global_step, learning_rate] pair, got {item!r}"
-            )
-        step, lr = item
-        if isinstance(step, bool) or not isinstance(step, int) or step <= last:
-            raise ConfigError(f"config key '{key}[{i}]' step must be an integer above {last}, got {step!r}")
-        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (0 < lr < 10):
-            raise ConfigError(f"config key '{key}[{i}]' learning rate must be in (0, 10), got {lr!r}")
-        last = step
+            raise ConfigError(f"config key '{key}[{i}]' must be a {pair} pair, got {item!r}")
+        at, value = item
+        if isinstance(at, bool) or not isinstance(at, int) or at <= last:
+            raise ConfigError(f"config key '{key}[{i}]' {x} must be an integer above {last}, got {at!r}")
+        number = (int, float) if real else int
+        if isinstance(value, bool) or not isinstance(value, number) or not ok(value):
+            raise ConfigError(f"config key '{key}[{i}]' {y} must be {allowed}, got {value!r}")
+        last = at
     if schedule[0][0] != 0:
-        raise ConfigError(f"config key '{key}[0]' must start at step 0, got step {schedule[0][0]}")
+        raise ConfigError(f"config key '{key}[0]' must start at {x} 0, got {x} {schedule[0][0]}")
+
+
+def schedule_at(schedule: tuple, x: int) -> Any:
+    """The value of a piecewise-constant schedule of (x, value) pairs at x: that of the last pair whose x is
+    at most x (the first pair's before it)."""
+    value = schedule[0][1]
+    for at, v in schedule:
+        if x >= at:
+            value = v
+    return value
 
 
 def learning_rate_at(schedule: tuple, global_step: int) -> float:
     """Piecewise-constant learning rate at a global step (counted across generations, as MLPerf does)."""
-    lr = schedule[0][1]
-    for step, value in schedule:
-        if global_step >= step:
-            lr = value
-    return float(lr)
+    return float(schedule_at(schedule, global_step))
+
+
+def readouts_at(cfg: RunConfig, generation: int) -> int:
+    """The readouts of generation `generation`'s full self-play searches: `selfplay.readouts_schedule` at the
+    generation (progressive simulations, as MiniZero's), or `selfplay.readouts` without a schedule."""
+    s = cfg.selfplay
+    return s.readouts if s.readouts_schedule is None else int(schedule_at(s.readouts_schedule, generation))
+
+
+def selfplay_config(cfg: RunConfig, generation: int) -> RunConfig:
+    """The run config as generation `generation`'s self-play plays it: `selfplay.readouts` the generation's
+    (`readouts_at`), `fast_readouts` at most that, the schedule resolved (null). Without a schedule, `cfg`
+    itself; applying it twice changes nothing."""
+    s = cfg.selfplay
+    if s.readouts_schedule is None:
+        return cfg
+    readouts = readouts_at(cfg, generation)
+    resolved = dataclasses.replace(
+        s, readouts=readouts, fast_readouts=min(s.fast_readouts, readouts), readouts_schedule=None
+    )
+    return dataclasses.replace(cfg, selfplay=resolved)
+
+
+def window_size(cfg: RunConfig, generation: int) -> int:
+    """W of generation `generation`'s window (the games of the last W models): `window.generations_schedule`
+    at the generation being trained, or `window.generations` without a schedule."""
+    w = cfg.window
+    return (
+        w.generations
+        if w.generations_schedule is None
+        else int(schedule_at(w.generations_schedule, generation))
+    )
 
 
 def from_dict(data: dict) -> RunConfig:

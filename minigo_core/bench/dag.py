@@ -80,7 +80,7 @@ def build_run(
             _touch(layout.train_metrics_path(root, g), t - 1, "{}\n")
         os.makedirs(layout.model_path(root, g).rsplit("/", 1)[0], exist_ok=True)
         _touch(layout.model_path(root, g), t)
-        _add_games(cfg, g, t, packed=cfg.storage.pack_old_generations and g + cfg.window.generations < done)
+        _add_games(cfg, g, t, packed=cfg.storage.pack_old_generations and schedule.last_window(cfg, g) < done)
         if g >= 1:
             os.makedirs(layout.eval_dir(root, g), exist_ok=True)
             for path in schedule.evaluation_files(cfg, g):  # the matches and the ladder rating
@@ -92,9 +92,10 @@ def _add_games(cfg, g: int, t: float, packed: bool) -> None:
     """Generation g's games: loose (a file per game, a record and a log per job) or packed (one pack)."""
     root = cfg.root
     os.makedirs(os.path.dirname(layout.complete_marker_path(root, g)), exist_ok=True)
-    if packed:  # packed once window g + W was built
-        _touch(layout.pack_path(root, g), t + 3600 * cfg.window.generations + 60)
-        _touch(layout.packed_marker_path(root, g), t + 3600 * cfg.window.generations + 61, "{}")
+    if packed:  # packed once its last window (g + W's) was built
+        after = 3600 * (schedule.last_window(cfg, g) - g)
+        _touch(layout.pack_path(root, g), t + after + 60)
+        _touch(layout.packed_marker_path(root, g), t + after + 61, "{}")
     else:
         os.makedirs(layout.games_dir(root, g), exist_ok=True)
         os.makedirs(os.path.dirname(layout.selfplay_log_path(root, g, 0)), exist_ok=True)
@@ -107,9 +108,11 @@ def _add_games(cfg, g: int, t: float, packed: bool) -> None:
 
 
 def packed_generations(cfg, at: int) -> int:
-    """Generations packed at generation `at` (`storage.pack_old_generations`): those whose last window, g + W,
-    is built."""
-    return max(0, at - cfg.window.generations) if cfg.storage.pack_old_generations else 0
+    """Generations packed at generation `at` (`storage.pack_old_generations`): those whose last window, g + W
+    (`schedule.last_window`), is built."""
+    if not cfg.storage.pack_old_generations:
+        return 0
+    return sum(1 for g in range(at) if schedule.last_window(cfg, g) < at)
 
 
 def small_files_report(cfg, at: int, files: int) -> str:

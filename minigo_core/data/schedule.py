@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from minigo_core.base.config import ConfigError, RunConfig
+from minigo_core.base.config import ConfigError, RunConfig, window_size
 from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.data import layout
 
@@ -26,6 +26,22 @@ def selfplay_model_generation(cfg: RunConfig, generation: int) -> int:
     (never below 0). With a lag of 1, games g are played by model g-1 while model g trains (MiniGo's ml_perf
     loop): both need only model g-1 and games g-1, so they run side by side."""
     return max(0, generation - cfg.selfplay.model_lag)
+
+
+def window_of(cfg: RunConfig, generation: int) -> list[int]:
+    """The generations whose games form generation `generation`'s window: the last W of them, W =
+    `window_size` (`window.generations`, or `window.generations_schedule` at this generation)."""
+    return list(range(max(0, generation - window_size(cfg, generation)), generation))
+
+
+def last_window(cfg: RunConfig, generation: int) -> int:
+    """The last generation whose window reads `generation`'s games: g + W with a fixed window; with a
+    schedule, the largest g > generation with g - W(g) <= generation (a window that grows by more than one
+    generation reaches back to older games). A generation may be packed once this window is built."""
+    most = max(n for _, n in cfg.window.generations_schedule or ((0, cfg.window.generations),))
+    return max(
+        g for g in range(generation + 1, generation + most + 1) if g - window_size(cfg, g) <= generation
+    )
 
 
 def opponent_specs(cfg: RunConfig, final: bool = True) -> list[PlayerSpec]:

@@ -1,10 +1,11 @@
 """The sample window of generation g (`minigo window`): games of the last W models -> N_train shards.
 
-For generation g the window reads every finished game file of generations max(0, g-W) .. g-1, samples
-`window.sample_fraction` of each game's recorded positions (seeded by run seed, g and the game file), shuffles
-the examples uniformly across the whole window and writes exactly `train.ranks` shards whose sizes differ by
-at most one row, plus `manifest.json` (source games, positions per game, skipped files and why, rows, bytes
-and sha256 per shard, seed, timings). Shards and manifest are written atomically; the manifest comes last, so
+For generation g the window reads every finished game file of generations max(0, g-W) .. g-1 (W:
+`window.generations`, or `window.generations_schedule` at g), samples `window.sample_fraction` of each game's
+recorded positions (seeded by run seed, g and the game file), shuffles the examples uniformly across the
+whole window and writes exactly `train.ranks` shards whose sizes differ by at most one row, plus
+`manifest.json` (source games, positions per game, skipped files and why, rows, bytes and sha256 per shard,
+seed, timings). Shards and manifest are written atomically; the manifest comes last, so
 a window with a manifest is complete.
 
 Bounded memory (a two-pass bucketed shuffle): pass 1 sends each sampled example to one of B bucket files on
@@ -68,7 +69,7 @@ class WindowError(RuntimeError):
 
 
 def window_generations(generation: int, size: int) -> list[int]:
-    """Generations whose games form generation g's window: max(0, g-W) .. g-1."""
+    """Generations whose games form generation g's window: max(0, g-W) .. g-1 (W: `config.window_size`)."""
     if generation < 1:
         raise WindowError(f"generation {generation} has no window: windows start at generation 1")
     return list(range(max(0, generation - size), generation))
@@ -293,7 +294,7 @@ def plan_window(
 ) -> WindowPlan:
     """The plan of generation `generation`'s window: its game files, shards (`ranks`, default train.ranks)
     and shuffle buckets."""
-    gens = window_generations(generation, cfg.window.generations)
+    gens = window_generations(generation, config_mod.window_size(cfg, generation))
     files = game_files(cfg.root, gens)
     n = cfg.board_size
     max_rows = len(files) * int(np.ceil(2 * n * n * cfg.window.sample_fraction) + 1)

@@ -12,7 +12,13 @@ from dataclasses import dataclass
 
 from minigo_core.base.config import ConfigError, RunConfig
 from minigo_core.data import layout
-from minigo_core.data.schedule import frontier, generation_outputs, jobs_per_generation, missing_files
+from minigo_core.data.schedule import (
+    frontier,
+    generation_outputs,
+    jobs_per_generation,
+    last_window,
+    missing_files,
+)
 
 DEFAULT_MAX_JOBS = (
     1000  # jobs of the generations planned at once: keeps `snakemake -n` to seconds (docs/BENCHMARKS.md)
@@ -113,18 +119,20 @@ def plan(
 
 def pack_generations(cfg: RunConfig, first: int, last: int) -> tuple[int, ...]:
     """The generations to pack (`storage.pack_old_generations`): generation h once the last window that
-    reads it, h + W's, is built: h = g - W for each planned g, and older ones whose window h + W is built but
-    that are not packed yet (a run killed before their pack). Two `stat` calls per older generation."""
+    reads it (`last_window`: h + W's, or with `window.generations_schedule` the last that a growing window
+    reaches back to h) is built: those whose last window is planned, and older ones whose last window is
+    built but that are not packed yet (a run killed before their pack). Two `stat` calls per older one."""
     if not cfg.storage.pack_old_generations:
         return ()
-    W = cfg.window.generations
-    late = [
-        h
-        for h in range(0, max(0, first - W))
-        if not os.path.exists(layout.packed_marker_path(cfg.root, h))
-        and os.path.exists(layout.window_manifest_path(cfg.root, h + W))
-    ]
-    return tuple(late + [g - W for g in range(max(first, W, 1), last + 1)])
+    late, planned = [], []
+    for h in range(0, last):  # a generation's last window is a later one
+        g = last_window(cfg, h)
+        if first <= g <= last:
+            planned.append(h)
+        elif g < first and not os.path.exists(layout.packed_marker_path(cfg.root, h)):
+            if os.path.exists(layout.window_manifest_path(cfg.root, g)):
+                late.append(h)
+    return tuple(late + planned)
 
 
 def _refuse_packed(cfg: RunConfig, first: int, last: int) -> None:

@@ -22,10 +22,12 @@ from minigo_core.data.schedule import (
     generation_outputs,
     ladder_file,
     ladder_seed,
+    last_window,
     match_games,
     opponent_specs,
     selfplay_jobs,
     selfplay_model_generation,
+    window_of,
 )
 from minigo_core.pipeline.plan import DEFAULT_MAX_JOBS, Plan, plan
 from minigo_core.search.gtp_client import find_gnugo
@@ -45,6 +47,7 @@ __all__ = [
     "generation_outputs",
     "ladder_options",
     "ladder_start",
+    "last_window",
     "opponent_model_generation",
     "opponent_slugs",
     "opponent_text",
@@ -52,6 +55,7 @@ __all__ = [
     "run_config",
     "selfplay_jobs",
     "selfplay_model_generation",
+    "window_of",
     "without_unavailable_opponents",
     "write_effective_config",
 ]

@@ -213,6 +213,16 @@ def format_duration(seconds: float | None) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
+def _window_text(cfg: RunConfig) -> str:
+    """`window W generations`; with `window.generations_schedule`, `window 2 generations (4 from generation
+    5, ...)`."""
+    pairs = cfg.window.generations_schedule
+    if pairs is None:
+        return f"window {cfg.window.generations} generations"
+    later = ", ".join(f"{n} from generation {at}" for at, n in pairs[1:])
+    return f"window {pairs[0][1]} generations" + (f" ({later})" if later else "")
+
+
 def format_table(cfg: RunConfig, rows: list[GenerationStatus]) -> str:
     """The `minigo status` table: one line per generation."""
     start = rows[0].model_time if rows and rows[0].model_time is not None else None
@@ -224,7 +234,7 @@ def format_table(cfg: RunConfig, rows: list[GenerationStatus]) -> str:
     lines = [
         f"run {cfg.root}: {cfg.board_size}x{cfg.board_size}, {cfg.model.blocks}x{cfg.model.filters} net, "
         f"{cfg.selfplay.games} games/generation in jobs of {cfg.selfplay.games_per_job}, "
-        f"window {cfg.window.generations} generations, "
+        f"{_window_text(cfg)}, "
         f"target {cfg.evaluate.target}",
     ]
     table = []

@@ -19,6 +19,8 @@ Files: a generation creates its game files, one record and one log per self-play
 games-complete marker, the window's shards and manifest, the training metrics, the evaluations' results files
 and one log per generation-level job; with `storage.pack_old_generations` generations that left the window
 keep one pack instead of their game files, records and self-play logs.
+With `selfplay.readouts_schedule` each generation's self-play costs its own readouts, and with
+`window.generations_schedule` each generation trains on its own window and is packed after its last window.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minigo_core.base.config import RunConfig
+from minigo_core.base.config import RunConfig, readouts_at, selfplay_config, window_size
 from minigo_core.base.machine import cpu_model
 from minigo_core.data import schedule, shards
 from minigo_core.data.gamefile import GameRecord, write_game
@@ -71,6 +73,7 @@ def _probe_config(cfg: RunConfig, readouts: int) -> RunConfig:
         cfg.selfplay,
         readouts=readouts,
         fast_readouts=readouts,
+        readouts_schedule=None,
         full_search_fraction=1.0,
         resign_threshold=-1.0,
     )
@@ -138,10 +141,15 @@ def _shard_bytes(records: list[GameRecord], cfg: RunConfig, out_dir: str) -> flo
     return writer.close().bytes / rows
 
 
+def most_readouts(cfg: RunConfig) -> int:
+    """The largest readouts of a full self-play search in the run (`selfplay.readouts_schedule`'s largest)."""
+    return max(readouts_at(cfg, g) for g in schedule.selfplay_generations(cfg))
+
+
 def measure(cfg: RunConfig, probe_moves: int = 8, probe_readouts: int = PROBE_READOUTS) -> Measured:
     """The per-unit costs of `cfg` on this CPU (a few seconds to a minute: a probe job, a few steps)."""
     k = max(1, min(cfg.selfplay.games_per_job, MAX_PROBE_K))
-    probe = _probe_config(cfg, max(2, min(probe_readouts, cfg.selfplay.readouts)))
+    probe = _probe_config(cfg, max(2, min(probe_readouts, most_readouts(cfg))))
     with tempfile.TemporaryDirectory(prefix="minigo-plan-") as tmp:
         url = os.path.join(tmp, "probe.safetensors")
         model_cfg = ModelConfig.from_run(cfg)
@@ -149,8 +157,8 @@ def measure(cfg: RunConfig, probe_moves: int = 8, probe_readouts: int = PROBE_RE
         model_bytes = os.path.getsize(url)
         cpu, readouts, records = _play_probe(probe, url, k, probe_moves, tmp)
         eval_cpu, eval_readouts, _ = _play_probe(probe, url, 1, probe_moves, tmp)
-        # the files' bytes at the config's own readouts (visit counts spread with the readouts)
-        _, _, full = _play_probe(_probe_config(cfg, cfg.selfplay.readouts), url, min(k, BYTES_PROBE_K),
+        # the files' bytes at the config's own (largest) readouts (visit counts spread with the readouts)
+        _, _, full = _play_probe(_probe_config(cfg, most_readouts(cfg)), url, min(k, BYTES_PROBE_K),
                                  BYTES_PROBE_MOVES, tmp)  # fmt: skip
         per_position, file_bytes = _game_bytes(full, tmp)
         shard_bytes = _shard_bytes(full, cfg, tmp)
@@ -183,6 +191,7 @@ class GenerationCost:
     eval_core_s: float  # model side of its matches (GNU Go's own time not counted)
     files_created: int
     files_packable: int  # game files, job records and self-play logs: what a pack replaces
+    last_window: int  # the last generation whose window reads this one's games (packed once it is built)
     game_bytes: float
     shard_bytes: float
 
@@ -208,14 +217,14 @@ def _match_core_s(cfg: RunConfig, m: Measured, g: int, moves: int) -> tuple[floa
 
 
 def generation_cost(cfg: RunConfig, m: Measured, moves: int, g: int) -> GenerationCost:
-    s, games = cfg.selfplay, cfg.selfplay.games
+    s, games = selfplay_config(cfg, g).selfplay, cfg.selfplay.games  # the generation's readouts
     plays = g in schedule.selfplay_generations(cfg)
     move_s = (
         s.full_search_fraction * s.readouts + (1 - s.full_search_fraction) * s.fast_readouts
     ) * m.readout_s
     positions = s.full_search_fraction * moves
     jobs = schedule.selfplay_job_count(cfg) if plays else 0
-    window = min(g, cfg.window.generations)
+    window = min(g, window_size(cfg, g))
     examples = cfg.window.sample_fraction * window * games * positions  # one pass over the window
     if cfg.train.replay_ratio is not None and g:  # replay_ratio x the newest window generation's positions
         examples = cfg.train.replay_ratio * games * positions
@@ -237,6 +246,7 @@ def generation_cost(cfg: RunConfig, m: Measured, moves: int, g: int) -> Generati
         eval_core_s=eval_s,
         files_created=(games if plays else 0) + 2 * jobs + others,
         files_packable=(games if plays else 0) + 2 * jobs,
+        last_window=schedule.last_window(cfg, g),
         game_bytes=(games * (m.game_file_bytes + 2 * moves + positions * m.game_bytes_per_position)
                     if plays else 0.0),
         shard_bytes=examples * m.shard_bytes_per_example,
@@ -248,7 +258,6 @@ class RunCost:
     generations: list[GenerationCost]
     packed: bool
     model_bytes: int
-    window: int = 0
 
     def total(self, name: str) -> float:
         return sum(getattr(c, name) for c in self.generations)
@@ -260,11 +269,11 @@ class RunCost:
     def files_kept(self) -> int:
         """Files at the end of the run: with packing, a generation h that the last window (h + W) no longer
         needs keeps its pack, the pack's marker and the pack job's log instead of its game files, job records
-        and self-play logs."""
+        and self-play logs (h's last window: `schedule.last_window`)."""
         kept = self.total("files_created")
         if self.packed:
             last = len(self.generations) - 1
-            old = [c for c in self.generations if c.files_packable and c.generation + self.window <= last]
+            old = [c for c in self.generations if c.files_packable and c.last_window <= last]
             kept -= sum(c.files_packable - 3 for c in old)
         return int(kept)
 
@@ -280,7 +289,16 @@ def packs(cfg: RunConfig) -> bool:
 
 def run_cost(cfg: RunConfig, m: Measured, moves: int, packed: bool) -> RunCost:
     gens = [generation_cost(cfg, m, moves, g) for g in range(cfg.generations + 1)]
-    return RunCost(gens, packed, m.model_bytes, cfg.window.generations)
+    return RunCost(gens, packed, m.model_bytes)
+
+
+def steady_generation(cfg: RunConfig) -> int:
+    """A generation with a full window: W's (capped at the run's last); with `window.generations_schedule`,
+    the first whose window is full at the size the schedule reaches within the run."""
+    start = 0
+    if cfg.window.generations_schedule is not None:
+        start = max(at for at, _ in cfg.window.generations_schedule if at <= cfg.generations)
+    return min(cfg.generations, max(start, window_size(cfg, start)))
 
 
 def _h(seconds: float) -> str:
@@ -309,7 +327,7 @@ def _wrapped(items: list[str]) -> list[str]:
 
 
 def to_json(cfg: RunConfig, m: Measured, moves: int, run: RunCost) -> dict:
-    steady = run.generations[min(cfg.window.generations, cfg.generations)]
+    steady = run.generations[steady_generation(cfg)]
     ranks = rank_counts(cfg.train.ranks)
     return {
         "cpu": m.cpu,
@@ -341,14 +359,16 @@ def to_json(cfg: RunConfig, m: Measured, moves: int, run: RunCost) -> dict:
 
 def format_plan(cfg: RunConfig, source: str, m: Measured, moves: int, run: RunCost) -> str:
     """The plan as text: what was measured, what is assumed, a generation at steady state, the whole run."""
-    n, s = cfg.board_size, cfg.selfplay
-    steady = run.generations[min(cfg.window.generations, cfg.generations)]
+    n = cfg.board_size
+    steady = run.generations[steady_generation(cfg)]
     ranks = rank_counts(cfg.train.ranks)
+    s = selfplay_config(cfg, steady.generation).selfplay  # the steady generation's readouts
     lines = [
         f"Cost plan for {source}: {n}x{n}, {cfg.model.blocks}x{cfg.model.filters} net ({cfg.features}), "
         f"{cfg.generations} generations of {s.games:,} games",
         f"measured on this CPU ({m.cpu}), CPU seconds of one core:",
         f"  self-play  {1e3 * m.readout_s:.3f} ms a readout ({m.probe_k} games of a job batched); a move "
+        + ("" if cfg.selfplay.readouts_schedule is None else f"(generation {steady.generation}) ")
         + (
             f"{s.readouts} readouts"
             if s.full_search_fraction >= 1

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from minigo_core.base import native
-from minigo_core.base.config import RunConfig, SelfplaySettings
+from minigo_core.base.config import RunConfig, SelfplaySettings, selfplay_config
 from minigo_core.game import native_replay
 from minigo_core.nn import fused, modelfile
 
@@ -130,13 +130,19 @@ def settings_for(
     run_cfg: RunConfig,
     feature_set: str,
     *,
+    generation: int | None = None,
     selfplay: SelfplaySettings | None = None,
     softpick_moves: int | None = None,
     random_symmetry: bool = True,
 ) -> EngineSettings:
     """The engine's settings from the run config's `selfplay` section (or `selfplay`), read as MCTSPlayer
-    reads them: softpick moves and the Dirichlet alpha from the run config's rules for the board size."""
+    reads them: softpick moves and the Dirichlet alpha from the run config's rules for the board size. With
+    `selfplay.readouts_schedule`, `generation` says whose self-play: its readouts (`selfplay_config`)."""
+    if generation is not None:
+        run_cfg = selfplay_config(run_cfg, generation)
     s = selfplay or run_cfg.selfplay
+    if s.readouts_schedule is not None:
+        raise ValueError("selfplay.readouts_schedule is set: give the generation whose self-play this is")
     if s.search not in SEARCHES:
         raise ValueError(f"selfplay.search {s.search!r} is not one of {', '.join(SEARCHES)}")
     feature_set_number = feature_set_id(feature_set)

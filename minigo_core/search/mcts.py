@@ -524,5 +524,10 @@ def _same_position(a: Any, b: Any) -> bool:
 def settings_for_evaluation(settings: SelfplaySettings, readouts: int) -> SelfplaySettings:
     """Search settings for match play: fixed readouts, every move a full search, no root noise."""
     return dataclasses.replace(
-        settings, readouts=readouts, fast_readouts=readouts, full_search_fraction=1.0, dirichlet_weight=0.0
+        settings,
+        readouts=readouts,
+        fast_readouts=readouts,
+        full_search_fraction=1.0,
+        dirichlet_weight=0.0,
+        readouts_schedule=None,
     )

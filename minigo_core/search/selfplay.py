@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from minigo_core import __version__
-from minigo_core.base.config import RunConfig, SelfplaySettings
+from minigo_core.base.config import RunConfig, SelfplaySettings, selfplay_config
 from minigo_core.data import gamefile
 from minigo_core.data.gamefile import GameRecord
 from minigo_core.game import coords, go
@@ -85,10 +85,12 @@ def play_game(
     timing: GameTiming | None = None,
     on_first_move: Any = None,
 ) -> GameRecord:
-    """Play one self-play game with `net` and return its record (not yet written)."""
+    """Play one self-play game with `net` and return its record (not yet written); with
+    `selfplay.readouts_schedule`, at the generation's readouts (`config.selfplay_config`)."""
 
     clock = timing.clock if timing is not None else time.perf_counter
     t_start = clock()
+    run_cfg = selfplay_config(run_cfg, generation)
     s = run_cfg.selfplay
     rng = game_rng(run_cfg.seed, generation, game_index)
     resign_enabled = bool(rng.random() >= s.resign_disabled_fraction)
@@ -227,7 +229,13 @@ def _resign_metadata(s: SelfplaySettings, game: PlayedGame, winner: int) -> dict
 def search_metadata(run_cfg: RunConfig, engine_name: str, *, random_symmetry: bool = True) -> dict:
     """The search settings a game was played with: `selfplay` but the job's games, games per job and threads
     (they do not change a game), the rules derived from the board size, and the engine (`compiled` or
-    `python`: the two draw their random numbers differently, so the same seed gives different games)."""
+    `python`: the two draw their random numbers differently, so the same seed gives different games).
+    `readouts_schedule` is left out: `run_cfg` is the generation's (`config.selfplay_config`), whose
+    `readouts` and `fast_readouts` are those the game was played with."""
+    if run_cfg.selfplay.readouts_schedule is not None:
+        raise ValueError(
+            "selfplay.readouts_schedule is set: record the generation's settings (selfplay_config)"
+        )
     n = run_cfg.board_size
     search = {
         **dataclasses.asdict(run_cfg.selfplay),
@@ -237,7 +245,7 @@ def search_metadata(run_cfg: RunConfig, engine_name: str, *, random_symmetry: bo
         "max_moves": 2 * n * n,
         "engine": engine_name,
     }
-    for key in ("games", "threads", "games_per_job"):
+    for key in ("games", "threads", "games_per_job", "readouts_schedule"):
         search.pop(key, None)
     return search
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from minigo_core import __version__
 from minigo_core.base.command import UsageError
-from minigo_core.base.config import RunConfig
+from minigo_core.base.config import RunConfig, selfplay_config
 from minigo_core.data import gamefile, jobrecord, storage
 from minigo_core.data.gamefile import GameRecord
 from minigo_core.nn import inference, modelfile
@@ -107,7 +107,11 @@ def open_job(
     start: float,
     model_generation: int | None = None,
 ) -> SelfplayJob:
-    """Load the model for the engine (`compiled` or `python`) and check it plays the config's board."""
+    """Load the model for the engine (`compiled` or `python`) and check it plays the config's board. The job
+    keeps the run config as its generation's self-play reads it (`selfplay_config`: with
+    `selfplay.readouts_schedule`, the generation's readouts), so the searches, the game files' `search` and
+    the check of an earlier attempt's games all see the readouts actually used."""
+    run_cfg = selfplay_config(run_cfg, generation)
     if engine_name == "compiled" and backend != "dsp":
         raise UsageError("--engine compiled runs the network in the dsp kernels: use --backend dsp")
     if engine_name == "compiled":
@@ -283,7 +287,7 @@ def _compiled_games(job: SelfplayJob) -> engine.EngineStats:
     feature_set = job.net.cfg.feature_set
     games = engine.SelfplayGames(
         job.net,
-        engine.settings_for(run_cfg, feature_set),
+        engine.settings_for(run_cfg, feature_set, generation=job.generation),
         board_size=run_cfg.board_size,
         komi=run_cfg.komi,
         seed=run_cfg.seed,

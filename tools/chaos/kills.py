@@ -49,8 +49,8 @@ def plannable_kinds(cfg: Any, slurm: bool = False) -> list[str]:
         kinds += ["train-rank"] * (cfg.train.ranks > 1) + ["train-rank-node2", "node-loss"] * (
             slurm and cfg.train.ranks > 1
         )
-        if cfg.storage.pack_old_generations and cfg.generations >= cfg.window.generations:
-            kinds.append("pack")  # generation 0 is packed once window W is built
+        if cfg.storage.pack_old_generations and cfg.generations >= schedule.last_window(cfg, 0):
+            kinds.append("pack")  # generation 0 is packed once its last window (W's) is built
         if any(schedule.evaluation_specs(cfg, g) for g in range(1, cfg.generations + 1)):
             kinds.append("evaluate")
     return kinds + ["snakemake"]

@@ -153,20 +153,20 @@ def job_records(wildcards):
 
 
 def window_markers(wildcards):
-    """Games-complete markers of the W generations before `generation` (not their game files)."""
+    """Games-complete markers of the W generations before `generation` (not their game files); W is its
+    window size: window.generations, or window.generations_schedule at the generation.
+    """
     g = int(wildcards.generation)
-    return [
-        layout.complete_marker_path(ROOT, h)
-        for h in range(max(0, g - RUN.window.generations), g)
-    ]
+    return [layout.complete_marker_path(ROOT, h) for h in minigo.window_of(RUN, g)]
 
 
 def last_window(wildcards):
-    """The manifest of the last window that reads a generation's games (generation + W's): once it exists,
-    the generation can be packed. Ancient: a rebuilt window (it reads packs too) does not repack it.
+    """The manifest of the last window that reads a generation's games (generation + W's, or a growing
+    window's): once it exists, the generation can be packed. Ancient: a rebuilt window (it reads packs
+    too) does not repack it.
     """
     g = int(wildcards.generation)
-    return ancient(layout.window_manifest_path(ROOT, g + RUN.window.generations))
+    return ancient(layout.window_manifest_path(ROOT, minigo.last_window(RUN, g)))
 
 
 def evaluate_options(wildcards):
