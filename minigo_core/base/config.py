@@ -38,6 +38,7 @@ class ModelSettings:
     fc_width: int = 64
     backend: str = "dsp"
     aux_heads: bool = True
+    global_pooling: bool = False
 
 
 @dataclass(frozen=True)
@@ -232,6 +233,7 @@ def validate(cfg: RunConfig) -> RunConfig:
     _require(1 <= m.filters <= 512, "model.filters", "1..512", m.filters)
     _require(1 <= m.fc_width <= 1024, "model.fc_width", "1..1024", m.fc_width)
     _require(m.backend in BACKENDS, "model.backend", " or ".join(BACKENDS), m.backend)
+    _require(m.filters >= 4 or not m.global_pooling, "model.global_pooling", "false below 4 filters", True)
     s = cfg.selfplay
     _require(1 <= s.games <= 10**6, "selfplay.games", "1..1000000", s.games)
     _require(s.games_per_job >= 1, "selfplay.games_per_job", ">= 1", s.games_per_job)

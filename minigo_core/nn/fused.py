@@ -33,6 +33,7 @@ _F32P, _VP, _I = ctypes.POINTER(ctypes.c_float), ctypes.c_void_p, ctypes.c_int
 INFER_FUNCTIONS: dict[str, native.Signature] = {
     "mg_fused_create": (_VP, [_I, _I, _I, _I, _I, ctypes.POINTER(_F32P), ctypes.POINTER(_F32P),
                               _F32P, _F32P, _F32P, _F32P, _F32P, ctypes.c_float, ctypes.c_char_p, _I]),
+    "mg_fused_set_gpool": (_I, [_VP, _I, _I, _F32P, _F32P, ctypes.c_char_p, _I]),
     "mg_fused_run": (_I, [_VP, _VP, _I, _I, _I, _F32P, _F32P]),
     "mg_fused_destroy": (None, [_VP]),
     "mg_set_num_threads": (None, [_I]),
@@ -146,8 +147,9 @@ def _f32(a: np.ndarray) -> np.ndarray:
 def fold(tensors: dict[str, np.ndarray], cfg: ModelConfig) -> dict[str, Any]:
     """BN folded into each convolution, in float64: w' = w * g/sqrt(var+eps), b' = beta - mean * g/sqrt(...).
 
-    Returns the engine's weights: `convs` [(w (K,C,R,R), b (K))] in network order and the heads in the
-    engine's layout (policy weights in NHWC-flatten order).
+    Returns the engine's weights: `convs` [(w (K,C,R,R), b (K))] in network order, the heads in the
+    engine's layout (policy weights in NHWC-flatten order) and `gpool` [(block, c, dense weight transposed
+    (3c, F - c), bias)] for the blocks with a global pooling bias.
     """
     names = ["conv3_initial"]
     for b in range(cfg.blocks):
@@ -171,6 +173,15 @@ def fold(tensors: dict[str, np.ndarray], cfg: ModelConfig) -> dict[str, Any]:
         "value_b1": _f32(tensors["value_fc1.bias"]),
         "value_w2": _f32(tensors["value_fc2.weight"].reshape(-1)),
         "value_b2": float(tensors["value_fc2.bias"].reshape(-1)[0]),
+        "gpool": [
+            (
+                b,
+                cfg.gpool_channels,
+                _f32(tensors[f"blocks.{b}.gpool_fc.weight"].T),
+                _f32(tensors[f"blocks.{b}.gpool_fc.bias"]),
+            )
+            for b in cfg.gpool_blocks()
+        ],
     }
 
 
@@ -209,6 +220,9 @@ class FusedModel:
         if not handle:
             raise ValueError(f"cannot build the inference engine: {err.value.decode(errors='replace')}")
         self._handle = ctypes.c_void_p(handle)
+        for block, c, wt, b in w["gpool"]:
+            if self._lib.mg_fused_set_gpool(self._handle, block, c, _ptr(wt), _ptr(b), err, len(err)) != 0:
+                raise ValueError(f"cannot build the inference engine: {err.value.decode(errors='replace')}")
         self.handle = self._handle
         self._moves = cfg.board_size * cfg.board_size + 1
 

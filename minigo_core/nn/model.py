@@ -26,6 +26,7 @@ from torch import nn
 from minigo_core import __version__
 from minigo_core.nn import modelfile
 from minigo_core.nn.dsp_device import require_cpu
+from minigo_core.nn.gpool import global_pool_bias
 from minigo_core.nn.modelfile import (  # noqa: F401  (re-exported: the model file's names live in modelfile)
     FEATURE_PLANES,
     MODEL_FORMAT,
@@ -63,12 +64,20 @@ class ConvBN(nn.Module):
 
 
 class ResidualBlock(nn.Module):
-    """conv3x3-BN-ReLU-conv3x3-BN, add the skip, ReLU (conv3_residual x 2)."""
+    """conv3x3-BN-ReLU-conv3x3-BN, add the skip, ReLU (conv3_residual x 2).
 
-    def __init__(self, filters: int) -> None:
+    With `gpool_channels` c > 0, KataGo's global pooling bias (Wu 2019) between the two convs: the first c
+    channels of the first conv's output (after BN+ReLU) are pooled over the board (`global_pool_bias`) and a
+    dense layer `gpool_fc` maps the 3c statistics to a bias added to each of the other channels; the second
+    conv reads all the channels (the pooled ones unchanged), so the convs keep their shapes.
+    """
+
+    def __init__(self, filters: int, gpool_channels: int = 0) -> None:
         super().__init__()
         self.conv1 = ConvBN(filters, filters, 3)
         self.conv2 = ConvBN(filters, filters, 3)
+        c = gpool_channels
+        self.gpool_fc = nn.Linear(3 * c, filters - c) if c > 0 else None
 
 
 class DualNet(nn.Module):
@@ -77,6 +86,7 @@ class DualNet(nn.Module):
     With `cfg.aux_heads`, two auxiliary heads (KataGo's ownership and score targets, trained, never used by
     the search): ownership logits per point from a 1x1 conv of the trunk (`forward_all`: (B, N*N), the
     mover's point where positive) and the final score margin / N*N from the value head's hidden layer (B,).
+    With `cfg.global_pooling`, the blocks `cfg.gpool_blocks()` have a global pooling bias (`ResidualBlock`).
     """
 
     def __init__(
@@ -88,7 +98,10 @@ class DualNet(nn.Module):
         self.provenance: dict = {}
         n, f = cfg.board_size, cfg.filters
         self.conv3_initial = ConvBN(cfg.planes, f, 3)
-        self.blocks = nn.ModuleList(ResidualBlock(f) for _ in range(cfg.blocks))
+        gpool = cfg.gpool_blocks()
+        self.blocks = nn.ModuleList(
+            ResidualBlock(f, cfg.gpool_channels if i in gpool else 0) for i in range(cfg.blocks)
+        )
         self.conv1_policy = ConvBN(f, 2, 1)
         self.policy_fc = nn.Linear(2 * n * n, n * n + 1)
         self.conv1_value = ConvBN(f, 1, 1)
@@ -165,6 +178,8 @@ class DualNet(nn.Module):
         h = F.relu(conv_bn(self.conv3_initial, x))
         for block in self.blocks:
             r = F.relu(conv_bn(block.conv1, h))
+            if block.gpool_fc is not None:
+                r = global_pool_bias(block.gpool_fc, r, self.cfg.board_size, 1)
             h = F.relu(conv_bn(block.conv2, r) + h)
         p = F.relu(conv_bn(self.conv1_policy, h)).flatten(1)
         v = F.relu(conv_bn(self.conv1_value, h)).flatten(1)

@@ -54,7 +54,10 @@ _REDO = "re-create it (minigo bootstrap / minigo train) or point at another gene
 # What a key missing from a model file's config means: files written before the ownership and score heads
 # existed have no `aux_heads` key and no such heads. Kept apart from ModelConfig's defaults on purpose, so
 # that a new default never changes how an old file reads.
-OLD_FILE_DEFAULTS = {"aux_heads": False}
+OLD_FILE_DEFAULTS = {"aux_heads": False, "global_pooling": False}
+# Config keys written to a file only when they are not these values, so that a net without the feature has the
+# bytes of a file written before the feature existed.
+OMITTED_WHEN = {"global_pooling": False}
 # The prefix of the raw training weights' names in a model file whose weights are their moving average
 # (`train.ema_decay`); a "/" is in no torch state dict name, so they cannot clash with the network's own.
 RAW_PREFIX = "raw/"
@@ -84,6 +87,7 @@ class ModelConfig:
     fc_width: int = 64
     feature_set: str = "agz"
     aux_heads: bool = False  # ownership + score heads; files written before they existed have none
+    global_pooling: bool = False  # KataGo's global pooling bias in some residual blocks (`gpool_blocks`)
 
     def __post_init__(self) -> None:
         for name in ("board_size", "blocks", "filters", "fc_width"):
@@ -93,6 +97,24 @@ class ModelConfig:
         _num_planes(self.feature_set)
         if not isinstance(self.aux_heads, bool):
             raise ValueError(f"ModelConfig.aux_heads must be true or false, got {self.aux_heads!r}")
+        if not isinstance(self.global_pooling, bool):
+            raise ValueError(f"ModelConfig.global_pooling must be true or false, got {self.global_pooling!r}")
+        if self.global_pooling and self.filters < 4:
+            raise ValueError(f"ModelConfig.global_pooling needs at least 4 filters, got {self.filters}")
+
+    def gpool_blocks(self) -> tuple[int, ...]:
+        """The residual blocks with a global pooling bias (none without `global_pooling`): the last block, so
+        that the heads read features that saw the whole board, and every third block before it (KataGo puts
+        one in about every third block of its trunk)."""
+        if not self.global_pooling:
+            return ()
+        return tuple(i for i in range(self.blocks) if (self.blocks - 1 - i) % 3 == 0)
+
+    @property
+    def gpool_channels(self) -> int:
+        """c_pool: the first filters/4 channels of a pooling block's first conv are pooled (KataGo: 1/4 to
+        1/3 of the channels); the dense layer maps their 3 * c_pool statistics to a bias on the others."""
+        return self.filters // 4
 
     @property
     def planes(self) -> int:
@@ -107,7 +129,10 @@ class ModelConfig:
     def from_run(cls, run_cfg: Any) -> ModelConfig:
         """The model shape of a `minigo_core.base.config.RunConfig`."""
         m = run_cfg.model
-        return cls(run_cfg.board_size, m.blocks, m.filters, m.fc_width, run_cfg.features, m.aux_heads)
+        return cls(
+            run_cfg.board_size, m.blocks, m.filters, m.fc_width, run_cfg.features, m.aux_heads,
+            m.global_pooling,
+        )  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: dict) -> ModelConfig:
@@ -116,7 +141,10 @@ class ModelConfig:
         return cls(**{**OLD_FILE_DEFAULTS, **{k: v for k, v in data.items() if k in names}})
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """The fields, less those at their `OMITTED_WHEN` value (a file records only the features it has)."""
+        return {
+            k: v for k, v in dataclasses.asdict(self).items() if k not in OMITTED_WHEN or OMITTED_WHEN[k] != v
+        }
 
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
         """Name -> shape of every tensor a model file of this shape holds (the DualNet state dict)."""
@@ -133,6 +161,10 @@ class ModelConfig:
         for b in range(self.blocks):
             conv_bn(f"blocks.{b}.conv1", f, f, 3)
             conv_bn(f"blocks.{b}.conv2", f, f, 3)
+            if b in self.gpool_blocks():
+                c = self.gpool_channels
+                shapes[f"blocks.{b}.gpool_fc.weight"] = (f - c, 3 * c)
+                shapes[f"blocks.{b}.gpool_fc.bias"] = (f - c,)
         conv_bn("conv1_policy", f, 2, 1)
         shapes["policy_fc.weight"] = (n * n + 1, 2 * n * n)
         shapes["policy_fc.bias"] = (n * n + 1,)

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from minigo_core.base.config import load_config
-from minigo_core.bench import ablation
+from minigo_core.bench import _ablation_warm, ablation
 from minigo_core.bench.dag import build_run
 from minigo_core.data import layout
 from minigo_core.rating.ladder_rate import read_rating
@@ -138,7 +138,8 @@ def test_a_bad_rating_section_is_refused_naming_the_key(tmp_path):
 
 def test_the_hour_spec_rates_on_the_ladder_and_its_rows_are_valid_configs():
     spec, rows = ablation.load_spec(str(REPO / "config" / "ablation" / "hour.yaml"))
-    assert spec["rating"].readouts >= 1 and rows[0].name == "default"
+    assert spec["rating"].readouts >= 1 and [r.name for r in rows[:2]] == ["base", "default"]
+    assert any(r.from_scratch for r in rows) and not rows[0].from_scratch
     for row in rows:
         ablation.row_config(spec, row)  # validates: a bad row fails here, not after the rows' hours
 
@@ -170,3 +171,33 @@ def test_a_row_whose_run_left_nothing_shows_dashes(tmp_path, capsys):
     assert ablation.main(["--spec", str(spec_path), "--rate-only"]) == 0
     assert "| `default` | w | - | - | - | - | - | 12 | no model | - |" in _table_text(tmp_path)
     assert not (row.root / "rating.json").exists() and "no model" in capsys.readouterr().out
+
+
+def test_a_warm_start_copies_the_finished_generations_only(tmp_path):
+    """The base's generations with a model and a completion marker are copied; a later generation's files
+    (a model whose games are not complete, a half-played game folder), the lock and the config are not."""
+    base = tmp_path / "base" / "run"
+    for g in range(4):
+        Path(layout.model_path(str(base), g)).parent.mkdir(parents=True, exist_ok=True)
+        Path(layout.model_path(str(base), g)).write_bytes(b"model %d" % g)
+        (base / "train" / f"gen{g:04d}").mkdir(parents=True)
+        (base / "logs" / "selfplay" / f"gen{g:04d}").mkdir(parents=True)
+    (base / "games").mkdir()
+    for g in range(3):  # generation 3's games were cut off
+        Path(layout.complete_marker_path(str(base), g)).write_text("{}")
+    (base / "games" / "gen0003").mkdir()
+    (base / "minigo-run.lock").write_text("pid")
+    (base / "config.yaml").write_text("base's")
+    (base / "logs" / "snakemake").mkdir()
+    assert _ablation_warm.last_finished(base) == 2
+    assert _ablation_warm.last_finished(tmp_path / "nothing") is None
+    row = tmp_path / "row" / "run"
+    _ablation_warm.copy_generations(base, row, 2)
+    assert sorted(p.name for p in (row / "models").iterdir()) == [
+        f"gen{g:04d}{layout.MODEL_SUFFIX}" for g in range(3)
+    ]
+    assert sorted(p.name for p in (row / "train").iterdir()) == ["gen0000", "gen0001", "gen0002"]
+    assert sorted(p.name for p in (row / "logs" / "selfplay").iterdir()) == ["gen0000", "gen0001", "gen0002"]
+    assert not (row / "games" / "gen0003").exists() and not (row / "logs" / "snakemake").exists()
+    assert not (row / "minigo-run.lock").exists() and not (row / "config.yaml").exists()
+    assert Path(layout.model_path(str(row), 2)).read_bytes() == b"model 2"

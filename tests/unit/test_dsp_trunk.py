@@ -68,6 +68,6 @@ def test_one_node_trunk_gradients_by_finite_differences(restore_dsp):
     params = [t for m in trunk._layers(net) for t in (m.conv.weight, m.bn.weight, m.bn.bias)]
 
     def f(xx, *ps):  # release=False: gradcheck runs several backwards of one graph
-        return trunk.TrunkFunction.apply(xx, bns, True, True, False, *ps)
+        return trunk.TrunkFunction.apply(xx, bns, True, True, False, True, *ps)
 
     assert torch.autograd.gradcheck(f, (x, *params), eps=1e-6, atol=1e-5)

@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from minigo_core.nn import dsp
+from minigo_core.nn.gpool import global_pool_bias
 from minigo_core.nn.model import dsp_input
 
 Features = tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]
@@ -29,6 +30,8 @@ def trunk_per_op(net, h: torch.Tensor, training: bool) -> torch.Tensor:
     h = _conv_bn_relu(net.conv3_initial, h, training)
     for block in net.blocks:
         r = _conv_bn_relu(block.conv1, h, training)
+        if block.gpool_fc is not None:  # the global pooling bias, in torch ops
+            r = global_pool_bias(block.gpool_fc, r, net.cfg.board_size, 3).contiguous()
         h = _conv_bn_relu(block.conv2, r, training, residual=h)
     return h
 

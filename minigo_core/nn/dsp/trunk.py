@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import torch
 
+from minigo_core.nn import dsp
 from minigo_core.nn.dsp import _C
 from minigo_core.nn.dsp_device import require_cpu
+from minigo_core.nn.gpool import global_pool_bias
 
 
 def _layers(net) -> list:
@@ -35,16 +37,17 @@ class TrunkFunction(torch.autograd.Function):
     """h (B,H,W,F) = the trunk of NHWC x; params: (conv weight, BN gamma, BN beta) per layer."""
 
     @staticmethod
-    def forward(ctx, x, bns, training, fuse_bn_sums, release, *params):
-        """`fuse_bn_sums`: take the BN sums in the Winograd convs' output transforms (see the module's
-        docstring); False: the BN kernels' own passes, the per-op path's floats. `release`: free each layer's
-        saved activations as soon as its backward is done (the per-op path's memory pattern: freeing them all
-        at the end makes malloc hand the memory back and take it again); False keeps them for a second
-        backward (retain_graph, gradcheck)."""
+    def forward(ctx, x, bns, training, fuse_bn_sums, release, stem, *params):
+        """`stem`: the first layer is the initial conv (no skip), then pairs of layers are blocks; False:
+        every pair is a block (a run of blocks after a global pooling block). `fuse_bn_sums`: take the BN sums
+        in the Winograd convs' output transforms (see the module's docstring); False: the BN kernels' own
+        passes, the per-op path's floats. `release`: free each layer's saved activations as soon as its
+        backward is done (the per-op path's memory pattern: freeing them all at the end makes malloc hand the
+        memory back and take it again); False keeps them for a second backward (retain_graph, gradcheck)."""
         h = x.contiguous()
         ws, gs, bs = params[0::3], params[1::3], params[2::3]
-        ctx.training, ctx.release = training, release
-        ctx.acts, ctx.pre, ctx.stats = [h], [], []  # conv inputs, BN inputs, (mean, invstd)
+        ctx.training, ctx.release, ctx.first = training, release, int(stem)  # first: the first block's conv1
+        ctx.acts, ctx.pre, ctx.stats = ([h] if stem else []), [], []  # conv inputs, BN inputs, (mean, invstd)
 
         def conv_bn_relu(i: int, a: torch.Tensor, res: torch.Tensor | None) -> torch.Tensor:
             bn = bns[i]
@@ -60,8 +63,9 @@ class TrunkFunction(torch.autograd.Function):
             ctx.stats.append((mean, invstd))
             return z
 
-        h = conv_bn_relu(0, h, None)
-        for i in range(1, len(ws), 2):
+        if stem:
+            h = conv_bn_relu(0, h, None)
+        for i in range(ctx.first, len(ws), 2):
             ctx.acts.append(h)
             r = conv_bn_relu(i, h, None)
             ctx.acts.append(r)
@@ -79,7 +83,7 @@ class TrunkFunction(torch.autograd.Function):
         dh, pending = dh.contiguous(), None  # pending: the skip's gradient, added at its block's input
         need_x = ctx.needs_input_grad[0]
         for i in range(len(ws) - 1, -1, -1):
-            residual = i > 0 and i % 2 == 0  # conv2 of a block: BN + skip + ReLU
+            residual = i >= ctx.first and (i - ctx.first) % 2 == 1  # conv2 of a block: BN + skip + ReLU
             mean, invstd = stats[i]
             # without a residual the ReLU's mask comes from the BN input and the forward's scale and shift
             # (the same floats; one tensor less to read)
@@ -95,15 +99,40 @@ class TrunkFunction(torch.autograd.Function):
             if ctx.release:  # as the per-op path frees each layer's tensors after its backward
                 pre[i] = outs[i] = None
                 acts[i + 1 : i + 2] = [None] * len(acts[i + 1 : i + 2])
-        return (dh if need_x else None), None, None, None, None, *grads
+        return (dh if need_x else None), None, None, None, None, None, *grads
 
 
-def trunk(net, x: torch.Tensor, training: bool, fuse_bn_sums: bool = True) -> torch.Tensor:
+def trunk(
+    net, x: torch.Tensor, training: bool, fuse_bn_sums: bool = True, release: bool = True
+) -> torch.Tensor:
     """The trunk of DualNet `net` on NHWC `x` (a differentiable NHWC result); updates BN running stats when
-    training, as `dsp.bn_relu` does. `fuse_bn_sums`: see `TrunkFunction.forward`."""
+    training, as `dsp.bn_relu` does. `fuse_bn_sums`, `release`: see `TrunkFunction.forward`.
+
+    A block with a global pooling bias (`net.cfg.global_pooling`) runs op by op: `dsp.conv` and `dsp.bn_relu`
+    for its convs, the pooling and its dense layer (`model.global_pool_bias`) in torch ops between them; the
+    runs of plain blocks around it stay one TrunkFunction each."""
     require_cpu("the dsp trunk", x, *net.parameters())  # before bn_params counts a batch
-    bns, params = bn_params(_layers(net), training)
-    return TrunkFunction.apply(x, bns, training, fuse_bn_sums, True, *params)
+    gpool = net.cfg.gpool_blocks()
+    start, stem, h = 0, True, x
+    for end in [*gpool, len(net.blocks)]:
+        layers = ([net.conv3_initial] if stem else []) + [
+            m for b in net.blocks[start:end] for m in (b.conv1, b.conv2)
+        ]
+        if layers:
+            bns, params = bn_params(layers, training)
+            h = TrunkFunction.apply(h, bns, training, fuse_bn_sums, release, stem, *params)
+        if end < len(net.blocks):
+            h = gpool_block(net, net.blocks[end], h, training)
+        start, stem = end + 1, False
+    return h
+
+
+def gpool_block(net, block, h: torch.Tensor, training: bool) -> torch.Tensor:
+    """A residual block with a global pooling bias on NHWC `h`, op by op (autograd through `dsp.conv`,
+    `dsp.bn_relu` and the torch ops of `model.global_pool_bias`)."""
+    r = dsp.bn_relu(dsp.conv(h, block.conv1.conv.weight), block.conv1.bn, training)
+    r = global_pool_bias(block.gpool_fc, r, net.cfg.board_size, 3).contiguous()
+    return dsp.bn_relu(dsp.conv(r, block.conv2.conv.weight), block.conv2.bn, training, residual=h)
 
 
 def bn_params(layers: list, training: bool) -> tuple[list, list[torch.Tensor]]:

@@ -48,6 +48,38 @@ static inline double det_tanh(double v) {
   return v < 0 ? -t : t;
 }
 
+// The global pooling bias on NHWC r (nb images of N x N x F) in place: per image, the first g.c channels'
+// mean (summed in double, point order), mean * (N - 14) / 10 and max, the dense layer of those 3c values
+// (dense_forward, features in the order mean, scaled mean, max, channel by channel), its F - c outputs added
+// to channels c .. F - 1 at every point.
+static void gpool_bias(const FusedGpool& g, int N, int F, int64_t nb, float* r) {
+  const int c = g.c, O = F - c, HW = N * N;
+  const float scale = static_cast<float>((N - 14) / 10.0);
+  thread_local std::vector<float> feat, bias;
+  feat.resize(3 * static_cast<size_t>(c));
+  bias.resize(static_cast<size_t>(O));
+  for (int64_t b = 0; b < nb; ++b) {
+    float* rb = r + b * HW * F;
+    for (int ch = 0; ch < c; ++ch) {
+      double s = 0;
+      float mx = rb[ch];
+      for (int q = 0; q < HW; ++q) {
+        s += rb[static_cast<int64_t>(q) * F + ch];
+        mx = std::max(mx, rb[static_cast<int64_t>(q) * F + ch]);
+      }
+      const float mean = static_cast<float>(s / HW);
+      feat[ch] = mean;
+      feat[c + ch] = mean * scale;
+      feat[2 * c + ch] = mx;
+    }
+    dense_forward(feat.data(), 3 * c, g.wt.data(), g.b.data(), O, bias.data());
+    for (int q = 0; q < HW; ++q) {
+      float* p = rb + static_cast<int64_t>(q) * F + c;
+      for (int o = 0; o < O; ++o) p[o] += bias[o];
+    }
+  }
+}
+
 // Runs images [b0, b1) of the batch through the whole network on the calling core.
 static void fused_run_chunk(const FusedNetCore& net, const void* input, bool is_u8, int64_t b0, int64_t b1,
                             bool softmax, float* policy, float* value) {
@@ -88,6 +120,7 @@ static void fused_run_chunk(const FusedNetCore& net, const void* input, bool is_
   conv(net.convs[0], in_buf.data(), nullptr, h);
   for (int k = 0; k < net.blocks; ++k) {
     conv(net.convs[1 + 2 * k], h, nullptr, r);
+    if (net.gpool[k].c > 0) gpool_bias(net.gpool[k], N, F, nb, r);
     conv(net.convs[2 + 2 * k], r, h, h2);
     std::swap(h, h2);
   }

@@ -37,6 +37,7 @@ MG_API void* mg_fused_create(int N, int planes, int filters, int blocks, int fc,
     n->filters = filters;
     n->blocks = blocks;
     n->fc = fc;
+    n->gpool.resize(static_cast<size_t>(blocks));
     const int layers = 3 + 2 * blocks;
     for (int i = 0; i < layers; ++i) {
       mgdsp::FusedConv L;
@@ -66,6 +67,27 @@ MG_API void* mg_fused_create(int N, int planes, int filters, int blocks, int fc,
     set_error(err, errlen, e.what());
   }
   return nullptr;
+}
+
+MG_API int mg_fused_set_gpool(void* handle, int block, int c, const float* wt, const float* b, char* err,
+                              int errlen) {
+  auto* n = static_cast<mgdsp::FusedNetCore*>(handle);
+  if (n == nullptr || block < 0 || block >= n->blocks || c < 1 || c >= n->filters || wt == nullptr ||
+      b == nullptr) {
+    set_error(err, errlen, "bad global pooling layer (block, pooled channels)");
+    return -1;
+  }
+  try {
+    mgdsp::FusedGpool g;
+    g.c = c;
+    g.wt = copy_of(wt, 3 * static_cast<size_t>(c) * (n->filters - c));
+    g.b = copy_of(b, static_cast<size_t>(n->filters - c));
+    n->gpool[static_cast<size_t>(block)] = std::move(g);
+    return 0;
+  } catch (const std::bad_alloc&) {
+    set_error(err, errlen, "out of memory building the inference engine");
+  }
+  return -1;
 }
 
 MG_API int mg_fused_run(const void* handle, const void* x, int is_u8, int B, int softmax, float* policy,

@@ -21,6 +21,12 @@ MG_API void* mg_fused_create(int N, int planes, int filters, int blocks, int fc,
                              const float* const* conv_b, const float* policy_wt, const float* policy_b,
                              const float* value_w1t, const float* value_b1, const float* value_w2,
                              float value_b2, char* err, int errlen);
+// Gives residual block `block` of the engine KataGo's global pooling bias (before the first run; blocks have
+// none by default): its first c channels after conv1 pooled (mean, mean * (N - 14) / 10, max), and the dense
+// layer wt (3c, filters - c) (the torch weight transposed), b (filters - c) biasing the other channels.
+// Returns 0, or -1 with a message in err.
+MG_API int mg_fused_set_gpool(void* handle, int block, int c, const float* wt, const float* b, char* err,
+                              int errlen);
 // x: (B, planes, N, N) NCHW contiguous, uint8 (is_u8) or float32. Writes policy (B, N*N+1) (probabilities if
 // softmax, else logits) and value (B,). Returns 0, or -1 on failure.
 MG_API int mg_fused_run(const void* handle, const void* x, int is_u8, int B, int softmax, float* policy,

@@ -171,9 +171,18 @@ void winograd_weight_grad(const float* x, const float* dy, int B, int H, int W, 
 // (3 such buffers stay in a 512 KiB L2 alongside the weights).
 constexpr int64_t kFusedChunkFloats = 24 * 1024;
 
+// KataGo's global pooling bias of a residual block (c = 0: none): the first c channels of the block's first
+// conv output (after BN+ReLU) pooled into (mean, mean * (N - 14) / 10, max) per channel, and a dense layer of
+// those 3c values added as a bias to the other F - c channels at every point, before the second conv.
+struct FusedGpool {
+  int c = 0;
+  std::vector<float> wt, b;  // (3c, F - c): the dense layer's weight transposed; (F - c)
+};
+
 struct FusedNetCore {
   int N = 0, planes = 0, filters = 0, blocks = 0, fc = 0;
   std::vector<FusedConv> convs;            // conv3_initial, 2 per block, conv1_policy, conv1_value
+  std::vector<FusedGpool> gpool;           // per block (c = 0 where the block has none)
   std::vector<float> policy_wt, policy_b;  // (2*N*N in NHWC order, N*N+1), (N*N+1)
   std::vector<float> value_w1t, value_b1;  // (N*N, fc), (fc)
   std::vector<float> value_w2;             // (fc)
