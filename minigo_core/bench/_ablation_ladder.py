@@ -20,7 +20,8 @@ get them too), with the readers of `minigo status` and `minigo status --breakdow
 - steps: the training steps behind the last model (the last `global_step` of its generation's training);
 - core-s: the core-seconds the loop's jobs held (`report.breakdown`: self-play games, training steps, window,
   job start-up, other jobs; evaluation left out);
-- wall s: the row's run time (`row_result.json`'s `wall_s`; else the breakdown's first job to last file).
+- wall s: the row's run time with its warm start's (`row_result.json`'s `total_wall_s`, else `wall_s`;
+  else the breakdown's first job to last file).
 
 A figure that cannot be read is None in `ablation.json` and "-" in the table.
 """
@@ -162,7 +163,7 @@ def row_figures(run_root: Path, result: dict) -> dict:
         "positions": None,
         "train_steps": None,
         "loop_core_s": None,
-        "wall_s": _num(result.get("wall_s")),
+        "wall_s": _num(result.get("total_wall_s", result.get("wall_s"))),
         "core_seconds": None,
     }
     model = newest_model(run_root)
