@@ -28,9 +28,12 @@ import json
 import logging
 import os
 import shlex
+import signal
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -40,7 +43,7 @@ from minigo_core.base import project_files
 from minigo_core.base.command import Command
 from minigo_core.base.config import ConfigError, RunConfig, from_dict
 from minigo_core.data import layout
-from minigo_core.pipeline import run_lock
+from minigo_core.pipeline import budget, run_lock
 from minigo_core.pipeline.plan import DEFAULT_MAX_JOBS, plan
 from minigo_core.pipeline.workflow import split_workflow_keys, without_unavailable_opponents
 from minigo_core.report import status
@@ -78,9 +81,13 @@ def snakemake_command(profile: str, config_file: str, extra: list[str]) -> list[
             "--configfile", config_file, *extra]  # fmt: skip
 
 
-def run_snakemake(cmd: list[str], log_path: Path, echo=print, progress: ProgressDisplay | None = None) -> int:
+def run_snakemake(
+    cmd: list[str], log_path: Path, echo=print, progress: ProgressDisplay | None = None, stop_when=None
+) -> int:
     """Run one Snakemake invocation; full output to `log_path`, to the terminal: its error lines (`SHOWN`,
-    through `echo`) and, with `progress`, the status line (which then shows the error lines itself)."""
+    through `echo`) and, with `progress`, the status line (which then shows the error lines itself).
+    `stop_when` (a callable, asked every few seconds): when it returns true, Snakemake is stopped (SIGINT,
+    then SIGTERM) and its jobs with it."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
         log.write("$ " + " ".join(cmd) + "\n")
@@ -88,6 +95,8 @@ def run_snakemake(cmd: list[str], log_path: Path, echo=print, progress: Progress
             cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
         )
         assert proc.stdout is not None
+        if stop_when is not None:
+            threading.Thread(target=_stop_when, args=(proc, stop_when), daemon=True).start()
         try:
             if progress is None:
                 for line in proc.stdout:
@@ -105,6 +114,24 @@ def run_snakemake(cmd: list[str], log_path: Path, echo=print, progress: Progress
             proc.wait()
             raise
         return proc.wait()
+
+
+def _stop_when(proc: subprocess.Popen, stop_when, poll_s: float = 5.0, grace_s: float = 30.0) -> None:
+    """Ask `stop_when` every `poll_s` while Snakemake runs; when it says so, stop Snakemake: SIGINT (it
+    cancels its running jobs and marks their outputs incomplete), SIGTERM after `grace_s`."""
+    while proc.poll() is None:
+        if stop_when():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                try:
+                    proc.send_signal(sig)
+                    proc.wait(timeout=grace_s)
+                    return
+                except subprocess.TimeoutExpired:
+                    continue
+                except ProcessLookupError:
+                    return
+            return
+        time.sleep(poll_s)
 
 
 def print_results(cfg: RunConfig, echo=print) -> None:
@@ -151,11 +178,24 @@ def run_until_done(
     config: str,
     max_invocations: int = 100000,
     progress: ProgressDisplay | None = None,
-) -> int:
+    run_budget: budget.Budget | None = None,
+) -> tuple[int, RunConfig]:
     """Invoke Snakemake until the plan reaches the run's last generation; stop when one makes no progress.
-    `progress` shows the status line (None: Snakemake's error lines only)."""
+    `progress` shows the status line (None: Snakemake's error lines only). With `run_budget`, the run ends
+    at the generation the budget allows (`pipeline.budget`). Returns the exit code and the run's config
+    (its `generations` the budget's when it shortened the run)."""
     logs = Path(layout.snakemake_logs_dir(cfg.root))
     previous = None
+    ended_at: list[int] = []  # the generation the budget ended the run at (set by the watcher)
+
+    def over_budget() -> bool:
+        if run_budget is None or ended_at:
+            return False
+        last = run_budget.last_generation(cfg)
+        if last is not None:
+            ended_at.append(last)
+        return last is not None
+
     for invocation in range(1, max_invocations + 1):
         planned = plan(cfg, max_jobs=workflow.get("plan_max_jobs", DEFAULT_MAX_JOBS))
         if planned.finished and invocation > 1:
@@ -166,15 +206,26 @@ def run_until_done(
                 planned.describe(),
                 logs,
             )
-            return 1
+            return 1, cfg
         previous = planned
         print(f"[{time.strftime('%H:%M:%S')}] invocation {invocation}: {planned.describe()}")
         log_path = Path(layout.snakemake_log_path(cfg.root, time.strftime("%Y%m%d-%H%M%S"), invocation))
         try:
-            code = run_snakemake(cmd, log_path, progress=progress)
+            watch = over_budget if run_budget else None
+            code = run_snakemake(cmd, log_path, progress=progress, stop_when=watch)
         except KeyboardInterrupt:
             print(f"\nminigo run: interrupted; rerun the same command to continue (log: {log_path})")
-            return 130
+            return 130, cfg
+        if ended_at and cfg.generations != ended_at[0]:
+            print(
+                f"[{time.strftime('%H:%M:%S')}] minigo run: the budget ends the run at generation "
+                f"{ended_at[0]} of {cfg.generations}: its matches next (Snakemake --config "
+                f"generations={ended_at[0]})"
+            )
+            cmd = [*cmd, *budget.shortened(cfg, ended_at[0])]
+            cfg = replace(cfg, generations=ended_at[0])
+            previous = None
+            continue
         if code != 0:
             log.error("snakemake failed (exit %d); full log: %s", code, log_path)
             try:
@@ -188,10 +239,10 @@ def run_until_done(
                     profile,
                     config,
                 )
-            return code
+            return code, cfg
         if planned.complete_run:
             break
-    return 0
+    return 0, cfg
 
 
 def write_report(cmd: list[str], cfg: RunConfig) -> None:
@@ -253,7 +304,8 @@ def _run_locked(
     )
     start = time.time()
     display = ProgressDisplay(RunProgress(cfg.root, cfg.generations, start), mode=args.progress)
-    code = run_until_done(cmd, cfg, workflow, profile, config, args.max_invocations, display)
+    run_budget = budget.budget_from_args(args.budget, args.reserve, start)
+    code, cfg = run_until_done(cmd, cfg, workflow, profile, config, args.max_invocations, display, run_budget)
     if code != 0:
         return code
     print(f"minigo run: done in {time.time() - start:.0f} s")
@@ -286,6 +338,18 @@ def cli_main(argv: list[str]) -> int:
     )
     cmd.parser.add_argument(
         "--quiet-progress", dest="progress", action="store_const", const="none", help="= --progress none"
+    )
+    cmd.parser.add_argument(
+        "--budget",
+        default=None,
+        help="wall-time budget (55m, 1h, 3300s): stop starting generations in time for the last one's "
+        "matches, ending the run at the generation the budget allows (pipeline/budget.py)",
+    )
+    cmd.parser.add_argument(
+        "--reserve",
+        default=None,
+        help="with --budget: the time kept for the last generation's matches and rating (default: 15%% of "
+        "the budget)",
     )
     cmd.parser.add_argument(
         "--unlock",
