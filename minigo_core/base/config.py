@@ -43,7 +43,7 @@ class ModelSettings:
 
 @dataclass(frozen=True)
 class SelfplaySettings:
-    games: int = 1792
+    games: int = 896
     games_per_job: int = 224
     readouts: int = 4
     fast_readouts: int = 4
@@ -101,7 +101,7 @@ class EvaluateSettings:
     target: str = "gen0"
     early_stop: bool = True
     gnugo: str = "/usr/games/gnugo"
-    every: int = 3
+    every: int = 6
     final_games: int = 100
     final_opponents: tuple = ("random",)
     final_equal_time: tuple = ("gnugo:1",)  # the last generation also meets these at equal time per move
@@ -123,7 +123,7 @@ class RunConfig:
     board_size: int = 9
     komi: float = 7.5
     features: str = "agz"
-    generations: int = 15
+    generations: int = 36
     model: ModelSettings = field(default_factory=ModelSettings)
     selfplay: SelfplaySettings = field(default_factory=SelfplaySettings)
     window: WindowSettings = field(default_factory=WindowSettings)
