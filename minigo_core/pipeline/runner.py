@@ -268,6 +268,7 @@ def run(args: argparse.Namespace) -> int:
     if left_out:
         print(f"minigo run: {left_out}")
     cmd = snakemake_command(profile, config, args.extra)
+    budget.budget_from_args(args.budget, args.reserve, 0.0)  # a bad --budget fails before the run is locked
     if args.unlock:
         return unlock(cmd, cfg)
     holder = run_lock.acquire(cfg.root, shlex.join(sys.argv))
