@@ -33,6 +33,7 @@ COMMANDS = {
     "pack": ("minigo_core.jobs.pack", "pack a generation no window reads into one archive; verify; delete"),
     "unpack": ("minigo_core.jobs.unpack", "write a packed generation's files back; delete the pack"),
     "plots": ("minigo_core.jobs.plots", "the report's plots and status table of a run"),
+    "tensorboard": ("minigo_core.jobs.tensorboard", "a run's TensorBoard events files, again from its files"),
     "plan": ("minigo_core.jobs.plan", "what a run of a config costs: core-hours, files, bytes (measured)"),
     "run": ("minigo_core.pipeline.runner", "run the Snakemake workflow end to end (what `make run` calls)"),
 }

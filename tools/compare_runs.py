@@ -6,9 +6,9 @@ What is compared how is `minigo_core.data.compare`'s one answer: game files, sha
 effective config, the games-complete markers and the plots must be byte-identical; JSON results
 (evaluations, manifests, job records, ratings) and training metrics must be equal once their wall-clock
 fields (times, durations, throughput, memory, a job's attempt) are left out. Logs, the status table, the time
-to target and the wall-clock plots are not compared. Exit 1 on a difference. Use it to check that a rerun, a
-refactoring or another machine reproduces a run (same root path: the root is part of the config and so of
-every game file's seed record).
+to target, the wall-clock plots and TensorBoard's events files (`tensorboard/`) are not compared. Exit 1 on
+a difference. Use it to check that a rerun, a refactoring or another machine reproduces a run (same root
+path: the root is part of the config and so of every game file's seed record).
 """
 
 from __future__ import annotations

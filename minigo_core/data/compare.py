@@ -1,16 +1,16 @@
 """Are two runs the same run? The one answer, used by `tools/compare_runs.py` and the chaos run.
 
-Every file under a run's root is an artifact, except the files that are not (`SKIPPED`: logs, and summaries
-that hold nothing but wall-clock facts) and temporary files (`storage.is_temporary`: a write in progress, or
-one a killed process left behind). An artifact that records wall-clock time next to deterministic content
-(`WALL_CLOCK`) is compared as data -- JSON, JSON lines or CSV -- with those fields removed at any depth;
-every other artifact byte for byte: game files, shards, model files, the effective config, the
-games-complete markers, the plots. A match file that says `"reproducible": false` (a match at a time budget
-per move: its games depend on the machine's speed and load) is compared by what was asked of it alone
-(`match_request`: the players, the settings, the games planned), not by the games it played. A
-generation's pack (`data/pack.py`) is compared member by member under the same rules (its logs skipped, its
-job records without their wall-clock fields). Both runs must have the same root path: the root is part of
-the config and so of every game file's seed record.
+Every file under a run's root is an artifact, except the files that are not (`SKIPPED`: logs, summaries that
+hold nothing but wall-clock facts, TensorBoard's events files, a copy of other artifacts' facts) and temporary
+files (`storage.is_temporary`: a write in progress, or one a killed process left behind). An artifact that
+records wall-clock time next to deterministic content (`WALL_CLOCK`) is compared as data -- JSON, JSON lines
+or CSV -- with those fields removed at any depth; every other artifact byte for byte: game files, shards,
+model files, the effective config, the games-complete markers, the plots. A match file that says
+`"reproducible": false` (a match at a time budget per move: its games depend on the machine's speed and load)
+is compared by what was asked of it alone (`match_request`: the players, the settings, the games planned), not
+by the games it played. A generation's pack (`data/pack.py`) is compared member by member under the same rules
+(its logs skipped, its job records without their wall-clock fields). Both runs must have the same root path:
+the root is part of the config and so of every game file's seed record.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ SKIPPED = (
     _summary(layout.LEARNING_CURVE_PLOT),  # fixed-scale Elo against wall time (and self-play positions)
     _summary(layout.REPORT_FILE),  # Snakemake's report: job runtimes, and the two plots above
     layout.RUN_LOCK,  # who runs the root now (host, pid), while `minigo run` runs
+    _pattern(layout.tensorboard_dir("")) + "/*",  # TensorBoard's copy of the facts above, with wall times
 )
 # Artifacts that record wall-clock time next to deterministic content: compared with these keys (JSON, at
 # any depth) or columns (CSV) removed.

@@ -15,6 +15,7 @@
     {root}/eval/gen0008/ladder.json               its rating on the fixed Elo ladder (if one exists)
     {root}/eval/gen0008/ladder_first.json         its first, quick rating there (few games, wide interval)
     {root}/summary/elo.json                       ratings, time to target, plots, status
+    {root}/tensorboard/train/events.out.tfevents.gen0008  its scalars for TensorBoard, one folder per kind
     {root}/logs/train/gen0008.log                 one log per job (logs/snakemake/: `minigo run`'s output)
     {root}/minigo-run.lock                        host and pid of the `minigo run` that runs the root
 
@@ -225,6 +226,27 @@ def summary_path(root: str, name: str) -> str:
 
 def ratings_path(root: str) -> str:
     return summary_path(root, RATINGS_FILE)
+
+
+TENSORBOARD = "tensorboard"
+TFEVENTS = "events.out.tfevents"  # TensorBoard reads the files whose name holds `tfevents`
+
+
+def tensorboard_dir(root: str, kind: str = "") -> str:
+    """`{root}/tensorboard` (what `tensorboard --logdir` is given), or the folder of one kind of scalars in it
+    (a TensorBoard "run": `train`, `selfplay`, `ladder`, `ladder_first`, `eval/vs_gnugo-1`)."""
+    return join(root, TENSORBOARD, kind) if kind else join(root, TENSORBOARD)
+
+
+def tensorboard_eval_kind(opponent_slug: str) -> str:
+    """`eval/vs_gnugo-1`: the TensorBoard folder of the matches against one opponent (see `eval_path`)."""
+    return f"eval/vs_{opponent_slug}"
+
+
+def tensorboard_path(root: str, kind: str, generation: Generation) -> str:
+    """`tensorboard/train/events.out.tfevents.gen0008`: a generation's events file of one kind; the names grow
+    with the generation, the order in which TensorBoard reads the files of a folder."""
+    return join(tensorboard_dir(root, kind), f"{TFEVENTS}.{generation_name(generation)}")
 
 
 def logs_dir(root: str, *parts: str) -> str:

@@ -76,18 +76,20 @@ def temporary_name(final: str) -> str:
 
 
 @contextlib.contextmanager
-def atomic_open(url: str, mode: str = "wb") -> Iterator[IO]:
+def atomic_open(url: str, mode: str = "wb", temporary_of: str | None = None) -> Iterator[IO]:
     """Open `url` for writing under a temporary name; rename into place on success, remove on failure (an
     out-of-space failure is raised as `DiskFullError`, naming `url`).
 
     On a local filesystem the data is fsynced before the rename so a crash cannot leave a renamed but
     empty file. Concurrent writers of the same path each rename a complete file; the last one wins.
+    `temporary_of`: the file name the temporary name is made from instead of `url`'s (for a reader that
+    picks files by a word in their name, as TensorBoard does `tfevents`, and must not see a half-written one).
     """
     if "w" not in mode:
         raise ValueError(f"atomic_open is for writing, got mode {mode!r}")
     fs, path = fs_and_path(url)
     parent = os.path.dirname(path)
-    tmp = temporary_name(path)
+    tmp = temporary_name(os.path.join(parent, temporary_of) if temporary_of else path)
     try:
         if parent:
             fs.makedirs(parent, exist_ok=True)
@@ -108,8 +110,8 @@ def atomic_open(url: str, mode: str = "wb") -> Iterator[IO]:
         raise
 
 
-def write_bytes(url: str, data: bytes) -> None:
-    with atomic_open(url, "wb") as handle:
+def write_bytes(url: str, data: bytes, temporary_of: str | None = None) -> None:
+    with atomic_open(url, "wb", temporary_of) as handle:
         handle.write(data)
 
 

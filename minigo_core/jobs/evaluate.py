@@ -21,6 +21,7 @@ from dataclasses import replace
 
 from minigo_core.base.command import Command, UsageError
 from minigo_core.data import storage
+from minigo_core.report import tensorboard
 from minigo_core.search import match
 from minigo_core.search.players import PlayerError
 from minigo_core.search.timed_search import DEFAULT_MAX_READOUTS
@@ -78,6 +79,7 @@ def evaluate(args: argparse.Namespace) -> None:
     )
     results["command"] = ["minigo", "evaluate", *args.argv]
     storage.write_text(args.out, json.dumps(results, indent=1) + "\n")
+    tensorboard.update(root, tensorboard.write_match, root, args.out)  # a match file of the run's: its point
     if args.sgf_dir:
         match.export_sgf(results, args.sgf_dir)
     print(match.summary_line(results))

@@ -2,7 +2,7 @@
 
 Connect it to any GTP controller (GoGui, Sabaki, gogui-twogtp, GNU Go's twogtp, or `minigo evaluate` with
 `--opponent "gtp:minigo gtp --model M"`). The engine (the protocol, its commands, the game state) is
-`minigo_core.search.gtp_engine`; nothing but protocol goes to stdout (diagnostics and tracebacks go to
+`minigo_core.gtp.server`; nothing but protocol goes to stdout (diagnostics and tracebacks go to
 stderr).
 """
 
@@ -16,8 +16,8 @@ from typing import IO
 from minigo_core.base.command import Command
 from minigo_core.base.config import load_config
 from minigo_core.base.playerspec import PlayerSpec
-from minigo_core.search.gtp_engine import GTPEngine, build_model_engine
-from minigo_core.search.players import MixedPlayer, RandomPlayer, UCTPlayer
+from minigo_core.gtp.server import GTPEngine, build_model_engine
+from minigo_core.search.players import MixedPlayer, RandomPlayer, SearchSettings, UCTPlayer
 from minigo_core.search.timed_search import DEFAULT_MAX_READOUTS
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,46 @@ def cli_main(argv: list[str]) -> int:
         help="the ceiling of a search by time (a clock or --move-time); without either, a move is --readouts "
         f"readouts (default {DEFAULT_MAX_READOUTS})",
     )
+    add_search_arguments(parser)
     return cmd.run(argv, serve_on_stdout)
+
+
+def add_search_arguments(parser: argparse.ArgumentParser) -> None:
+    """The root search and the leaves a batch of a model engine (`minigo gtp`, `minigo analysis`)."""
+    parser.add_argument(
+        "--search",
+        choices=("puct", "gumbel", "config"),
+        default="puct",
+        help="root search: puct (default: GUI play and analysis at hundreds of readouts and more), gumbel "
+        "(Gumbel AlphaZero, built for self-play's few readouts), config (the config's selfplay.search)",
+    )
+    parser.add_argument(
+        "--parallel-readouts",
+        type=int,
+        default=None,
+        metavar="N",
+        help="leaves a search sends to the network at once (virtual loss when > 1; more DSP cores need "
+        "bigger batches); default 8 with --search puct, else the config's selfplay.parallel_readouts",
+    )
+
+
+def play_search(args: argparse.Namespace, readouts: int) -> SearchSettings:
+    """The search settings of a model engine from the command line (the config fills what it leaves out)."""
+    threshold = args.resign_threshold
+    if threshold is None:
+        threshold = load_config(args.config).selfplay.resign_threshold if args.config else -0.9
+    root = None if args.search == "config" else args.search
+    parallel = args.parallel_readouts
+    if parallel is None and root == "puct":
+        parallel = 8
+    return SearchSettings(
+        readouts=max(1, readouts),
+        resign_threshold=threshold,
+        move_time=None if args.move_time is None else max(0.0, args.move_time) / 1000.0,
+        max_readouts=max(1, args.max_readouts),
+        root=root,
+        parallel_readouts=None if parallel is None else max(1, parallel),
+    )
 
 
 def serve_on_stdout(args: argparse.Namespace) -> int:
@@ -106,14 +145,11 @@ def _serve(args: argparse.Namespace, stdout: IO[bytes]) -> int:
                 backend = backend or cfg.model.backend
             engine = build_model_engine(
                 args.model,
-                readouts or 200,
-                backend or "dsp",
-                max(1, args.threads),
-                args.config,
-                args.komi,
-                args.resign_threshold,
-                None if args.move_time is None else max(0.0, args.move_time) / 1000.0,
-                max(1, args.max_readouts),
+                play_search(args, readouts or 200),
+                backend=backend or "dsp",
+                threads=max(1, args.threads),
+                config=args.config,
+                komi=args.komi,
             )
     except Exception as exc:  # noqa: BLE001 - start-up errors: one clear line, exit status 2
         log.error("%s", exc)

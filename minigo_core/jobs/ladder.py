@@ -25,6 +25,7 @@ from minigo_core.data import storage
 from minigo_core.rating import calibration as cal
 from minigo_core.rating import ladder_check, ladder_rate
 from minigo_core.rating.ladder import CGOS_ANCHOR, CGOS_ANCHOR_ELO, LadderError
+from minigo_core.report import tensorboard
 from minigo_core.search import match
 from minigo_core.search.players import PlayerError, SearchSettings, resolve_spec
 
@@ -166,6 +167,8 @@ def rate(args: argparse.Namespace) -> None:
     result["command"] = ["minigo", "ladder", *args.argv]
     if args.out:
         storage.write_text(args.out, json.dumps(result, indent=1) + "\n")
+        if cfg is not None:  # the run's ladder.json (or first rating): its Elo for TensorBoard
+            tensorboard.update(cfg.root, tensorboard.write_rating, cfg.root, args.out)
     print(ladder_rate.rating_line(result))
 
 

@@ -20,7 +20,7 @@ from minigo_core.base import preempt
 from minigo_core.base.command import Command, UsageError, setup_logging
 from minigo_core.cluster import launch
 from minigo_core.cluster.slurm import ClusterError, Master, slurm_master, slurm_rank_env
-from minigo_core.data import layout, shards
+from minigo_core.data import layout, shards, storage
 from minigo_core.data.window import WindowError
 from minigo_core.nn import modelfile
 from minigo_core.nn.train_job import (
@@ -34,6 +34,7 @@ from minigo_core.nn.train_job import (
     launch_ranks,
     train,
 )
+from minigo_core.report import tensorboard
 
 
 def _command() -> Command:
@@ -141,6 +142,10 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
             result = train(job)
         except TrainStopped:
             return preempt.TERMINATED  # stopped by SIGTERM (here or on another rank), checkpointed
+    if result is not None and job.rank == 0:  # the model is written: its training scalars for TensorBoard
+        tensorboard.update(
+            cfg.root, tensorboard.write_train, cfg, args.generation, storage.join(work_dir, layout.METRICS)
+        )
     return STOPPED_EARLY if result is None and job.stop_after is not None else 0
 
 

@@ -8,6 +8,7 @@ standing for DSP cores; see `minigo_core.nn.dsp`). No torch import: self-play st
 
     net = fused.load("runs/x/models/gen0003.safetensors", threads=1)
     probs, values = net.predict(planes_uint8)      # (B, N*N+1) move probabilities, (B,) values
+    heads = net.predict_all(planes_uint8)           # and the ownership and score heads, where the model has them
 
 `FusedModel` has what the search and the players use of a network: `cfg`, `provenance`, `predict`.
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -34,6 +35,8 @@ INFER_FUNCTIONS: dict[str, native.Signature] = {
     "mg_fused_create": (_VP, [_I, _I, _I, _I, _I, ctypes.POINTER(_F32P), ctypes.POINTER(_F32P),
                               _F32P, _F32P, _F32P, _F32P, _F32P, ctypes.c_float, ctypes.c_char_p, _I]),
     "mg_fused_set_gpool": (_I, [_VP, _I, _I, _F32P, _F32P, ctypes.c_char_p, _I]),
+    "mg_fused_set_aux": (_I, [_VP, _F32P, ctypes.c_float, _F32P, ctypes.c_float, ctypes.c_char_p, _I]),
+    "mg_fused_run_aux": (_I, [_VP, _VP, _I, _I, _I, _F32P, _F32P, _F32P, _F32P]),
     "mg_fused_run": (_I, [_VP, _VP, _I, _I, _I, _F32P, _F32P]),
     "mg_fused_destroy": (None, [_VP]),
     "mg_set_num_threads": (None, [_I]),
@@ -185,6 +188,17 @@ def fold(tensors: dict[str, np.ndarray], cfg: ModelConfig) -> dict[str, Any]:
     }
 
 
+class Heads(NamedTuple):
+    """Every head of a batch, the view of the player to move: move probabilities (B, N*N+1), values (B,) in
+    [-1, 1], and with the auxiliary heads the expected owner of each point (B, N*N) in [-1, 1] (1: the
+    mover's) and the final score margin in points (B,); None for both in a model without them."""
+
+    policy: np.ndarray
+    value: np.ndarray
+    ownership: np.ndarray | None
+    score: np.ndarray | None
+
+
 def _ptr(a: np.ndarray) -> Any:
     return a.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
 
@@ -223,6 +237,20 @@ class FusedModel:
         for block, c, wt, b in w["gpool"]:
             if self._lib.mg_fused_set_gpool(self._handle, block, c, _ptr(wt), _ptr(b), err, len(err)) != 0:
                 raise ValueError(f"cannot build the inference engine: {err.value.decode(errors='replace')}")
+        self.has_aux = bool(cfg.aux_heads) and "ownership_conv.weight" in tensors
+        if self.has_aux:
+            self._aux = (  # kept alive while the engine holds them (it copies them, but cheaply so)
+                _f32(tensors["ownership_conv.weight"].reshape(-1)),
+                float(tensors["ownership_conv.bias"].reshape(-1)[0]),
+                _f32(tensors["score_fc.weight"].reshape(-1)),
+                float(tensors["score_fc.bias"].reshape(-1)[0]),
+            )
+            own_w, own_b, score_w, score_b = self._aux
+            code = self._lib.mg_fused_set_aux(
+                self._handle, _ptr(own_w), own_b, _ptr(score_w), score_b, err, len(err)
+            )
+            if code != 0:
+                raise ValueError(f"cannot build the inference engine: {err.value.decode(errors='replace')}")
         self.handle = self._handle
         self._moves = cfg.board_size * cfg.board_size + 1
 
@@ -232,8 +260,8 @@ class FusedModel:
             self._lib.mg_fused_destroy(handle)
             self._handle = None
 
-    def run(self, x: np.ndarray, softmax: bool) -> tuple[np.ndarray, np.ndarray]:
-        """(B, planes, N, N) uint8 or float32 -> (policy (B, N*N+1) probabilities or logits, value (B,))."""
+    def _input(self, x: np.ndarray) -> np.ndarray:
+        """`x` checked and made contiguous: (B, planes, N, N), uint8 or float32."""
         n = self.cfg.board_size
         if x.ndim == 3:
             x = x[None]
@@ -244,7 +272,11 @@ class FusedModel:
             )
         if x.dtype != np.uint8:
             x = x.astype(np.float32, copy=False)
-        x = np.ascontiguousarray(x)
+        return np.ascontiguousarray(x)
+
+    def run(self, x: np.ndarray, softmax: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(B, planes, N, N) uint8 or float32 -> (policy (B, N*N+1) probabilities or logits, value (B,))."""
+        x = self._input(x)
         b = x.shape[0]
         policy = np.empty((b, self._moves), np.float32)
         value = np.empty(b, np.float32)
@@ -253,6 +285,27 @@ class FusedModel:
         if code != 0:
             raise RuntimeError("the fused inference engine failed")
         return policy, value
+
+    def predict_all(self, planes: np.ndarray) -> Heads:
+        """Every head for uint8 or float32 planes (B, planes, N, N): the move probabilities and values, and for
+        a model with the auxiliary heads its ownership and score (`Heads`; None without them)."""
+        x = self._input(planes)
+        b, hw = x.shape[0], self.cfg.board_size**2
+        policy = np.empty((b, self._moves), np.float32)
+        value = np.empty(b, np.float32)
+        own = np.empty((b, hw), np.float32) if self.has_aux else None
+        score = np.empty(b, np.float32) if self.has_aux else None
+        code = self._lib.mg_fused_run_aux(
+            self._handle, x.ctypes.data, int(x.dtype == np.uint8), b, 1, _ptr(policy), _ptr(value),
+            None if own is None else _ptr(own), None if score is None else _ptr(score),
+        )  # fmt: skip
+        if code != 0:
+            raise RuntimeError("the fused inference engine failed")
+        if own is None or score is None:
+            return Heads(policy, value, None, None)
+        # the ownership head's logits -> the expected owner, 2 * sigmoid - 1 = tanh(logit / 2); the score head
+        # predicts the margin / N*N
+        return Heads(policy, value, np.tanh(own / 2.0).astype(np.float32), (score * hw).astype(np.float32))
 
     def predict(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """uint8 (B, planes, N, N) -> (move probabilities (B, N*N+1), values (B,)), float32."""

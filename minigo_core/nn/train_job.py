@@ -296,13 +296,13 @@ def _train(job: TrainJob, trainer_cls: type[Trainer]) -> dict | None:
         stop = job.stop_requested is not None and job.stop_requested()
         weights = (tcfg.value_weight, tcfg.ownership_weight, tcfg.score_weight)
         with _collective(run, f"the all-reduce of step {step + 1}"):
-            losses, stop = trainer.step_and_agree(micro, lr, weights, stop)  # every rank stops if one asks
+            losses, accuracy, stop = trainer.step_and_agree(micro, lr, weights, stop)  # all stop if one asks
         clock.compute_s += time.perf_counter() - t_step
         clock.interval_steps += 1
         run.recent = [*run.recent, losses][-RECENT_LOSSES:]
         done = step + 1
         if job.rank == 0 and (done % job.log_every == 0 or done == plan.steps):
-            _record_step(run, done, lr, losses)
+            _record_step(run, done, lr, losses, accuracy)
         if job.rank == 0 and done % tcfg.checkpoint_every == 0 and done < plan.steps:
             _save_checkpoint(run, done)
         if stop and done < plan.steps:
@@ -432,8 +432,9 @@ def _append_metrics(url: str, record: dict) -> None:
         raise storage.disk_full_error(exc, url) from exc
 
 
-def _record_step(run: _Run, done: int, lr: float, losses: tuple[float, ...]) -> None:
-    """Append a `step` record: losses, and throughput and data wait since the last record."""
+def _record_step(run: _Run, done: int, lr: float, losses: tuple[float, ...], accuracy: float) -> None:
+    """Append a `step` record: the step's losses and policy accuracy, and throughput and data wait since the
+    last record."""
     clock, tcfg, global_step0 = run.clock, run.job.cfg.train, run.trainer.global_step0
     now = time.perf_counter()
     interval_s = now - clock.interval_start
@@ -457,6 +458,7 @@ def _record_step(run: _Run, done: int, lr: float, losses: tuple[float, ...]) -> 
             + tcfg.ownership_weight * own_loss
             + tcfg.score_weight * score_loss
             + l2_loss,
+            "policy_accuracy": accuracy,
             "examples_per_s": clock.interval_steps * run.plan.global_batch / max(interval_s, 1e-9),
             "step_ms": 1000 * interval_s / clock.interval_steps,
             "data_wait_ms": 1000 * (wait_total - clock.interval_wait_s) / clock.interval_steps,

@@ -108,7 +108,13 @@ def _buffers_kept(net: torch.nn.Module, keep: bool) -> Iterator[None]:
 
 
 def _losses(net: torch.nn.Module, mb: MicroBatch) -> torch.Tensor:
-    """The four losses (`LOSSES`) of a micro-batch, each a mean over its examples.
+    """The four losses (`LOSSES`) of a micro-batch, each a mean over its examples (`_stats`)."""
+    return _stats(net, mb)[: len(LOSSES)]
+
+
+def _stats(net: torch.nn.Module, mb: MicroBatch) -> torch.Tensor:
+    """The four losses (`LOSSES`) of a micro-batch, each a mean over its examples, then its policy accuracy:
+    the fraction of its examples whose most likely move under the network is the target's most likely move.
 
     Ownership: binary cross-entropy per point between the ownership logits and (1 + own) / 2, averaged over
     the points (KataGo's form; a neutral point is a target of 1/2). Score: squared error of the predicted
@@ -126,7 +132,8 @@ def _losses(net: torch.nn.Module, mb: MicroBatch) -> torch.Tensor:
         own_loss = (per_point.mean(dim=1) * has).mean()
         target = torch.nan_to_num(mb.score, nan=0.0) / own_logits.shape[1]
         score_loss = ((score - target).square() * has).mean()
-    return torch.stack([policy_loss, value_loss, own_loss, score_loss])
+    hits = (logits.detach().argmax(dim=1) == mb.pi.argmax(dim=1)).to(value.dtype).mean()
+    return torch.stack([policy_loss, value_loss, own_loss, score_loss, hits])
 
 
 def sgd_step(
@@ -139,7 +146,23 @@ def sgd_step(
     device: torch.device,
     votes: torch.Tensor | None = None,
 ) -> tuple[float, ...]:
-    """One synchronous SGD step over this rank's micro-batches; returns the global losses (`LOSSES`).
+    """One synchronous SGD step over this rank's micro-batches; returns the global losses (`LOSSES`)
+    (`sgd_step_stats`: and the global batch's policy accuracy)."""
+    return sgd_step_stats(net, opt, micro, lr, weights, world, device, votes)[0]
+
+
+def sgd_step_stats(
+    net: torch.nn.Module,
+    opt: torch.optim.Optimizer,
+    micro: list[MicroBatch],
+    lr: float,
+    weights: tuple[float, float, float],
+    world: int,
+    device: torch.device,
+    votes: torch.Tensor | None = None,
+) -> tuple[tuple[float, ...], float]:
+    """One synchronous SGD step over this rank's micro-batches; returns the global losses (`LOSSES`) and the
+    global batch's policy accuracy (`_stats`, carried by the same all-reduce).
 
     `votes` (float32, on `device`), if given, is summed over the ranks in place by the step's all-reduce:
     the ranks agree on something (stop after this step) without a collective of its own.
@@ -155,13 +178,14 @@ def sgd_step(
         group["lr"] = lr
     opt.zero_grad(set_to_none=False)
     scale = 1.0 / (len(micro) * world)
-    stats = torch.zeros(len(LOSSES), dtype=torch.float32, device=device)
+    n = len(LOSSES) + 1  # the losses, then the policy accuracy
+    stats = torch.zeros(n, dtype=torch.float32, device=device)
     w = torch.tensor([1.0, *weights], dtype=torch.float32, device=device)
     for k, mb in enumerate(micro):
         with _buffers_kept(net, keep=k > 0):
-            losses = _losses(net, mb.to(device))
-            ((losses * w).sum() * scale).backward()
-        stats += losses.detach() * scale
+            values = _stats(net, mb.to(device))
+            ((values[: len(LOSSES)] * w).sum() * scale).backward()
+        stats += values.detach() * scale
     if world > 1:
         params = list(net.parameters())
         flat = torch.cat([p.grad.reshape(-1) for p in params] + [stats] + ([] if votes is None else [votes]))
@@ -170,11 +194,12 @@ def sgd_step(
         for p in params:
             p.grad.copy_(flat[offset : offset + p.numel()].view_as(p.grad))
             offset += p.numel()
-        stats = flat[offset : offset + len(LOSSES)]
+        stats = flat[offset : offset + n]
         if votes is not None:
-            votes.copy_(flat[offset + len(LOSSES) :])
+            votes.copy_(flat[offset + n :])
     opt.step()
-    return tuple(float(v) for v in stats)
+    values = [float(v) for v in stats]
+    return tuple(values[: len(LOSSES)]), values[len(LOSSES)]
 
 
 def _setup_torch(seed: int, threads: int, backend: str, local_rank: int) -> torch.device:
@@ -260,13 +285,15 @@ class Trainer:
 
     def step_and_agree(
         self, micro: list[MicroBatch], lr: float, weights: tuple[float, float, float], stop: bool
-    ) -> tuple[tuple[float, ...], bool]:
-        """`step`, and whether any rank asked to `stop` after it (carried by the step's all-reduce)."""
+    ) -> tuple[tuple[float, ...], float, bool]:
+        """`step`: its losses and policy accuracy (`sgd_step_stats`), and whether any rank asked to `stop`
+        after it (carried by the step's all-reduce)."""
         votes = torch.tensor([1.0 if stop else 0.0], dtype=torch.float32, device=self.device)
-        losses = sgd_step(self.net, self.opt, micro, lr, weights, self.world, self.device, votes)
+        step = (self.net, self.opt, micro, lr, weights, self.world, self.device, votes)
+        losses, accuracy = sgd_step_stats(*step)
         if self.ema is not None:
             self.ema.update()
-        return losses, bool(votes[0] > 0)
+        return losses, accuracy, bool(votes[0] > 0)
 
     def l2_loss(self, l2: float) -> float:
         """The L2 penalty of the decayed weights, 0.5 * l2 * sum of their squares."""

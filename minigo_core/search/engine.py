@@ -79,6 +79,10 @@ ENGINE_FUNCTIONS: dict[str, native.Signature] = {
     "mg_selfplay_destroy": (None, [_vp]),
     "mg_searcher_create": (_vp, [_vp, _SETTINGS_P, _I, _f64, _I64, _CP, _I]),
     "mg_searcher_search": (_I, [_vp, _I32P, _I, _I, _I, _I32P, _F32P, _F64P, ctypes.POINTER(_I)]),
+    "mg_searcher_search_many": (_I, [_vp, _I, _I32P, _I32P, _I, _I, _I32P]),
+    "mg_searcher_result": (_I, [_vp, _I, _I32P, _F32P, _F64P, ctypes.POINTER(_I)]),
+    "mg_searcher_root_stats": (_I, [_vp, _I, _I32P, _F64P, _F32P, ctypes.POINTER(ctypes.c_uint8), _F64P]),
+    "mg_searcher_pv": (_I, [_vp, _I, _I, _I32P, _I]),
     "mg_searcher_set_readouts": (_I, [_vp, _I]),
     "mg_searcher_destroy": (None, [_vp]),
     "mg_uct_genmove": (_i32, [_I, _f64, _I32P, _I, _I64, ctypes.c_uint64, _f64, _F64P, _I32P]),
@@ -348,7 +352,7 @@ class Searcher:
             raise ValueError(f"readouts must be >= 1, not {readouts}")
 
     def search(self, moves: list[int], *, full_search: bool = True, noise: bool = False) -> SearchOutcome:
-        """Search the position after `moves` (flat, pass = N*N) from the empty board."""
+        """Search the position after `moves` (flat, pass = N*N) from the empty board (slot 0)."""
         a = self.board_size * self.board_size + 1
         arr = np.asarray(moves, dtype=np.int32)
         visits = np.zeros(a, np.int32)
@@ -360,14 +364,104 @@ class Searcher:
             _ptr(visits, ctypes.c_int32), _ptr(policy, ctypes.c_float), ctypes.byref(value),
             ctypes.byref(move),
         )  # fmt: skip
-        if code <= -1000000:
-            raise RuntimeError("the engine's search failed")
-        if code < 0:
-            i = -1 - code
-            if i < len(arr):
-                raise ValueError(f"move {i + 1} ({int(arr[i])}) of the position is illegal")
-            raise ValueError("the position is a finished game: nothing to search")
+        _raise_for(code, arr)
         return SearchOutcome(visits.astype(np.int64), policy, float(value.value), int(move.value))
+
+    def search_many(
+        self, positions: list[list[int]], *, full_search: bool = True, noise: bool = False
+    ) -> list[str | None]:
+        """Search several positions at once, slot k the position after `positions[k]` (flat moves from the
+        empty board), each on its own kept tree, the network batched across them. Returns, per slot, None
+        (searched: `result(k)`, `root_stats(k)`, `pv(k, move)`) or why it was not searched."""
+        if not positions:
+            return []
+        flat = np.asarray([m for p in positions for m in p], dtype=np.int32)
+        offsets = np.cumsum([0] + [len(p) for p in positions]).astype(np.int32)
+        codes = np.zeros(len(positions), np.int32)
+        code = self._lib.mg_searcher_search_many(
+            self._handle, len(positions), _ptr(flat, ctypes.c_int32), _ptr(offsets, ctypes.c_int32),
+            int(full_search), int(noise), _ptr(codes, ctypes.c_int32),
+        )  # fmt: skip
+        if code != 0:
+            raise RuntimeError("the engine's search failed")
+        out: list[str | None] = []
+        for k, c in enumerate(codes):
+            try:
+                _raise_for(int(c), np.asarray(positions[k], dtype=np.int32))
+                out.append(None)
+            except ValueError as exc:
+                out.append(str(exc))
+        return out
+
+    def result(self, slot: int = 0) -> SearchOutcome:
+        """The last search of `slot`."""
+        a = self.board_size * self.board_size + 1
+        visits = np.zeros(a, np.int32)
+        policy = np.zeros(a, np.float32)
+        value = ctypes.c_double()
+        move = ctypes.c_int()
+        code = self._lib.mg_searcher_result(
+            self._handle, int(slot), _ptr(visits, ctypes.c_int32), _ptr(policy, ctypes.c_float),
+            ctypes.byref(value), ctypes.byref(move),
+        )  # fmt: skip
+        if code != 0:
+            raise ValueError(f"slot {slot} has not been searched")
+        return SearchOutcome(visits.astype(np.int64), policy, float(value.value), int(move.value))
+
+    def root_stats(self, slot: int = 0) -> RootStats:
+        """The root of `slot`'s tree after its last search (what analysis shows)."""
+        a = self.board_size * self.board_size + 1
+        visits = np.zeros(a, np.int32)
+        q = np.zeros(a, np.float64)
+        prior = np.zeros(a, np.float32)
+        legal = np.zeros(a, np.uint8)
+        info = np.zeros(4, np.float64)
+        code = self._lib.mg_searcher_root_stats(
+            self._handle, int(slot), _ptr(visits, ctypes.c_int32), _ptr(q, ctypes.c_double),
+            _ptr(prior, ctypes.c_float), _ptr(legal, ctypes.c_uint8), _ptr(info, ctypes.c_double),
+        )  # fmt: skip
+        if code != 0:
+            raise ValueError(f"slot {slot} has not been searched")
+        return RootStats(
+            visits.astype(np.int64), q, prior, legal.astype(bool), int(info[0]), float(info[1]),
+            float(info[2]), int(info[3]),
+        )  # fmt: skip
+
+    def pv(self, first: int, slot: int = 0, max_len: int = 15) -> list[int]:
+        """The principal variation of `slot`'s root move `first` (flat): `first`, then the most visited
+        child at each node; [] when `first` has no visits."""
+        out = np.zeros(max(1, max_len), np.int32)
+        n = self._lib.mg_searcher_pv(self._handle, int(slot), int(first), _ptr(out, ctypes.c_int32), len(out))
+        if n < 0:
+            raise ValueError(f"no principal variation for move {first} of slot {slot}")
+        return [int(m) for m in out[:n]]
+
+
+@dataclasses.dataclass(frozen=True)
+class RootStats:
+    """A searched root: per move (N*N + 1, pass last) visits, Q (mover's view; the root's for unvisited
+    moves), the prior before noise and legality; the root's visits, Q and network value (mover's view) and
+    the nodes of the tree."""
+
+    visits: np.ndarray
+    q: np.ndarray
+    prior: np.ndarray
+    legal: np.ndarray
+    root_visits: int
+    root_q: float
+    net_value: float
+    tree_nodes: int
+
+
+def _raise_for(code: int, moves: np.ndarray) -> None:
+    """A search's return code as the error it stands for (0: none)."""
+    if code <= -1000000:
+        raise RuntimeError("the engine's search failed")
+    if code < 0:
+        i = -1 - code
+        if i < len(moves):
+            raise ValueError(f"move {i + 1} ({int(moves[i])}) of the position is illegal")
+        raise ValueError("the position is a finished game: nothing to search")
 
 
 @dataclasses.dataclass(frozen=True)

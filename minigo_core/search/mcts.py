@@ -521,6 +521,16 @@ def _same_position(a: Any, b: Any) -> bool:
     )
 
 
+def count_nodes(root: MCTSNode) -> int:
+    """The nodes of the tree under `root`, `root` included."""
+    count, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        count += 1
+        stack.extend(node.children.values())
+    return count
+
+
 def settings_for_evaluation(settings: SelfplaySettings, readouts: int) -> SelfplaySettings:
     """Search settings for match play: fixed readouts, every move a full search, no root noise."""
     return dataclasses.replace(

@@ -3,8 +3,9 @@ end to end (the plan itself, without Snakemake: tests/unit/test_plan.py).
 
 The end-to-end run (5x5, a 1x8 net, 4 games per generation in 2 self-play jobs of 3 and 1, 2 generations,
 2 training ranks) goes through `minigo run` with the local profile, then every artifact is opened with the
-library's readers, and parts of generations are rerun to show that they reproduce byte-identical game
-files, shards and model.
+library's readers, parts of generations are rerun to show that they reproduce byte-identical game
+files, shards and model, and its HTML report is rendered in headless Chromium, whose graph must draw a whole
+generation's rules.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -104,6 +106,25 @@ def test_dry_run_explicit_rerun_of_one_generation(finished_run):
     assert out.returncode == 0, out.stderr[-3000:]
     counts = job_counts(out.stdout + out.stderr)
     assert counts == {"selfplay": 2, "games_complete": 1, "all": 1}  # 4 games in jobs of 3 and 1
+
+
+def test_report_generation_puts_a_finished_generations_jobs_in_the_graph_and_runs_none(finished_run):
+    _, run_config = finished_run(done=7)  # every generation finished (the summary is not)
+
+    def rules(out: subprocess.CompletedProcess) -> set[str]:  # the nodes of `snakemake --rulegraph`
+        return set(re.findall(r'label = "(\w+)"', out.stdout))
+
+    plain = snakemake("--rulegraph", "--cores", "1", "--configfile", str(run_config))
+    assert plain.returncode == 0 and rules(plain) == {"run_config", "ratings", "plots", "all"}, plain.stderr
+    shown = snakemake("--rulegraph", "--cores", "1", "--configfile", str(run_config), "--config",
+                      "report_generation=5")  # fmt: skip
+    assert shown.returncode == 0, shown.stderr[-3000:]
+    assert rules(shown) == rules(plain) | {"window", "train", "selfplay", "games_complete", "evaluate",
+                                           "ladder_first_rating", "ladder_rating"}  # fmt: skip
+    out = dry_run(run_config, "report_generation=5")  # its jobs are in the DAG, finished: none runs
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert job_counts(out.stdout + out.stderr) == {"ratings": 1, "plots": 1, "all": 1}
+    assert "generation 5's finished jobs in the DAG for the report" in out.stdout + out.stderr
 
 
 def test_dry_run_packs_what_left_the_window_and_asks_nothing_of_packed_generations(tmp_path, write_config):
@@ -283,6 +304,49 @@ def test_local_run_produces_every_artifact_and_each_validates(tiny_run):
     assert Path(layout.ladder_first_rating_path(root, 1)).stat().st_size > 0  # a first rating of generation 1
 
 
+def tensorboard_scalars(folder: str) -> dict[str, list[int]]:
+    """tag -> its steps in a TensorBoard run folder, as TensorBoard's own accumulator reads them."""
+    from tensorboard.backend.event_processing import event_accumulator
+
+    acc = event_accumulator.EventAccumulator(folder)
+    acc.Reload()
+    return {tag: [e.step for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
+
+
+@pytest.mark.slow
+def test_the_run_wrote_tensorboard_events_as_it_went(tiny_run):
+    cfg, _, _ = tiny_run
+    root, evaluated = cfg.root, list(range(1, cfg.generations + 1))
+    lines = [
+        line for g in evaluated for line in Path(layout.train_metrics_path(root, g)).read_text().splitlines()
+    ]
+    records = [json.loads(line) for line in lines]
+    steps = [r["global_step"] for r in records if r["event"] == "step"]
+    train = tensorboard_scalars(layout.tensorboard_dir(root, "train"))
+    assert {"train/loss_policy", "train/loss_score", "train/policy_accuracy", "train/learning_rate",
+            "train/examples_per_second"} <= set(train)  # fmt: skip
+    assert all(points == steps for points in train.values())  # one point per step record
+    selfplay = tensorboard_scalars(layout.tensorboard_dir(root, "selfplay"))
+    games = list(schedule.selfplay_generations(cfg))
+    assert selfplay == dict.fromkeys(
+        ["generation/games", "generation/positions", "generation/selfplay_positions_per_second"], games
+    )
+    matches = [(g, spec.slug) for g in evaluated for spec in schedule.evaluation_specs(cfg, g)]
+    for slug in {slug for _, slug in matches}:  # one folder per opponent, a point per generation's match
+        kind = layout.tensorboard_eval_kind(slug)
+        expected = [g for g, s in matches if s == slug]
+        assert tensorboard_scalars(layout.tensorboard_dir(root, kind)) == {
+            f"generation/winrate_{slug}": expected
+        }
+    ladder = tensorboard_scalars(layout.tensorboard_dir(root, "ladder"))
+    tags = ["generation/elo_fixed", "generation/elo_fixed_low", "generation/elo_fixed_high"]
+    assert ladder == dict.fromkeys(tags, evaluated)
+    # the folders grew while the run went: generation 1's files were there before model 2 was written
+    model2 = os.stat(layout.model_path(root, 2)).st_mtime_ns
+    assert os.stat(layout.tensorboard_path(root, "train", 1)).st_mtime_ns <= model2
+    assert os.stat(layout.tensorboard_path(root, "selfplay", 0)).st_mtime_ns <= model2
+
+
 @pytest.mark.slow
 def test_artifacts_are_inspectable_from_the_command_line(tiny_run):
     cfg, _, _ = tiny_run
@@ -415,3 +479,93 @@ def test_rerunning_a_generations_window_and_training_reproduces_shards_and_model
     after = fingerprints(files)
     assert [f for f in files if after[f][1] == before[f][1]] == []  # every file was written again
     assert [f for f in files if after[f][0] != before[f][0]] == []  # ... byte for byte the same
+
+
+# ----------------------------------------------------------------------------------------- the report
+# What the report's graph must draw: every rule of generation 1 of config/tiny.yaml (the latest generation
+# that plays self-play; evaluated, rated on the 5x5 ladder, nothing packed), and the summary rules.
+GENERATION_RULES = {"window", "train", "selfplay", "games_complete", "evaluate", "ladder_first_rating",
+                    "ladder_rating"}  # fmt: skip
+SUMMARY_RULES = {"run_config", "ratings", "plots", "all"}
+# vega-embed draws the graph on a canvas, whose labels are pixels: the copy of the report that the test
+# reads asks it for SVG instead, so that the labels it draws are elements of the rendered page
+SVG_GRAPH = (
+    "<script>const embedOnCanvas = vegaEmbed;"
+    ' vegaEmbed = (el, spec, options) => embedOnCanvas(el, spec, {...options, renderer: "svg"});</script>'
+)
+
+
+def chromium(page: Path, *options: str, profile: Path) -> str:
+    """Headless Chromium's rendering of `page` once its scripts have run (10 s of virtual time): with
+    `--dump-dom`, the page's DOM (stdout)."""
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    cmd = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           f"--user-data-dir={profile}", "--virtual-time-budget=10000", *options, page.as_uri()]  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
+class RenderedPage(HTMLParser):
+    """The text of a rendered page (no scripts or styles), and the text of the SVG labels inside the element
+    with id `rulegraph`."""
+
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+
+    def __init__(self, dom: str):
+        super().__init__()
+        self.text: list[str] = []
+        self.labels: list[str] = []
+        self.canvas = False
+        self._open: list[str] = []  # the tags open around the current position
+        self._graph_depth: int | None = None
+        self.feed(dom)
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.VOID:
+            return
+        self._open.append(tag)
+        if dict(attrs).get("id") == "rulegraph":
+            self._graph_depth = len(self._open)
+        elif tag == "canvas" and self._graph_depth is not None:
+            self.canvas = True
+
+    def handle_endtag(self, tag):
+        if tag in self.VOID or tag not in self._open:
+            return
+        while self._open.pop() != tag:
+            pass
+        if self._graph_depth is not None and len(self._open) < self._graph_depth:
+            self._graph_depth = None
+
+    def handle_data(self, data):
+        if self._open and self._open[-1] in ("script", "style"):
+            return
+        if self._graph_depth is not None and self._open[-1] == "text":
+            self.labels.append(data.strip())
+        self.text.append(data)
+
+
+@pytest.mark.slow
+def test_the_report_draws_a_whole_generation_beside_the_summary_rules(tiny_run, tmp_path, unavailable):
+    if not (shutil.which("chromium") or shutil.which("chromium-browser")):
+        unavailable("Chromium is not installed (workflow/scripts/install_system_deps.sh test installs it)")
+    cfg, _, _ = tiny_run
+    report = Path(layout.summary_path(cfg.root, layout.REPORT_FILE))
+    # the report as a person opens it: vega draws the graph (on a canvas) beside the text
+    shot = tmp_path / "report.png"
+    page = RenderedPage(chromium(report, "--dump-dom", profile=tmp_path / "profile"))
+    assert page.canvas, "no graph drawn in the report"
+    chromium(report, "--window-size=1300,1100", f"--screenshot={shot}", profile=tmp_path / "profile")
+    assert shot.stat().st_size > 10_000, shot
+    # the same report with the graph drawn as SVG: its labels are the rules of a whole generation
+    html = report.read_text()
+    assert '<script id="workflow-desc">' in html, "the report's layout changed: see SVG_GRAPH"
+    svg = tmp_path / "report-svg.html"
+    svg.write_text(html.replace('<script id="workflow-desc">', SVG_GRAPH + '<script id="workflow-desc">', 1))
+    page = RenderedPage(chromium(svg, "--dump-dom", profile=tmp_path / "profile"))
+    assert set(page.labels) == GENERATION_RULES | SUMMARY_RULES, page.labels
+    text = " ".join("".join(page.text).split())
+    assert "The graph shows the rules of generation 1, which stands for every generation" in text, text[:3000]
+    assert "with 2 data-parallel ranks, and plays 4 self-play games in 2 jobs of up to 3 games" in text

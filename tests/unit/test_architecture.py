@@ -2,7 +2,7 @@
 
 The layers of `minigo_core`, bottom to top (docs/ARCHITECTURE.md draws them):
 
-    base -> cluster -> game -> data -> nn -> search -> rating -> report -> jobs -> pipeline -> (cli, bench)
+    base -> cluster -> game -> data -> nn -> search -> gtp -> rating -> report -> jobs -> pipeline -> (cli, bench)
 
 A module may import its own layer and the layers below it, never one above. Every import counts, also
 one inside a function: such an import must say why it is there with a `# lazy: reason` comment on its line
@@ -23,7 +23,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "minigo_core"
-LAYERS = ["base", "cluster", "game", "data", "nn", "search", "rating", "report", "jobs", "pipeline", "top"]
+LAYERS = ["base", "cluster", "game", "data", "nn", "search", "gtp", "rating", "report", "jobs", "pipeline", "top"]
 TOP = {"minigo_core.cli", "minigo_core.bench"}  # the command dispatcher and the benchmarks
 PLAYS = "minigo_core.search"  # every game is played through this layer: the engine, players, matches, GTP
 READERS = "minigo_core.report"  # what a person reads about a run, from its files alone: plays no game
@@ -238,7 +238,7 @@ def test_the_play_check_finds_a_chain_through_another_layer():
 def test_rating_sits_between_search_and_report():
     """The layer order of this test is the one docs/ARCHITECTURE.md draws (top first), `rating` between
     `search` and `report`."""
-    assert LAYERS.index("search") + 1 == LAYERS.index("rating") == LAYERS.index("report") - 1
+    assert LAYERS.index("search") < LAYERS.index("rating") == LAYERS.index("report") - 1
     text = (REPO / "docs" / "ARCHITECTURE.md").read_text()
     block = text.split("## The layers", 1)[1].split("```")[1]
     drawn = [line.split()[0] for line in block.splitlines() if line.startswith("   ") and line.split()]

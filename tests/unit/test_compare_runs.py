@@ -100,6 +100,11 @@ def test_a_changed_or_missing_artifact_makes_them_differ_and_is_named(runs, caps
     assert capsys.readouterr().out.splitlines()[1:] == [line.format(b=b)]
 
 
+def add_file(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
 @pytest.mark.parametrize(
     "change",
     [
@@ -110,8 +115,18 @@ def test_a_changed_or_missing_artifact_makes_them_differ_and_is_named(runs, caps
         lambda b: (b / "logs/selfplay/job00000.log").write_text("another log\n"),
         lambda b: (b / "summary/status.txt").write_text("as of 10:00\n"),
         lambda b: (b / "games/gen0001/.tmp-game00001.arrow.123.abc").write_bytes(b"half"),
+        lambda b: add_file(b / "tensorboard/train/events.out.tfevents.gen0001", b"wall times differ"),
     ],
-    ids=["eval-clock", "record-attempt", "metrics-clock", "ratings-clock", "log", "status", "temporary"],
+    ids=[
+        "eval-clock",
+        "record-attempt",
+        "metrics-clock",
+        "ratings-clock",
+        "log",
+        "status",
+        "temporary",
+        "tensorboard",
+    ],
 )
 def test_wall_clock_fields_logs_and_temporary_files_do_not_count(runs, change):
     a, b = runs

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from minigo_core.game import coords, go, sgf
-from minigo_core.search.gtp_engine import GTPEngine, clean_line, format_response
+from minigo_core.gtp.server import GTPEngine, clean_line, format_response
 from minigo_core.search.players import RESIGN, Player, RandomPlayer
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,8 +14,9 @@ import pytest
 
 from minigo_core.game import coords, go
 from minigo_core.search.analysis import cleanup_move
-from minigo_core.search.analysis_format import AnalyzeArgsError, AnalyzeRequest, parse_analyze_args
-from minigo_core.search.gtp_engine import build_model_engine
+from minigo_core.gtp.analysis_format import AnalyzeArgsError, AnalyzeRequest, parse_analyze_args
+from minigo_core.gtp.server import build_model_engine
+from minigo_core.search.players import SearchSettings
 
 LZ_INT_FIELDS = {"visits", "winrate", "prior", "lcb", "order"}
 KATA_FLOAT_FIELDS = set(
@@ -110,7 +111,7 @@ class Session:
 
 @pytest.fixture()
 def engine(tiny_model):
-    return build_model_engine(tiny_model, 24, "dsp", 1, None, None, -1.0)
+    return build_model_engine(tiny_model, SearchSettings(readouts=24, resign_threshold=-1.0))
 
 
 # ------------------------------------------------------------------------------------------------ arguments
@@ -241,8 +242,9 @@ def _stub_analysis(position: go.Position, value: float) -> SimpleNamespace:
     visits = np.zeros(82)
     visits[coords.to_flat((0, 0), 9)] = 5  # A9, an empty corner
     visits[81] = 9  # the pass is the most visited
-    root = SimpleNamespace(child_N=visits, original_prior=np.full(82, 1 / 82), position=position)
-    return SimpleNamespace(root=root, board_size=9, root_value=lambda: value)
+    return SimpleNamespace(
+        board_size=9, root_value=lambda: value, visits_per_move=lambda: visits, prior=lambda: np.full(82, 1 / 82)
+    )
 
 
 def test_cleanup_captures_while_the_count_disagrees_with_the_model():

@@ -10,7 +10,7 @@ import pytest
 
 from minigo_core.game import go
 from minigo_core.search import timecontrol, timed_search
-from minigo_core.search.gtp_engine import GTPEngine
+from minigo_core.gtp.server import GTPEngine
 from minigo_core.search.players import Player
 from minigo_core.search.timecontrol import Clock, TimeSettings, TimeSettingsError, move_budget
 

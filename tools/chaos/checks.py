@@ -1,6 +1,6 @@
-"""The checks of the chaos run: every artifact valid (also while run B runs: `Watcher`), no temporary file
-left, retried self-play jobs kept their games, run B the same run as run A (`minigo_core.data.compare`, each
-difference described), and the report's table of the kinds.
+"""The checks of the chaos run: every artifact and TensorBoard events file valid (also while run B runs:
+`Watcher`), no temporary file left, retried self-play jobs kept their games, run B the same run as run A
+(`minigo_core.data.compare`, each difference described), and the report's table of the kinds.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import yaml
 from minigo_core.data import compare as comparison
 from minigo_core.data import gamefile, layout, pack, shards, storage
 from minigo_core.nn import modelfile
+from minigo_core.report import tfevents
 from tools.chaos.kills import Chaos, Kill
 from tools.chaos.processes import Proc
 from tools.chaos.runs import ROOT, Runner, nothing_left_to_do
@@ -27,6 +28,17 @@ GAME_FILES = layout.game_path("", "*", "*").lstrip("/")
 SHARD_FILES = storage.join(layout.window_dir("", "*"), "shard*" + layout.GAME_SUFFIX).lstrip("/")
 MANIFESTS = layout.window_manifest_path("", "*").lstrip("/")
 PACK_FILES = layout.pack_path("", "*").lstrip("/")
+TENSORBOARD = layout.tensorboard_dir("").lstrip("/")  # events files: no artifacts, but never half written
+
+
+def checked_files(root: Path) -> dict[str, Path]:
+    """What must be valid under its final name: the artifacts (`compare.artifacts`) and TensorBoard's events
+    files (relative path -> path)."""
+    files = comparison.artifacts(root)
+    for path in sorted((root / TENSORBOARD).rglob(f"*{layout.TFEVENTS}*")):
+        if path.is_file() and not storage.is_temporary(path.name):
+            files[path.relative_to(root).as_posix()] = path
+    return files
 
 
 def validate(path: Path, rel: str, manifest_sha: dict[str, str] | None = None) -> str | None:
@@ -50,6 +62,8 @@ def validate(path: Path, rel: str, manifest_sha: dict[str, str] | None = None) -
             json.loads(path.read_text())
         elif rel.endswith(".yaml"):
             yaml.safe_load(path.read_text())
+        elif layout.TFEVENTS in rel:
+            tfevents.read_points(path.read_bytes(), rel)
         elif rel.endswith(".png"):
             if not path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n"):
                 return "not a PNG file"
@@ -99,7 +113,7 @@ class Watcher(threading.Thread):
     def scan(self) -> None:
         if not self.root.exists():
             return
-        for rel, path in comparison.artifacts(self.root).items():
+        for rel, path in checked_files(self.root).items():
             if rel.endswith(
                 ".jsonl"
             ):  # metrics.jsonl is a log, appended to (no temporary file: see artifacts)
@@ -195,7 +209,7 @@ def check_run(root: Path, label: str, killed: dict[int, str] | None = None) -> l
         writer = f" (written by pid {pid}: {killed[pid]})" if killed and pid in killed else ""
         problems.append(f"{label}: temporary file left behind: {path.relative_to(root)}{writer}")
     sums = manifest_checksums(root)
-    for rel, path in comparison.artifacts(root).items():
+    for rel, path in checked_files(root).items():
         problem = validate(path, rel, sums)
         if problem is not None:
             problems.append(f"{label}: {rel} is invalid: {problem}")

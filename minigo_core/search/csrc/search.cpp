@@ -109,7 +109,7 @@ double numpy_sum(const double* a, int n) {
 // ---- Gumbel AlphaZero's improved policy -------------------------------------------------------------------
 void gumbel_improved_policy(int A, const double* prior, const int32_t* N, const double* q_mover,
                             const uint8_t* legal, double raw_value, double c_visit, double c_scale,
-                            double* out) {
+                            double* out, const double* log_prior) {
   // v_mix = (v + sum_b N(b) * sum_{visited} pi(a) q(a) / sum_{visited} pi(a)) / (1 + sum_b N(b))
   double sum_n = 0, pi_visited = 0, pi_q = 0;
   int max_n = 0;
@@ -135,7 +135,7 @@ void gumbel_improved_policy(int A, const double* prior, const int32_t* N, const 
   double mx = -kInf;
   for (int a = 0; a < A; ++a) {
     if (!legal[a]) continue;
-    const double logit = prior[a] > 0 ? std::log(prior[a]) : -1e9;
+    const double logit = log_prior != nullptr ? log_prior[a] : prior[a] > 0 ? std::log(prior[a]) : -1e9;
     out[a] = logit + scale * ((out[a] - lo) / range);
     mx = std::max(mx, out[a]);
   }
@@ -165,6 +165,7 @@ void Tree::clear() {
   cchild.clear();
   cW.clear();
   cprior.clear();
+  clogp.clear();
   clegal.clear();
   boards.clear();
   free_boards.clear();
@@ -177,16 +178,26 @@ void Tree::clear() {
   root_W = 0;
 }
 
+// A vector's room for n entries: at least n, and when it must grow, at least twice what it had (a search
+// adding chunks to a kept tree would otherwise copy the whole tree at every chunk).
+template <typename V>
+static void grow_to(V& v, size_t n) {
+  if (v.capacity() < n) v.reserve(std::max(n, 2 * v.capacity()));
+}
+
 void Tree::reserve(int readouts) {
-  const size_t n = nodes.size() + static_cast<size_t>(readouts) + 2;
-  const size_t blocks = cN.size() + static_cast<size_t>(A) * (static_cast<size_t>(readouts) + 2);
-  nodes.reserve(n);
-  probs.reserve(probs.size() + static_cast<size_t>(A) * (static_cast<size_t>(readouts) + 2));
-  for (auto* v : {&cN, &cchild}) v->reserve(blocks);
-  if (virtual_loss) cvirt.reserve(blocks);
-  for (auto* v : {&cW, &cprior}) v->reserve(blocks);
-  clegal.reserve(blocks);
-  boards.reserve(boards.size() + static_cast<size_t>(readouts) / kBoardEvery + 2);
+  const size_t r = static_cast<size_t>(readouts) + 2;
+  const size_t blocks = cN.size() + static_cast<size_t>(A) * r;
+  grow_to(nodes, nodes.size() + r);
+  grow_to(probs, probs.size() + static_cast<size_t>(A) * r);
+  grow_to(cN, blocks);
+  grow_to(cchild, blocks);
+  if (virtual_loss) grow_to(cvirt, blocks);
+  grow_to(cW, blocks);
+  grow_to(cprior, blocks);
+  grow_to(clogp, blocks);
+  grow_to(clegal, blocks);
+  grow_to(boards, boards.size() + static_cast<size_t>(readouts) / kBoardEvery + 2);
 }
 
 int32_t Tree::store_board(const Board& b) {
@@ -287,6 +298,7 @@ void Tree::set_root(const Board& board) {
           fresh.cchild.insert(fresh.cchild.end(), A, -1);
           fresh.cW.insert(fresh.cW.end(), cW.begin() + o.block, cW.begin() + o.block + A);
           fresh.cprior.insert(fresh.cprior.end(), cprior.begin() + o.block, cprior.begin() + o.block + A);
+          fresh.clogp.insert(fresh.clogp.end(), clogp.begin() + o.block, clogp.begin() + o.block + A);
           fresh.clegal.insert(fresh.clegal.end(), clegal.begin() + o.block, clegal.begin() + o.block + A);
           for (int a = 0; a < A; ++a)
             if (cchild[o.block + a] >= 0) queue.push_back({cchild[o.block + a], x});
@@ -299,6 +311,7 @@ void Tree::set_root(const Board& board) {
       std::swap(cchild, fresh.cchild);
       std::swap(cW, fresh.cW);
       std::swap(cprior, fresh.cprior);
+      std::swap(clogp, fresh.clogp);
       std::swap(clegal, fresh.clegal);
       std::swap(boards, fresh.boards);
       std::swap(free_boards, fresh.free_boards);
@@ -378,6 +391,12 @@ void Tree::build(int x) {
   } else {
     for (int a = 0; a < A; ++a) prior[a] = legal[a] ? 1.0 / n_legal : 0.0;
   }
+  clogp.resize(cprior.size());
+  refresh_log_prior(b);
+}
+
+void Tree::refresh_log_prior(int b) {
+  for (int a = 0; a < A; ++a) clogp[b + a] = cprior[b + a] > 0 ? std::log(cprior[b + a]) : -1e9;
 }
 
 void Tree::ensure_built(int x) {
@@ -460,6 +479,7 @@ void Tree::backup(int leaf, double value_black, bool undo_virtual_loss) {
 void Tree::set_prior(int x, const double* prior) {
   const int b = nodes[x].block;
   for (int a = 0; a < A; ++a) cprior[b + a] = prior[a];
+  refresh_log_prior(b);
 }
 
 void Tree::apply_dirichlet(Rng& rng) {
@@ -519,15 +539,17 @@ void Tree::root_visits(int32_t* out) const {
 void Tree::improved_policy(int x, double* out) const {
   const int b = nodes[x].block;
   const int to_play = nodes[x].to_play;
-  std::vector<double> q(A);
+  thread_local std::vector<double> q;
+  q.resize(A);
   for (int a = 0; a < A; ++a) q[a] = cN[b + a] > 0 ? cW[b + a] / cN[b + a] * to_play : 0.0;
   gumbel_improved_policy(A, cprior.data() + b, cN.data() + b, q.data(), clegal.data() + b, nodes[x].value,
-                         s->gumbel_c_visit, s->gumbel_c_scale, out);
+                         s->gumbel_c_visit, s->gumbel_c_scale, out, clogp.data() + b);
 }
 
 int Tree::select_child_gumbel(int x) const {
   // deterministic non-root selection: argmax_a pi'(a) - N(a) / (1 + sum_b N(b))
-  std::vector<double> pi(A);
+  thread_local std::vector<double> pi;
+  pi.resize(A);
   improved_policy(x, pi.data());
   const int b = nodes[x].block;
   double sum_n = 0;

@@ -48,7 +48,7 @@ double numpy_sum(const double* a, int n);
 // to move; raw_value: the network's value of the node, same view. With no visits it equals the prior.
 void gumbel_improved_policy(int A, const double* prior, const int32_t* N, const double* q_mover,
                             const uint8_t* legal, double raw_value, double c_visit, double c_scale,
-                            double* out);
+                            double* out, const double* log_prior = nullptr);
 
 // Boards are kept at the root and at every kBoardEvery-th level of the built nodes; any other node's board is
 // replayed from its nearest ancestor keeping one (at most kBoardEvery - 1 moves) when the search needs it.
@@ -87,6 +87,7 @@ class Tree {
   std::vector<int32_t> cN, cvirt, cchild;
   std::vector<int32_t> no_virtual;  // A zeros: the virtual losses of a tree without cvirt
   std::vector<double> cW, cprior;
+  std::vector<double> clogp;  // log of cprior (-1e9 where 0), for Gumbel's improved policy at every level
   std::vector<uint8_t> clegal;
   std::vector<float> probs;  // the network's policy of expanded nodes without a block yet (A floats each)
   std::vector<int32_t> free_probs;
@@ -119,6 +120,7 @@ class Tree {
   void add_virtual_loss(int leaf);
   void backup(int leaf, double value_black, bool undo_virtual_loss);
   void set_prior(int x, const double* prior);
+  void refresh_log_prior(int b);  // clogp of block b from cprior
   void apply_dirichlet(Rng& rng);
   void restore_root_prior();
   int pick_move_puct(Rng& rng) const;

@@ -81,8 +81,11 @@ static void gpool_bias(const FusedGpool& g, int N, int F, int64_t nb, float* r) 
 }
 
 // Runs images [b0, b1) of the batch through the whole network on the calling core.
+// ownership (B, N*N) and score (B,), where not null (and the net has the auxiliary heads): the ownership
+// head's logits per point (a 1x1 convolution of the trunk output) and the score head's output (margin / N*N),
+// both from the view of the player to move, as DualNet.forward_all computes them.
 static void fused_run_chunk(const FusedNetCore& net, const void* input, bool is_u8, int64_t b0, int64_t b1,
-                            bool softmax, float* policy, float* value) {
+                            bool softmax, float* policy, float* value, float* ownership, float* score) {
   const int N = net.N, HW = N * N, P = net.planes, F = net.filters;
   const int64_t nb = b1 - b0, npix = nb * HW;
   if (nb <= 0) return;
@@ -155,15 +158,31 @@ static void fused_run_chunk(const FusedNetCore& net, const void* input, bool is_
     double v = net.value_b2;
     for (int i = 0; i < net.fc; ++i) v += static_cast<double>(std::max(hidden[i], 0.f)) * net.value_w2[i];
     value[b0 + b] = static_cast<float>(det_tanh(v));
+    if (!net.has_aux) continue;
+    if (ownership != nullptr) {
+      float* own = ownership + (b0 + b) * HW;
+      for (int q = 0; q < HW; ++q) {
+        double s = net.own_b;
+        const float* hq = hb + static_cast<int64_t>(q) * F;
+        for (int c = 0; c < F; ++c) s += static_cast<double>(hq[c]) * net.own_w[c];
+        own[q] = static_cast<float>(s);
+      }
+    }
+    if (score != nullptr) {
+      double s = net.score_b;
+      for (int i = 0; i < net.fc; ++i) s += static_cast<double>(std::max(hidden[i], 0.f)) * net.score_w[i];
+      score[b0 + b] = static_cast<float>(s);
+    }
   }
 }
 
 // Runs images [b0, b1) through the network in chunks whose activations (3 buffers) stay in L2 (each image is
 // computed alone: the chunking changes no result).
 static void fused_run_images(const FusedNetCore& net, const void* input, bool is_u8, int64_t b0, int64_t b1,
-                             bool softmax, float* policy, float* value) {
+                             bool softmax, float* policy, float* value, float* ownership, float* score) {
   const int64_t per_image = static_cast<int64_t>(net.N) * net.N * std::max(net.filters, net.planes);
   const int64_t chunk = std::max<int64_t>(1, kFusedChunkFloats / per_image);
   for (int64_t c0 = b0; c0 < b1; c0 += chunk)
-    fused_run_chunk(net, input, is_u8, c0, std::min(b1, c0 + chunk), softmax, policy, value);
+    fused_run_chunk(net, input, is_u8, c0, std::min(b1, c0 + chunk), softmax, policy, value, ownership,
+                    score);
 }

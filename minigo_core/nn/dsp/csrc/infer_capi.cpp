@@ -101,6 +101,39 @@ MG_API int mg_fused_run(const void* handle, const void* x, int is_u8, int B, int
   }
 }
 
+MG_API int mg_fused_set_aux(void* handle, const float* own_w, float own_b, const float* score_w,
+                            float score_b, char* err, int errlen) {
+  auto* n = static_cast<mgdsp::FusedNetCore*>(handle);
+  if (n == nullptr || own_w == nullptr || score_w == nullptr) {
+    set_error(err, errlen, "bad auxiliary heads (no engine or no weights)");
+    return -1;
+  }
+  try {
+    n->own_w = copy_of(own_w, static_cast<size_t>(n->filters));
+    n->score_w = copy_of(score_w, static_cast<size_t>(n->fc));
+    n->own_b = own_b;
+    n->score_b = score_b;
+    n->has_aux = true;
+    return 0;
+  } catch (const std::bad_alloc&) {
+    set_error(err, errlen, "out of memory building the inference engine");
+  }
+  return -1;
+}
+
+MG_API int mg_fused_run_aux(const void* handle, const void* x, int is_u8, int B, int softmax, float* policy,
+                            float* value, float* ownership, float* score) {
+  const auto* n = static_cast<const mgdsp::FusedNetCore*>(handle);
+  if (n == nullptr || x == nullptr || B < 0) return -1;
+  if (!n->has_aux && (ownership != nullptr || score != nullptr)) return -1;
+  try {
+    n->run(x, is_u8 != 0, B, softmax != 0, policy, value, ownership, score);
+    return 0;
+  } catch (...) {
+    return -1;
+  }
+}
+
 MG_API void mg_fused_destroy(void* handle) { delete static_cast<mgdsp::FusedNetCore*>(handle); }
 
 MG_API void mg_set_num_threads(int n) { mgdsp::set_num_threads(n); }

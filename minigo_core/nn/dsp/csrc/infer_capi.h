@@ -27,6 +27,16 @@ MG_API void* mg_fused_create(int N, int planes, int filters, int blocks, int fc,
 // Returns 0, or -1 with a message in err.
 MG_API int mg_fused_set_gpool(void* handle, int block, int c, const float* wt, const float* b, char* err,
                               int errlen);
+// Gives the engine the auxiliary heads (KataGo's ownership and score): the ownership 1x1 convolution own_w
+// (filters) and bias own_b, the score layer score_w (fc, on the value head's hidden layer after ReLU) and
+// score_b. Returns 0, or -1 with a message in err.
+MG_API int mg_fused_set_aux(void* handle, const float* own_w, float own_b, const float* score_w,
+                            float score_b, char* err, int errlen);
+// mg_fused_run, and (where not null) the ownership logits (B, N*N, the mover's point where positive) and the
+// score head's output (B,: the final margin / N*N, the mover's view). Returns 0, or -1 on failure or when
+// ownership or score is asked of an engine without the auxiliary heads.
+MG_API int mg_fused_run_aux(const void* handle, const void* x, int is_u8, int B, int softmax, float* policy,
+                            float* value, float* ownership, float* score);
 // x: (B, planes, N, N) NCHW contiguous, uint8 (is_u8) or float32. Writes policy (B, N*N+1) (probabilities if
 // softmax, else logits) and value (B,). Returns 0, or -1 on failure.
 MG_API int mg_fused_run(const void* handle, const void* x, int is_u8, int B, int softmax, float* policy,

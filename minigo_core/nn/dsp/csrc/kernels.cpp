@@ -566,16 +566,16 @@ double measure_peak_gflops(double seconds) {
 }
 
 // ===========================================================================================================
-void FusedNetCore::run(const void* input, bool is_u8, int B, bool softmax, float* policy,
-                       float* value) const {
+void FusedNetCore::run(const void* input, bool is_u8, int B, bool softmax, float* policy, float* value,
+                       float* ownership, float* score) const {
   const int cores = num_threads();
   if (B == 1 || cores == 1) {  // no wake-up of other cores for a single position
-    MG_DISPATCH(fused_run_images, *this, input, is_u8, 0, B, softmax, policy, value);
+    MG_DISPATCH(fused_run_images, *this, input, is_u8, 0, B, softmax, policy, value, ownership, score);
     return;
   }
   parallel([&](int i) {  // each core runs its share of the batch through the whole network
     auto [b0, b1] = share(B, cores, i);
-    MG_DISPATCH(fused_run_images, *this, input, is_u8, b0, b1, softmax, policy, value);
+    MG_DISPATCH(fused_run_images, *this, input, is_u8, b0, b1, softmax, policy, value, ownership, score);
   });
 }
 

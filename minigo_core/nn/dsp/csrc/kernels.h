@@ -187,9 +187,15 @@ struct FusedNetCore {
   std::vector<float> value_w1t, value_b1;  // (N*N, fc), (fc)
   std::vector<float> value_w2;             // (fc)
   float value_b2 = 0.f;
+  // the auxiliary heads (mg_fused_set_aux): ownership 1x1 conv (filters) + bias, score dense (fc) + bias
+  bool has_aux = false;
+  std::vector<float> own_w, score_w;
+  float own_b = 0.f, score_b = 0.f;
   // input: NCHW (B, planes, N, N), uint8 (is_u8) or float32; writes policy (B, N*N+1) (softmax probabilities
-  // if softmax else logits) and value (B,).
-  void run(const void* input, bool is_u8, int B, bool softmax, float* policy, float* value) const;
+  // if softmax else logits) and value (B,); with the auxiliary heads, where not null, the ownership logits
+  // (B, N*N) and the score head's output (B,) (fused_impl.h).
+  void run(const void* input, bool is_u8, int B, bool softmax, float* policy, float* value,
+           float* ownership = nullptr, float* score = nullptr) const;
 };
 
 }  // namespace mgdsp

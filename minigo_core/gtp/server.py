@@ -19,7 +19,7 @@ for the budget `timecontrol.move_budget` gives from the clock (a model: chunks o
 `readouts` the ceiling); without a clock, by readouts. The engine charges its own clock with each genmove's
 time until the controller's next `time_left` says otherwise.
 
-A model's engine also answers (`gtp_analysis`): lz-analyze, kata-analyze (streamed until the next input line),
+A model's engine also answers (`analysis_commands`): lz-analyze, kata-analyze (streamed until the next input line),
 lz-genmove_analyze, kata-genmove_analyze, kgs-genmove_cleanup, gogui-analyze_commands, minigo-ownership,
 minigo-policy. User's guide: docs/GTP.md.
 """
@@ -33,6 +33,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from typing import IO, Any
 
 from minigo_core import __version__
@@ -40,9 +41,9 @@ from minigo_core.base.config import load_config
 from minigo_core.data import storage
 from minigo_core.game import coords, go, sgf
 from minigo_core.game.result import result_string
+from minigo_core.gtp.analysis_commands import AnalysisCommands
+from minigo_core.gtp.protocol import GTPFailure, RawResponse
 from minigo_core.nn.modelfile import digest as model_digest
-from minigo_core.search.gtp_analysis import AnalysisCommands
-from minigo_core.search.gtp_protocol import GTPFailure, RawResponse
 from minigo_core.search.players import RESIGN, ModelPlayer, Player, SearchSettings, load_network
 from minigo_core.search.timecontrol import Clock, TimeSettings, TimeSettingsError, move_budget
 
@@ -427,18 +428,17 @@ class GTPEngine:
 
 def build_model_engine(
     model_url: str,
-    readouts: int,
-    backend: str,
-    threads: int,
-    config: str | None,
-    komi: float | None,
-    resign_threshold: float | None,
-    move_time: float | None = None,
-    max_readouts: int | None = None,
+    search: SearchSettings,
+    *,
+    backend: str = "dsp",
+    threads: int = 1,
+    config: str | None = None,
+    komi: float | None = None,
 ) -> GTPEngine:
-    """A GTP engine playing `model_url` with MCTS (the best move, no noise, no softpick): `readouts` a move
-    without a clock; with one (or `move_time`, seconds a move: the clock's budget, when shorter, wins) the
-    search runs until the budget, `max_readouts` (None: `readouts`) the ceiling."""
+    """A GTP engine playing `model_url` with `search` (the best move, no noise, no softpick): its readouts a
+    move without a clock; with one (or `search.move_time`, seconds a move: the clock's budget, when shorter,
+    wins) the search runs until the budget, `search.max_readouts` the ceiling. `config`: the run config whose
+    search settings, komi and resign threshold the engine starts from."""
 
     run_cfg = None
     if config:
@@ -450,18 +450,10 @@ def build_model_engine(
         raise ValueError(
             f"model {model_url} plays {size}x{size} but config {config} has board_size {run_cfg.board_size}"
         )
-    threshold = resign_threshold
-    if threshold is None:
-        threshold = run_cfg.selfplay.resign_threshold if run_cfg is not None else -0.9
-    search = SearchSettings(
-        readouts=readouts,
-        softpick_moves=0,
-        resign_threshold=threshold,
-        move_time=move_time,
-        max_readouts=max_readouts,
-    )
+    readouts = search.readouts
     name = os.path.basename(model_url)
-    player = ModelPlayer(net, search, name=name, run_cfg=run_cfg, engine_name=engine_name)
+    player = ModelPlayer(net, replace(search, softpick_moves=0), name=name, run_cfg=run_cfg,
+                         engine_name=engine_name)  # fmt: skip
     digest = model_digest(model_url)[:12]
     default_komi = run_cfg.komi if run_cfg is not None else 7.5
     return GTPEngine(

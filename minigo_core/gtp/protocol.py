@@ -1,5 +1,5 @@
-"""What a GTP command handler may raise or return, shared by the engine (`gtp_engine`) and its command sets
-(`gtp_analysis`)."""
+"""What a GTP command handler may raise or return, shared by the engine (`gtp.server`) and its command sets
+(`gtp.analysis_commands`)."""
 
 from __future__ import annotations
 

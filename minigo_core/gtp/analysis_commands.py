@@ -1,4 +1,4 @@
-"""The GTP commands of GUI analysis and of Go servers, for a model's engine (`gtp_engine.GTPEngine`).
+"""The GTP commands of GUI analysis and of Go servers, for a model's engine (`server.GTPEngine`).
 
 - `lz-analyze`, `kata-analyze`: `=` at once, then a line of `info ...` every interval (`analysis_format`),
   searched in a background thread (`analysis.Ponder`) until the next input line, which ends the answer with
@@ -17,10 +17,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from minigo_core.base.config import SelfplaySettings
 from minigo_core.game import coords, go
-from minigo_core.search.analysis import Analysis, Ponder, cleanup_move
-from minigo_core.search.analysis_format import (
+from minigo_core.gtp.analysis_format import (
     AnalyzeArgsError,
     AnalyzeRequest,
     gfx_heat_map,
@@ -29,7 +27,8 @@ from minigo_core.search.analysis_format import (
     lz_line,
     parse_analyze_args,
 )
-from minigo_core.search.gtp_protocol import GTPFailure, RawResponse
+from minigo_core.gtp.protocol import GTPFailure, RawResponse
+from minigo_core.search.analysis import Analysis, Ponder, cleanup_move
 from minigo_core.search.players import RESIGN, ModelPlayer
 
 GOGUI_ANALYZE_COMMANDS = "gfx/Ownership/minigo-ownership\ngfx/Policy heat map/minigo-policy"
@@ -62,11 +61,7 @@ class AnalysisCommands:
         e = self.engine
         key = (e.board_size, e.komi, e.game_seed)
         if self._analysis is None or self._key != key:
-            base = self.player.run_cfg.selfplay if self.player.run_cfg is not None else SelfplaySettings()
-            self._analysis, self._key = (
-                Analysis(self.player.net, base, e.board_size, e.komi, e.game_seed),
-                key,
-            )
+            self._analysis, self._key = Analysis(self.player, e.board_size, e.komi, e.game_seed), key
         return self._analysis
 
     def _request(self, args: list[str]) -> tuple[AnalyzeRequest, go.Position]:
@@ -79,13 +74,12 @@ class AnalysisCommands:
         return request, self.engine._with_to_play(colour)
 
     def _line(self, analysis: Analysis, request: AnalyzeRequest, style: str) -> str:
-        moves = analysis.moves(request.minmoves, request.maxmoves)
+        shown = analysis.report(request.minmoves, request.maxmoves)
         n = self.engine.board_size
         if style == "lz":
-            return lz_line(moves, n) + "\n"
-        assert analysis.root is not None
-        own = analysis.ownership() * analysis.root.to_play if request.ownership else None
-        return kata_line(moves, n, own) + "\n"
+            return lz_line(shown.moves, n) + "\n"
+        own = shown.ownership * shown.to_play if request.ownership and shown.ownership is not None else None
+        return kata_line(shown.moves, n, own) + "\n"
 
     def analyze(self, args: list[str], style: str) -> str:
         request, position = self._request(args)

@@ -1,0 +1,93 @@
+"""GUI analysis speed: `python -m minigo_core.bench analysis [--model M] [--seconds S] [--moves K]`.
+
+What `lz-analyze` runs (`search.analysis.Ponder` for S seconds on one position) on the compiled searcher, the
+search `genmove` plays, against the baseline measured in the same run: the reference search (`mcts.py`, the
+same network through the fused inference engine), which analysis ran before. Prints the root visits a second
+of each and their ratio, the tree's nodes, the CPU and the model. Without `--model`, a random net of the
+default config's shape (`config.yaml`); the position: K moves of a fixed random opening (seed 7).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from minigo_core.base.config import load_config
+from minigo_core.base.machine import cpu_model
+from minigo_core.base.project_files import project_dir
+from minigo_core.game import go
+from minigo_core.search.analysis import Analysis, Ponder
+from minigo_core.search.players import ModelPlayer, SearchSettings, load_network
+
+
+def opening(board_size: int, moves: int, seed: int = 7) -> go.Position:
+    """`moves` random legal moves (not filling the mover's own eyes, no pass) from the empty board."""
+    rng = np.random.default_rng(seed)
+    position = go.Position(board_size)
+    for _ in range(moves):
+        legal = position.all_legal_moves()[:-1] & ~position.eyeish(position.to_play).ravel()
+        choices = np.flatnonzero(legal)
+        if len(choices) == 0:
+            break
+        position = position.play_move(divmod(int(rng.choice(choices)), board_size))
+    return position
+
+
+def ponder_rate(player: ModelPlayer, position: go.Position, seconds: float) -> tuple[float, int, int]:
+    """Root visits a second of `seconds` of pondering (as lz-analyze does), the root's visits and the tree's
+    nodes at the end."""
+    analysis = Analysis(player, position.board_size, position.komi, seed=1)
+    analysis.start(position)
+    before, start = analysis.visits, time.perf_counter()
+    ponder = Ponder(analysis, 0.0, lambda: None)
+    ponder.start()
+    time.sleep(seconds)
+    ponder.stop()
+    took = time.perf_counter() - start
+    return (analysis.visits - before) / took, analysis.visits, analysis.tree_nodes
+
+
+def _default_model(folder: Path) -> str:
+    from minigo_core.nn.model import ModelConfig, random_model, save_model  # lazy: torch only without --model
+
+    cfg = ModelConfig.from_run(load_config(str(project_dir() / "config.yaml")))
+    path = folder / "random.safetensors"
+    save_model(str(path), random_model(cfg, 1), {"generation": 0, "kind": "random initialisation"})
+    return str(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m minigo_core.bench analysis", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("--model", help="model file (default: a random net of config.yaml's shape)")
+    p.add_argument("--seconds", type=float, default=5.0, help="seconds of pondering per search (default 5)")
+    p.add_argument("--moves", type=int, default=10, help="moves of the fixed opening before the position")
+    p.add_argument("--threads", type=int, default=1, help="DSP cores of the network (default 1)")
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        model = args.model or _default_model(Path(tmp))
+        run_cfg = load_config(str(project_dir() / "config.yaml"))
+        rates = {}
+        for engine_name in ("python", "compiled"):
+            net = load_network(model, "dsp", args.threads, engine_name)
+            player = ModelPlayer(net, SearchSettings(readouts=run_cfg.evaluate.readouts), "model", run_cfg,
+                                 engine_name)  # fmt: skip
+            player.new_game(net.cfg.board_size, run_cfg.komi, 1)
+            position = opening(net.cfg.board_size, args.moves)
+            rates[engine_name] = ponder_rate(player, position, args.seconds)
+            shape = f"{net.cfg.blocks}x{net.cfg.filters}, {net.cfg.board_size}x{net.cfg.board_size}"
+    print(f"CPU: {cpu_model()}; model: {args.model or 'random'} ({shape}); {args.seconds:g} s of pondering each, "
+          f"{args.threads} DSP core(s), search {run_cfg.selfplay.search}")  # fmt: skip
+    for name, label in (
+        ("python", "reference search (mcts.py), the baseline"),
+        ("compiled", "compiled searcher"),
+    ):
+        rate, visits, nodes = rates[name]
+        print(f"  {label:<42} {rate:>9,.0f} root visits/s   root {visits:>7,} visits, tree {nodes:>7,} nodes")
+    print(f"  ratio compiled / reference: {rates['compiled'][0] / max(rates['python'][0], 1e-9):.1f}x")
+    return 0

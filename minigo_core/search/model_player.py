@@ -1,0 +1,244 @@
+"""A model as a player: a network with MCTS (the compiled searcher, or the reference search), fixed readouts
+or a time budget a move, no root noise, seeded softpick; its search settings (`SearchSettings`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from minigo_core.base.config import RunConfig, SelfplaySettings
+from minigo_core.game import coords, go
+from minigo_core.search import engine, mcts, timed_search
+from minigo_core.search.player_base import RESIGN, Player, PlayerError
+
+
+@dataclass
+class SearchSettings:
+    """How a model player searches: fixed readouts, no root noise, softpick for the first moves, resign."""
+
+    readouts: int = 32
+    softpick_moves: int = 0  # moves (counted from the start of the game) chosen in proportion to visits
+    resign_threshold: float = -0.9  # resign when the root value, from the mover's view, is below this
+    move_time: float | None = None  # seconds a move may search (None: by readouts)
+    max_readouts: int | None = None  # the ceiling of a timed search (None: `readouts`)
+    chunk_readouts: int = 8  # a timed search reads the clock after every chunk of this many readouts
+    # the root search and the leaves a tree sends to the network at once (virtual loss when > 1); None: the
+    # run config's selfplay.search and selfplay.parallel_readouts. GUI play and analysis (`minigo gtp`,
+    # `minigo analysis`) default to PUCT with 8 leaves a batch (docs/GTP.md says why).
+    root: str | None = None
+    parallel_readouts: int | None = None
+
+
+class ModelPlayer(Player):
+    """A network with MCTS: no root noise, fixed readouts, seeded softpick.
+
+    `engine_name` "compiled": the compiled engine's search (`engine.Searcher`, `net` loaded with
+    `engine.load_network`); "python": the reference `mcts.MCTSPlayer`. A position the engine cannot reach by
+    replaying `position.recent` from the empty board (set-up stones) is searched by the reference.
+
+    Every move is a full search of `readouts` readouts, or, with a time budget (`genmove_within`, or
+    `search.move_time`), growing chunks of readouts on the kept tree until the budget or `max_readouts` (else
+    `readouts`) (`timed_search.search_for`); before move `softpick_moves` the move is drawn in proportion
+    to visits (seeded per game, so E games are E different games), after it the most visited move.
+    It resigns when the root value from its own view is below `resign_threshold` (-1 never resigns).
+    """
+
+    def __init__(
+        self,
+        net: Any,
+        search: SearchSettings,
+        name: str = "model",
+        run_cfg: Any = None,
+        engine_name: str = "python",
+    ) -> None:
+        self.net = net
+        self.search = search
+        self.name = name
+        self.run_cfg = run_cfg
+        self.engine_name = engine_name
+        self.board_size = int(net.cfg.board_size)
+        self._rng = np.random.default_rng(0)
+        self._seed = 0
+        self._mcts: Any = None
+        self._replayed: go.Position | None = None  # the compiled search's position, replayed from moves
+        self.searched, self.timed = 0, [0, 0]  # readouts searched; moves by a time budget and their readouts
+        # per move searched by a time budget: the root's visits and the tree's nodes when it stopped (what the
+        # search holds, not what was asked for: a tree kept across chunks and moves holds more)
+        self.timed_root_visits: list[int] = []
+        self.timed_tree_nodes: list[int] = []
+
+    def new_game(self, board_size: int, komi: float, seed: int) -> None:
+        if board_size != self.board_size:
+            raise PlayerError(
+                f"model {self.name} plays {self.board_size}x{self.board_size}, not {board_size}x{board_size}"
+            )
+        self._rng = np.random.default_rng(seed)
+        self._seed = int(seed)
+        self._mcts = None
+        self._replayed = None
+
+    def _selfplay_base(self) -> SelfplaySettings:
+        """The run config's search settings with this player's root search and batch, where it sets them."""
+        base = self.run_cfg.selfplay if self.run_cfg is not None else SelfplaySettings()
+        if self.search.root is not None:
+            base = replace(base, search=self.search.root)
+        if self.search.parallel_readouts is not None:
+            base = replace(base, parallel_readouts=max(1, int(self.search.parallel_readouts)))
+        return base
+
+    def new_search(self, komi: float, engine_name: str | None = None, seed: int | None = None) -> Any:
+        """A search of this player's (its settings; `engine_name` default the player's): an `engine.Searcher`
+        (compiled) or an `mcts.MCTSPlayer` (python), seeded with `seed` (default the game's)."""
+        if seed is not None and seed != self._seed:
+            saved = self._seed, self._rng
+            self._seed, self._rng = int(seed), np.random.default_rng(seed)
+            try:
+                return self._new_search(komi, engine_name or self.engine_name)
+            finally:
+                self._seed, self._rng = saved
+        return self._new_search(komi, engine_name or self.engine_name)
+
+    def _new_search(self, komi: float, engine_name: str) -> Any:
+        settings = mcts.settings_for_evaluation(self._selfplay_base(), max(1, int(self.search.readouts)))
+        if engine_name == "compiled":
+            run_cfg = self.run_cfg or RunConfig(board_size=self.board_size, komi=komi)
+            compiled = engine.settings_for(
+                run_cfg,
+                self.net.cfg.feature_set,
+                selfplay=settings,
+                softpick_moves=self.search.softpick_moves,
+            )
+            return engine.Searcher(self.net, compiled, board_size=self.board_size, komi=komi, seed=self._seed)
+        return mcts.MCTSPlayer(
+            self.net,
+            settings,
+            self.board_size,
+            komi,
+            self._rng,
+            feature_set=self.net.cfg.feature_set,
+            softpick_moves=self.search.softpick_moves,
+        )
+
+    def genmove(self, position: go.Position) -> coords.Move | str:
+        return self.genmove_within(position, None)
+
+    def genmove_within(self, position: go.Position, seconds: float | None) -> coords.Move | str:
+        if position.board_size != self.board_size:
+            raise PlayerError(
+                f"model {self.name} plays {self.board_size}x{self.board_size}, "
+                f"not {position.board_size}x{position.board_size}"
+            )
+        if position.is_game_over() or position.n >= 2 * self.board_size**2:
+            return None  # nothing left to search: the game is over
+        times = [t for t in (seconds, self.search.move_time) if t is not None]
+        step = self._search_step(position)
+        if not times:
+            move, value = step(max(1, int(self.search.readouts)))
+        else:
+            ceiling = max(1, int(self.search.max_readouts or self.search.readouts))
+            before = self.searched
+            move, value = timed_search.search_for(step, min(times), ceiling, self.timed_chunk())
+            self.timed = [self.timed[0] + 1, self.timed[1] + self.searched - before]
+            self._record_tree()
+        self.last_value = value
+        return RESIGN if value < self.search.resign_threshold else move
+
+    def _record_tree(self) -> None:
+        """The root's visits and the tree's nodes after a timed move (`timed_root_visits`,
+        `timed_tree_nodes`)."""
+        if isinstance(self._mcts, engine.Searcher):
+            stats = self._mcts.root_stats()
+            visits, nodes = stats.root_visits, stats.tree_nodes
+        elif isinstance(self._mcts, mcts.MCTSPlayer) and self._mcts.root is not None:
+            root = self._mcts.root
+            visits = int(root.child_N.sum()) if root.child_N is not None else 0
+            nodes = mcts.count_nodes(root)
+        else:
+            return
+        self.timed_root_visits.append(int(visits))
+        self.timed_tree_nodes.append(int(nodes))
+
+    def timed_chunk(self) -> int:
+        """Readouts of a timed search's first chunk (Gumbel: at least its considered moves, so that chunk's
+        sequential halving looks at all of them)."""
+        base = self._selfplay_base()
+        considered = base.gumbel_considered if base.search == "gumbel" else 1
+        return max(1, int(self.search.chunk_readouts), int(considered))
+
+    def _search_step(self, position: go.Position) -> Callable[[int], tuple[coords.Move, float]]:
+        """One call of the search on `position` with n readouts, added to the kept tree: (move, root value).
+
+        A position with set-up stones (not reached by moves from the empty board) is searched by the reference
+        search until the next game."""
+        if self._mcts is None:
+            self._mcts = self._new_search(position.komi, self.engine_name)
+        if isinstance(self._mcts, engine.Searcher):
+            moves = self.moves_from_start(position)
+            if moves is not None:
+                searcher = self._mcts
+
+                def compiled(n: int) -> tuple[coords.Move, float]:
+                    self.searched += n
+                    searcher.set_readouts(n)
+                    outcome = searcher.search(moves, full_search=True, noise=False)
+                    return coords.from_flat(outcome.move, self.board_size), float(outcome.root_value)
+
+                return compiled
+            self._mcts = self._new_search(position.komi, "python")
+        reference = self._mcts
+
+        def python(n: int) -> tuple[coords.Move, float]:
+            self.searched += n
+            reference.settings = mcts.settings_for_evaluation(reference.settings, n)
+            result = reference.search(position, full_search=True, noise=False)
+            return result.move, float(result.root_value)
+
+        return python
+
+    def moves_from_start(self, position: go.Position) -> list[int] | None:
+        """The flat moves that lead from the empty board to `position`, or None if none do (set-up stones).
+
+        Checked by replaying them (incrementally across a game's calls) and comparing the boards."""
+        n = self.board_size
+        recent = [getattr(m, "move", m) for m in position.recent]
+        if position.n != len(recent):
+            return None
+        replayed = self._replayed
+        if (
+            replayed is None
+            or replayed.n > len(recent)
+            or tuple(replayed.recent) != tuple(recent[: replayed.n])
+        ):
+            replayed = go.Position(n, position.komi)
+        try:
+            for move in recent[replayed.n :]:
+                replayed = replayed.play_move(move)
+        except go.IllegalMove:
+            return None
+        if not np.array_equal(replayed.board, position.board) or replayed.to_play != position.to_play:
+            return None
+        self._replayed = replayed
+        return [n * n if m is None else coords.to_flat(m, n) for m in recent]
+
+    def info(self) -> dict:
+        out: dict[str, Any] = {
+            "readouts": self.search.readouts,
+            "softpick_moves": self.search.softpick_moves,
+            "resign_threshold": self.search.resign_threshold,
+            "model": self.net.cfg.to_dict(),
+        }
+        if self.search.move_time is not None:  # searched by a time budget: its floor, ceiling and readouts
+            out["move_time"], out["first_chunk_readouts"] = self.search.move_time, self.timed_chunk()
+            out["max_readouts"] = max(1, int(self.search.max_readouts or self.search.readouts))
+            if self.timed[0]:
+                out["mean_readouts_per_move"] = round(self.timed[1] / self.timed[0], 1)
+            if self.timed_root_visits:
+                out["mean_root_visits_per_move"] = round(float(np.mean(self.timed_root_visits)), 1)
+                out["mean_tree_nodes_per_move"] = round(float(np.mean(self.timed_tree_nodes)), 1)
+        prov = getattr(self.net, "provenance", None)
+        if prov:
+            out["provenance"] = prov
+        return out
