@@ -19,9 +19,10 @@ CONFIG ?= config.yaml
 setup: system-deps $(STAMP) pachi
 
 # Debian packages, each installed only by the targets that use it (workflow/scripts/install_system_deps.sh
-# PURPOSE...): GNU Go (opponent, ladder rungs, referee: run and tests), Slurm + munge (tests/cluster),
-# clang-format (the C++ style check of `make lint`). Without root or a working sudo it names what is missing
-# with the command that installs it and goes on. A plain `make setup` installs none of them.
+# PURPOSE...): GNU Go (opponent, ladder rungs, referee: run and tests), Chromium (tests: the HTML report
+# rendered headless), Slurm + munge (tests/cluster), clang-format (the C++ style check of `make lint`).
+# Without root or a working sudo it names what is missing with the command that installs it and goes on. A
+# plain `make setup` installs none of them.
 SYSTEM_DEPS ?=
 run: SYSTEM_DEPS = run
 test: SYSTEM_DEPS = test cluster lint

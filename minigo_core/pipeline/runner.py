@@ -44,7 +44,7 @@ from minigo_core.base.command import Command
 from minigo_core.base.config import ConfigError, RunConfig, from_dict
 from minigo_core.data import layout
 from minigo_core.pipeline import budget, run_lock
-from minigo_core.pipeline.plan import DEFAULT_MAX_JOBS, plan
+from minigo_core.pipeline.plan import DEFAULT_MAX_JOBS, default_report_generation, plan
 from minigo_core.pipeline.workflow import split_workflow_keys, without_unavailable_opponents
 from minigo_core.report import status
 from minigo_core.report.progress import MODES, SHOWN, ProgressDisplay, RunProgress
@@ -245,16 +245,31 @@ def run_until_done(
     return 0, cfg
 
 
+def with_config(cmd: list[str], *items: str) -> list[str]:
+    """`cmd` with Snakemake `--config` KEY=VALUE `items` added. Snakemake keeps only the last `--config`
+    option's values, so they join the last one there is (with the user's or the budget's keys)."""
+    flags = [i for i, arg in enumerate(cmd) if arg in ("--config", "-C")]
+    if not flags:
+        return [*cmd, "--config", *items]
+    at = flags[-1] + 1
+    return [*cmd[:at], *items, *cmd[at:]]
+
+
+def report_command(cmd: list[str], cfg: RunConfig) -> list[str]:
+    """The Snakemake command that writes the run's HTML report: `cmd` with one finished generation's jobs
+    in its DAG (config key `report_generation`, `plan.default_report_generation`), so that the report's
+    rule graph draws a whole generation beside the summary rules; a finished run's plan holds only these."""
+    report = layout.summary_path(cfg.root, layout.REPORT_FILE)
+    shown = f"report_generation={default_report_generation(cfg)}"
+    return [*with_config(cmd, shown), "--report", str(report)]
+
+
 def write_report(cmd: list[str], cfg: RunConfig) -> None:
-    report = Path(layout.summary_path(cfg.root, layout.REPORT_FILE))
-    code = subprocess.run(
-        [*cmd, "--report", str(report)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    ).returncode
+    report_cmd = report_command(cmd, cfg)
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    code = subprocess.run(report_cmd, cwd=REPO, **quiet).returncode
     if code != 0:
-        print(
-            f"minigo run: the HTML report failed (exit {code}); "
-            f"run {' '.join(cmd)} --report {layout.REPORT_FILE}"
-        )
+        print(f"minigo run: the HTML report failed (exit {code}); run {shlex.join(report_cmd)}")
 
 
 def run(args: argparse.Namespace) -> int:

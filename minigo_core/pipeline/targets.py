@@ -14,7 +14,9 @@ from minigo_core.pipeline.plan import Plan
 
 def generation_targets(cfg: RunConfig, plan: Plan) -> list[str]:
     """The per-generation files this invocation produces: every output of the planned generations, the
-    late evaluations of older ones and the packed markers of the generations it packs.
+    late evaluations of older ones and the packed markers of the generations it packs; and those of the
+    finished generation shown in the report (`plan.shown`, `plan.shown_packs`: files that exist, asked for
+    so that their complete jobs enter the DAG).
 
     When the plan stops short of the run's last generation, the evaluations of its last generation are left
     to the next invocation (which finds them missing and plans them as late evaluations): they then run
@@ -30,7 +32,9 @@ def generation_targets(cfg: RunConfig, plan: Plan) -> list[str]:
         if defer and g == plan.last:
             outputs = [f for f in outputs if f not in evaluation_files(cfg, g)]
         targets += outputs
-    return targets + [layout.packed_marker_path(root, h) for h in plan.packs]
+    for g in plan.shown:
+        targets += [f for f in generation_outputs(cfg, g) if f not in targets]
+    return targets + [layout.packed_marker_path(root, h) for h in (*plan.packs, *plan.shown_packs)]
 
 
 def summary_inputs(

@@ -63,7 +63,7 @@ __all__ = [
 # games a first rating plays against a rung before it counts for the bracket (the full rating: 10)
 FIRST_RATING_GAMES_PER_RUNG = 4
 # Workflow-only keys (not part of the run config the library sees); settable with --config KEY=VALUE.
-WORKFLOW_KEYS = ("first_generation", "last_generation", "plan_max_jobs")
+WORKFLOW_KEYS = ("first_generation", "last_generation", "plan_max_jobs", "report_generation")
 
 
 def split_workflow_keys(config: dict) -> tuple[dict, dict]:

@@ -495,10 +495,18 @@ SVG_GRAPH = (
 )
 
 
-def chromium(page: Path, *options: str, profile: Path) -> str:
+@pytest.fixture(scope="session")
+def chromium_binary(unavailable) -> str:
+    """Chromium's path; without it the test skips (CI=true: fails), before the tiny run is made for it."""
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    if binary is None:
+        unavailable("Chromium is not installed (workflow/scripts/install_system_deps.sh test installs it)")
+    return binary
+
+
+def chromium(binary: str, page: Path, *options: str, profile: Path) -> str:
     """Headless Chromium's rendering of `page` once its scripts have run (10 s of virtual time): with
     `--dump-dom`, the page's DOM (stdout)."""
-    binary = shutil.which("chromium") or shutil.which("chromium-browser")
     cmd = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
            "--disable-background-networking", "--disable-component-update", "--disable-sync",
            f"--user-data-dir={profile}", "--virtual-time-budget=10000", *options, page.as_uri()]  # fmt: skip
@@ -548,24 +556,26 @@ class RenderedPage(HTMLParser):
 
 
 @pytest.mark.slow
-def test_the_report_draws_a_whole_generation_beside_the_summary_rules(tiny_run, tmp_path, unavailable):
-    if not (shutil.which("chromium") or shutil.which("chromium-browser")):
-        unavailable("Chromium is not installed (workflow/scripts/install_system_deps.sh test installs it)")
+def test_the_report_draws_a_whole_generation_beside_the_summary_rules(chromium_binary, tiny_run, tmp_path):
     cfg, _, _ = tiny_run
     report = Path(layout.summary_path(cfg.root, layout.REPORT_FILE))
+
+    def render(page: Path, *options: str) -> str:
+        return chromium(chromium_binary, page, *options, profile=tmp_path / "profile")
+
     # the report as a person opens it: vega draws the graph (on a canvas) beside the text
-    shot = tmp_path / "report.png"
-    page = RenderedPage(chromium(report, "--dump-dom", profile=tmp_path / "profile"))
-    assert page.canvas, "no graph drawn in the report"
-    chromium(report, "--window-size=1300,1100", f"--screenshot={shot}", profile=tmp_path / "profile")
+    assert RenderedPage(render(report, "--dump-dom")).canvas, "no graph drawn in the report"
+    shot = tmp_path / "report.png"  # not blank (docs/img/report.png is one)
+    render(report, "--window-size=1100,700", f"--screenshot={shot}")
     assert shot.stat().st_size > 10_000, shot
     # the same report with the graph drawn as SVG: its labels are the rules of a whole generation
     html = report.read_text()
     assert '<script id="workflow-desc">' in html, "the report's layout changed: see SVG_GRAPH"
     svg = tmp_path / "report-svg.html"
     svg.write_text(html.replace('<script id="workflow-desc">', SVG_GRAPH + '<script id="workflow-desc">', 1))
-    page = RenderedPage(chromium(svg, "--dump-dom", profile=tmp_path / "profile"))
+    page = RenderedPage(render(svg, "--dump-dom"))
     assert set(page.labels) == GENERATION_RULES | SUMMARY_RULES, page.labels
+    # and the text beside it, in words: "1 data-parallel rank", "2 data-parallel ranks"
     text = " ".join("".join(page.text).split())
     assert "The graph shows the rules of generation 1, which stands for every generation" in text, text[:3000]
     assert "with 2 data-parallel ranks, and plays 4 self-play games in 2 jobs of up to 3 games" in text

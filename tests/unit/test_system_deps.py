@@ -83,7 +83,7 @@ def test_unprivileged_run_names_missing_gnugo_and_goes_on(unprivileged_user, ref
     result = run_script(["run"], env, unprivileged_user)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "sudo apt-get install -y gnugo" in result.stdout
-    assert not re.search(r"slurm|munge|clang-format", result.stdout + result.stderr), result.stdout
+    assert not re.search(r"slurm|munge|clang-format|chromium", result.stdout + result.stderr), result.stdout
     assert "installing" not in result.stdout  # it tried no install
 
 
@@ -91,9 +91,9 @@ def test_unprivileged_test_and_cluster_name_each_package(unprivileged_user, refu
     env = {"PATH": f"{refusing_bin}:{ORDINARY_PATH}", "MINIGO_DEPS_PATH": str(refusing_bin), "HOME": "/"}
     result = run_script(["test", "cluster", "lint"], env, unprivileged_user)
     assert result.returncode == 0, result.stdout + result.stderr
-    for package in ("gnugo", "slurm-wlm", "munge", "clang-format"):
+    for package in ("gnugo", "chromium", "slurm-wlm", "munge", "clang-format"):
         assert f"sudo apt-get install -y {package}" in result.stdout
-    assert "sudo apt-get install -y gnugo slurm-wlm munge clang-format" in result.stdout
+    assert "sudo apt-get install -y gnugo chromium slurm-wlm munge clang-format" in result.stdout
 
 
 def test_unprivileged_without_sudo_at_all(unprivileged_user):

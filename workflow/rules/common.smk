@@ -47,17 +47,20 @@ else:
             first=config.get("first_generation"),
             last=config.get("last_generation"),
             max_jobs=config.get("plan_max_jobs", minigo.DEFAULT_MAX_JOBS),
+            # `minigo run`'s report: one finished generation's complete jobs join the DAG, so the report's
+            # rule graph draws a whole generation, not the summary rules alone
+            report_generation=config.get("report_generation"),
         )
     except minigo.ConfigError as exc:
         raise WorkflowError(str(exc)) from None
 
     def _alternatives(generations):
-        return "|".join(f"{g:04d}" for g in generations) or "(?!)"
+        return "|".join(f"{g:04d}" for g in sorted(set(generations))) or "(?!)"
 
-    PLANNED = _alternatives(PLAN.planned)
-    EVALUATED = _alternatives([*PLAN.late_evaluations, *PLAN.planned])
+    PLANNED = _alternatives([*PLAN.planned, *PLAN.shown])
+    EVALUATED = _alternatives([*PLAN.late_evaluations, *PLAN.planned, *PLAN.shown])
     BOOTSTRAPPED = "0000" if 0 in PLAN.planned else "(?!)"
-    PACKED = _alternatives(PLAN.packs)
+    PACKED = _alternatives([*PLAN.packs, *PLAN.shown_packs])
     logger.info(f"minigo: plan = {PLAN.describe()} (run root {ROOT})")
 
 

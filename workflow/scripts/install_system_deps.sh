@@ -2,7 +2,8 @@
 # Installs the Debian packages one purpose needs, only when missing:
 #   install_system_deps.sh PURPOSE...      PURPOSE: run | test | cluster | lint
 #   run      gnugo            GNU Go 3.8: the opponent and ladder rungs of the evaluation (/usr/games/gnugo)
-#   test     gnugo            the same, for the tests that play it
+#   test     gnugo chromium   the same, for the tests that play it; Chromium renders the run's HTML report
+#                             headless (tests/e2e/test_workflow.py draws its graph of rules)
 #   cluster  slurm-wlm munge  a private Slurm for the Slurm-profile tests (tests/cluster)
 #   lint     clang-format     the C++ style check of `make lint` (.clang-format)
 # As root it installs with apt-get, else with `sudo -n` (never a password prompt). Where neither works (no
@@ -28,7 +29,11 @@ if [ $# -eq 0 ]; then
 fi
 for purpose in "$@"; do
   case "$purpose" in
-    run | test) have gnugo || add gnugo ;;
+    run) have gnugo || add gnugo ;;
+    test)
+      have gnugo || add gnugo
+      have chromium || add chromium
+      ;;
     cluster)
       have slurmctld || add slurm-wlm
       have munged || add munge
@@ -53,8 +58,20 @@ fi
 if [ "$SUDO" != none ]; then
   echo "installing Debian packages for '$*': ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  if $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; then
-    exit 0
+  apt_install() { $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null; }
+  if $SUDO apt-get update -qq; then
+    if apt_install "${need[@]}"; then
+      exit 0
+    fi
+    # one at a time: a package the release lacks (Ubuntu has no chromium deb) leaves the others installed
+    left=()
+    for p in "${need[@]}"; do
+      apt_install "$p" || left+=("$p")
+    done
+    if [ ${#left[@]} -eq 0 ]; then
+      exit 0
+    fi
+    need=("${left[@]}")
   fi
   echo "install_system_deps: apt-get could not install ${need[*]} (see its output above)"
   if [ -n "${CI:-}" ]; then
@@ -68,6 +85,7 @@ echo "install_system_deps: not installed ($why_not): ${need[*]}"
 for p in "${need[@]}"; do
   case "$p" in
     gnugo) why="evaluations and ladder rungs against GNU Go are skipped; its tests skip" ;;
+    chromium) why="the test that renders the run's HTML report skips" ;;
     slurm-wlm | munge) why="the Slurm tests, tests/cluster, are skipped, not run" ;;
     clang-format) why="make lint skips the C++ style check" ;;
     *) why="" ;;
