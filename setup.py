@@ -61,7 +61,14 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
                 os.path.join(CSRC, "infer_capi.cpp"),
                 *(
                     os.path.join(engine_src, f)
-                    for f in ("board.cpp", "engine.cpp", "searcher.cpp", "search.cpp", "uct.cpp", "replay.cpp")
+                    for f in (
+                        "board.cpp",
+                        "engine.cpp",
+                        "searcher.cpp",
+                        "search.cpp",
+                        "uct.cpp",
+                        "replay.cpp",
+                    )
                 ),
             ],
             include_dirs=[CSRC, engine_src],

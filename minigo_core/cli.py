@@ -20,6 +20,7 @@ COMMANDS = {
     "train": ("minigo_core.jobs.train", "data-parallel training of generation g over its shards"),
     "evaluate": ("minigo_core.jobs.evaluate", "play a match between two players; win rate with interval"),
     "gtp": ("minigo_core.jobs.gtp", "a GTP engine playing a model file"),
+    "analysis": ("minigo_core.jobs.analysis", "KataGo's JSON analysis protocol for a model file (KaTrain)"),
     "ratings": (
         "minigo_core.jobs.ratings",
         "Bradley-Terry Elo over a run's evaluation games; time to target",

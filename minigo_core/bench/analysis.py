@@ -81,8 +81,8 @@ def main(argv: list[str] | None = None) -> int:
             position = opening(net.cfg.board_size, args.moves)
             rates[engine_name] = ponder_rate(player, position, args.seconds)
             shape = f"{net.cfg.blocks}x{net.cfg.filters}, {net.cfg.board_size}x{net.cfg.board_size}"
-    print(f"CPU: {cpu_model()}; model: {args.model or 'random'} ({shape}); {args.seconds:g} s of pondering each, "
-          f"{args.threads} DSP core(s), search {run_cfg.selfplay.search}")  # fmt: skip
+    print(f"CPU: {cpu_model()}; model: {args.model or 'random'} ({shape}); {args.seconds:g} s of pondering "
+          f"each, {args.threads} DSP core(s), search {run_cfg.selfplay.search}")  # fmt: skip
     for name, label in (
         ("python", "reference search (mcts.py), the baseline"),
         ("compiled", "compiled searcher"),

@@ -19,9 +19,9 @@ for the budget `timecontrol.move_budget` gives from the clock (a model: chunks o
 `readouts` the ceiling); without a clock, by readouts. The engine charges its own clock with each genmove's
 time until the controller's next `time_left` says otherwise.
 
-A model's engine also answers (`analysis_commands`): lz-analyze, kata-analyze (streamed until the next input line),
-lz-genmove_analyze, kata-genmove_analyze, kgs-genmove_cleanup, gogui-analyze_commands, minigo-ownership,
-minigo-policy. User's guide: docs/GTP.md.
+A model's engine also answers (`analysis_commands`): lz-analyze, kata-analyze (streamed until the next input
+line), lz-genmove_analyze, kata-genmove_analyze, kgs-genmove_cleanup, gogui-analyze_commands,
+minigo-ownership, minigo-policy. User's guide: docs/GTP.md.
 """
 
 from __future__ import annotations

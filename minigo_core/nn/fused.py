@@ -8,7 +8,7 @@ standing for DSP cores; see `minigo_core.nn.dsp`). No torch import: self-play st
 
     net = fused.load("runs/x/models/gen0003.safetensors", threads=1)
     probs, values = net.predict(planes_uint8)      # (B, N*N+1) move probabilities, (B,) values
-    heads = net.predict_all(planes_uint8)           # and the ownership and score heads, where the model has them
+    heads = net.predict_all(planes_uint8)           # the ownership and score heads too, if the model has them
 
 `FusedModel` has what the search and the players use of a network: `cfg`, `provenance`, `predict`.
 """
@@ -287,8 +287,8 @@ class FusedModel:
         return policy, value
 
     def predict_all(self, planes: np.ndarray) -> Heads:
-        """Every head for uint8 or float32 planes (B, planes, N, N): the move probabilities and values, and for
-        a model with the auxiliary heads its ownership and score (`Heads`; None without them)."""
+        """Every head for uint8 or float32 planes (B, planes, N, N): the move probabilities and values, and
+        for a model with the auxiliary heads its ownership and score (`Heads`; None without them)."""
         x = self._input(planes)
         b, hw = x.shape[0], self.cfg.board_size**2
         policy = np.empty((b, self._moves), np.float32)

@@ -82,7 +82,7 @@ ENGINE_FUNCTIONS: dict[str, native.Signature] = {
     "mg_searcher_search_many": (_I, [_vp, _I, _I32P, _I32P, _I, _I, _I32P]),
     "mg_searcher_result": (_I, [_vp, _I, _I32P, _F32P, _F64P, ctypes.POINTER(_I)]),
     "mg_searcher_root_stats": (_I, [_vp, _I, _I32P, _F64P, _F32P, ctypes.POINTER(ctypes.c_uint8), _F64P]),
-    "mg_searcher_pv": (_I, [_vp, _I, _I, _I32P, _I]),
+    "mg_searcher_pv": (_I, [_vp, _I, _I, _I32P, _I32P, _I]),
     "mg_searcher_set_readouts": (_I, [_vp, _I]),
     "mg_searcher_destroy": (None, [_vp]),
     "mg_uct_genmove": (_i32, [_I, _f64, _I32P, _I, _I64, ctypes.c_uint64, _f64, _F64P, _I32P]),
@@ -368,13 +368,15 @@ class Searcher:
         return SearchOutcome(visits.astype(np.int64), policy, float(value.value), int(move.value))
 
     def search_many(
-        self, positions: list[list[int]], *, full_search: bool = True, noise: bool = False
+        self, positions: list[list[int] | None], *, full_search: bool = True, noise: bool = False
     ) -> list[str | None]:
         """Search several positions at once, slot k the position after `positions[k]` (flat moves from the
-        empty board), each on its own kept tree, the network batched across them. Returns, per slot, None
-        (searched: `result(k)`, `root_stats(k)`, `pv(k, move)`) or why it was not searched."""
+        empty board; None: slot k is left alone this time), each on its own kept tree, the network batched
+        across them. Returns, per slot, None (searched, or left alone: `result(k)`, `root_stats(k)`,
+        `pv(move, k)`) or why it was not searched."""
         if not positions:
             return []
+        positions = [[-1] if p is None else p for p in positions]
         flat = np.asarray([m for p in positions for m in p], dtype=np.int32)
         offsets = np.cumsum([0] + [len(p) for p in positions]).astype(np.int32)
         codes = np.zeros(len(positions), np.int32)
@@ -386,6 +388,9 @@ class Searcher:
             raise RuntimeError("the engine's search failed")
         out: list[str | None] = []
         for k, c in enumerate(codes):
+            if c == 1:
+                out.append(None)
+                continue
             try:
                 _raise_for(int(c), np.asarray(positions[k], dtype=np.int32))
                 out.append(None)
@@ -430,11 +435,19 @@ class Searcher:
     def pv(self, first: int, slot: int = 0, max_len: int = 15) -> list[int]:
         """The principal variation of `slot`'s root move `first` (flat): `first`, then the most visited
         child at each node; [] when `first` has no visits."""
+        return self.pv_visits(first, slot, max_len)[0]
+
+    def pv_visits(self, first: int, slot: int = 0, max_len: int = 15) -> tuple[list[int], list[int]]:
+        """`pv` and the visits of each of its moves."""
         out = np.zeros(max(1, max_len), np.int32)
-        n = self._lib.mg_searcher_pv(self._handle, int(slot), int(first), _ptr(out, ctypes.c_int32), len(out))
+        visits = np.zeros(max(1, max_len), np.int32)
+        n = self._lib.mg_searcher_pv(
+            self._handle, int(slot), int(first), _ptr(out, ctypes.c_int32), _ptr(visits, ctypes.c_int32),
+            len(out),
+        )  # fmt: skip
         if n < 0:
             raise ValueError(f"no principal variation for move {first} of slot {slot}")
-        return [int(m) for m in out[:n]]
+        return [int(m) for m in out[:n]], [int(v) for v in visits[:n]]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -233,11 +233,13 @@ class ModelPlayer(Player):
         if self.search.move_time is not None:  # searched by a time budget: its floor, ceiling and readouts
             out["move_time"], out["first_chunk_readouts"] = self.search.move_time, self.timed_chunk()
             out["max_readouts"] = max(1, int(self.search.max_readouts or self.search.readouts))
-            if self.timed[0]:
-                out["mean_readouts_per_move"] = round(self.timed[1] / self.timed[0], 1)
-            if self.timed_root_visits:
-                out["mean_root_visits_per_move"] = round(float(np.mean(self.timed_root_visits)), 1)
-                out["mean_tree_nodes_per_move"] = round(float(np.mean(self.timed_tree_nodes)), 1)
+        if self.timed[
+            0
+        ]:  # moves searched by a budget (move_time, a clock): what was asked, what the tree held
+            out["mean_readouts_per_move"] = round(self.timed[1] / self.timed[0], 1)
+        if self.timed_root_visits:
+            out["mean_root_visits_per_move"] = round(float(np.mean(self.timed_root_visits)), 1)
+            out["mean_tree_nodes_per_move"] = round(float(np.mean(self.timed_tree_nodes)), 1)
         prov = getattr(self.net, "provenance", None)
         if prov:
             out["provenance"] = prov

@@ -2,7 +2,8 @@
 
 The layers of `minigo_core`, bottom to top (docs/ARCHITECTURE.md draws them):
 
-    base -> cluster -> game -> data -> nn -> search -> gtp -> rating -> report -> jobs -> pipeline -> (cli, bench)
+    base -> cluster -> game -> data -> nn -> search -> gtp -> rating -> report -> jobs -> pipeline
+    -> (cli, bench)
 
 A module may import its own layer and the layers below it, never one above. Every import counts, also
 one inside a function: such an import must say why it is there with a `# lazy: reason` comment on its line
@@ -23,7 +24,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "minigo_core"
-LAYERS = ["base", "cluster", "game", "data", "nn", "search", "gtp", "rating", "report", "jobs", "pipeline", "top"]
+LAYERS = ["base", "cluster", "game", "data", "nn", "search", "gtp", "rating", "report", "jobs", "pipeline",
+          "top"]  # fmt: skip
 TOP = {"minigo_core.cli", "minigo_core.bench"}  # the command dispatcher and the benchmarks
 PLAYS = "minigo_core.search"  # every game is played through this layer: the engine, players, matches, GTP
 READERS = "minigo_core.report"  # what a person reads about a run, from its files alone: plays no game

@@ -30,8 +30,8 @@ from hypothesis import strategies as st
 
 from minigo_core.data import gamefile, shards
 from minigo_core.game import sgf
-from minigo_core.nn import model
 from minigo_core.gtp import server as gtp_engine
+from minigo_core.nn import model
 from minigo_core.search import selfplay
 from minigo_core.search.players import RandomPlayer
 

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from minigo_core.game import coords, go
-from minigo_core.search.analysis import cleanup_move
 from minigo_core.gtp.analysis_format import AnalyzeArgsError, AnalyzeRequest, parse_analyze_args
 from minigo_core.gtp.server import build_model_engine
+from minigo_core.search.analysis import cleanup_move
 from minigo_core.search.players import SearchSettings
 
 LZ_INT_FIELDS = {"visits", "winrate", "prior", "lcb", "order"}
@@ -242,8 +242,9 @@ def _stub_analysis(position: go.Position, value: float) -> SimpleNamespace:
     visits = np.zeros(82)
     visits[coords.to_flat((0, 0), 9)] = 5  # A9, an empty corner
     visits[81] = 9  # the pass is the most visited
+    prior = np.full(82, 1 / 82)
     return SimpleNamespace(
-        board_size=9, root_value=lambda: value, visits_per_move=lambda: visits, prior=lambda: np.full(82, 1 / 82)
+        board_size=9, root_value=lambda: value, visits_per_move=lambda: visits, prior=lambda: prior
     )
 
 

@@ -9,8 +9,8 @@ import time
 import pytest
 
 from minigo_core.game import go
-from minigo_core.search import timecontrol, timed_search
 from minigo_core.gtp.server import GTPEngine
+from minigo_core.search import timecontrol, timed_search
 from minigo_core.search.players import Player
 from minigo_core.search.timecontrol import Clock, TimeSettings, TimeSettingsError, move_budget
 

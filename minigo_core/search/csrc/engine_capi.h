@@ -78,8 +78,9 @@ MG_API int mg_searcher_search(void* handle, const int32_t* moves, int nmoves, in
                               int32_t* visits, float* policy, double* root_value, int* move);
 // Several positions searched at once (one network batch a round holds leaves of each): slot k (a tree of its
 // own, kept between calls, with its own random stream from (seed, 0, k)) searches the position after
-// moves[offsets[k] .. offsets[k+1]) from the empty board. codes[k]: 0, -1-i if the slot's move i is illegal,
-// -1-n for a finished game (not searched). Returns 0, or <= -1000000 on bad arguments or failure.
+// moves[offsets[k] .. offsets[k+1]) from the empty board; a slot whose moves are the single value -1 is left
+// alone (its tree and last result kept). codes[k]: 0, 1 for a slot left alone, -1-i if the slot's move i is
+// illegal, -1-n for a finished game (not searched). Returns 0, or <= -1000000 on bad arguments or failure.
 MG_API int mg_searcher_search_many(void* handle, int count, const int32_t* moves, const int32_t* offsets,
                                    int full_search, int noise, int32_t* codes);
 // The last search of `slot` (slot 0: mg_searcher_search's): what mg_searcher_search writes (any pointer may
@@ -93,8 +94,9 @@ MG_API int mg_searcher_result(void* handle, int slot, int32_t* visits, float* po
 MG_API int mg_searcher_root_stats(void* handle, int slot, int32_t* visits, double* q, float* prior,
                                   uint8_t* legal, double* info);
 // The principal variation of `slot`'s root move `first`: first, then at each node its most visited child, at
-// most max_len moves written to out. Returns its length (0: `first` has no visits), or -1 for bad arguments.
-MG_API int mg_searcher_pv(void* handle, int slot, int first, int32_t* out, int max_len);
+// most max_len moves written to out, and (visits, may be null) each one's visits. Returns its length (0:
+// `first` has no visits), or -1 for bad arguments.
+MG_API int mg_searcher_pv(void* handle, int slot, int first, int32_t* out, int32_t* visits, int max_len);
 // Readouts of the next full searches (>= 1; a search by time grows its chunks on the kept tree): 0, or -1.
 MG_API int mg_searcher_set_readouts(void* handle, int readouts);
 MG_API void mg_searcher_destroy(void* handle);

@@ -2,6 +2,7 @@
 // (MiniGo's reuse), with what analysis reads of a searched root (visits, Q, prior, principal variations).
 // Players (`minigo_core/search/players.py`), GUI analysis (`analysis.py`) and the tests against mcts.py use
 // it through the C interface declared in engine_capi.h.
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "engine_capi.h"
 
 namespace mgengine {
+constexpr int32_t kSkipSlot = -1;  // a slot's only "move" when it is not searched this time
 // One position, one search (tests against mcts.py; players).
 struct Searcher {
   Engine e;
@@ -39,6 +41,26 @@ int searcher_slots(Searcher& sr, int count, int64_t seed) {
   return 0;
 }
 
+// When the tree's root is a position on the way to the one after `moves` (the opponent replied to the move
+// the tree chose, or a GUI stepped forward), the tree is moved down to each position in between, so the
+// subtree of the moves actually played is kept (Tree::set_root keeps a child's subtree); else nothing
+// changes.
+void walk_down(mgengine::Tree& t, const int32_t* moves, int n, int N, double komi) {
+  if (t.root < 0) return;
+  const mgengine::Board& root = t.kept_board(t.root);
+  const int root_n = root.n;
+  if (root_n >= n - 1) return;  // the same position or its child: set_root's own reuse
+  mgengine::Board b;
+  b.reset(N, komi);
+  for (int i = 0; i < root_n; ++i) b.play(moves[i]);
+  if (std::memcmp(b.color, root.color, sizeof(b.color)) != 0 || b.to_play != root.to_play || b.ko != root.ko)
+    return;
+  for (int i = root_n; i < n - 1; ++i) {  // (set_root rebuilds the tree: `root` is not read again)
+    b.play(moves[i]);
+    t.set_root(b);
+  }
+}
+
 // Searches slots 0 .. count-1, slot k the position after moves[offsets[k] .. offsets[k+1]) from the empty
 // board, all at once (one network batch per round holds the leaves of every slot still searching). codes[k]:
 // 0, -1-i if the slot's move i is illegal, -1-n for a finished game (such a slot is not searched). Each
@@ -54,6 +76,11 @@ void search_slots(Searcher& sr, int count, const int32_t* moves, const int32_t* 
     b.reset(e.N, e.komi);
     codes[k] = 0;
     const int n = offsets[k + 1] - offsets[k];
+    if (n == 1 &&
+        moves[offsets[k]] == mgengine::kSkipSlot) {  // not searched this time: its tree and result are kept
+      codes[k] = 1;
+      continue;
+    }
     for (int i = 0; i < n && codes[k] == 0; ++i) {
       const int32_t m = moves[offsets[k] + i];
       if (m < 0 || m > e.N * e.N || !b.legal(m)) {
@@ -67,6 +94,7 @@ void search_slots(Searcher& sr, int count, const int32_t* moves, const int32_t* 
       codes[k] = -1 - n;
       continue;
     }
+    walk_down(g.tree, moves + offsets[k], n, e.N, e.komi);
     g.pos = b;
     g.full_search = full_search;
     g.tree.set_root(g.pos);
@@ -215,7 +243,7 @@ MG_API int mg_searcher_root_stats(void* handle, int slot, int32_t* visits, doubl
   return 0;
 }
 
-MG_API int mg_searcher_pv(void* handle, int slot, int first, int32_t* out, int max_len) {
+MG_API int mg_searcher_pv(void* handle, int slot, int first, int32_t* out, int32_t* visits, int max_len) {
   Game* g = searched_slot(handle, slot);
   if (g == nullptr || max_len < 1) return -1;
   const mgengine::Tree& t = g->tree;
@@ -223,6 +251,7 @@ MG_API int mg_searcher_pv(void* handle, int slot, int first, int32_t* out, int m
   int b = t.nodes[t.root].block;
   if (b < 0 || t.cN[b + first] <= 0) return 0;
   int len = 0;
+  if (visits != nullptr) visits[len] = t.cN[b + first];
   out[len++] = first;
   int x = t.cchild[b + first];
   while (x >= 0 && len < max_len) {
@@ -233,6 +262,7 @@ MG_API int mg_searcher_pv(void* handle, int slot, int first, int32_t* out, int m
     for (int a = 0; a < t.A; ++a)
       if (t.cN[b + a] > most) most = t.cN[b + a], best = a;
     if (best < 0) break;
+    if (visits != nullptr) visits[len] = most;
     out[len++] = best;
     x = t.cchild[b + best];
   }
