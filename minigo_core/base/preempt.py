@@ -90,3 +90,24 @@ def exit_on_sigterm(lock: Any, say: Callable[[], None]) -> Iterator[None]:
         os.close(write_fd)
         watcher.join(timeout=5)
         os.close(read_fd)
+
+
+PR_SET_PDEATHSIG = 1  # prctl(2)
+
+
+def end_with_parent() -> bool:
+    """Ask Linux to send this process SIGTERM when its parent ends (prctl PR_SET_PDEATHSIG); False where that
+    cannot be asked (another OS). For engines a GUI starts through a shell (KaTrain's `altcommand` runs under
+    /bin/sh, which may not exec it): when the GUI ends the shell, the engine ends with it instead of keeping
+    the GUI's pipes open."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes  # lazy: only engines a GUI starts ask for it
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+            return False
+    except (OSError, AttributeError):
+        return False
+    return os.getppid() != 1  # the parent may already have ended before the request

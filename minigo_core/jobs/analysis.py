@@ -14,6 +14,7 @@ import os
 import sys
 from typing import IO
 
+from minigo_core.base import preempt
 from minigo_core.base.command import Command
 from minigo_core.base.config import load_config
 from minigo_core.gtp.katago_analysis import AnalysisServer
@@ -51,6 +52,7 @@ def cli_main(argv: list[str]) -> int:
 
 
 def serve_on_stdout(args: argparse.Namespace) -> int:
+    preempt.end_with_parent()  # a GUI that ends the shell it started this from ends this too
     real_stdout = sys.stdout
     sys.stdout = sys.stderr  # only answers may reach stdout
     try:

@@ -13,6 +13,7 @@ import logging
 import sys
 from typing import IO
 
+from minigo_core.base import preempt
 from minigo_core.base.command import Command
 from minigo_core.base.config import load_config
 from minigo_core.base.playerspec import PlayerSpec
@@ -109,6 +110,7 @@ def play_search(args: argparse.Namespace, readouts: int) -> SearchSettings:
 
 
 def serve_on_stdout(args: argparse.Namespace) -> int:
+    preempt.end_with_parent()  # a GUI that ends the shell it started this from ends this too
     # Only protocol may reach stdout: everything else the library prints goes to stderr.
     real_stdout = sys.stdout
     stdout = real_stdout.buffer
