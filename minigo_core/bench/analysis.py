@@ -21,7 +21,7 @@ from minigo_core.base.config import load_config
 from minigo_core.base.machine import cpu_model
 from minigo_core.base.project_files import project_dir
 from minigo_core.game import go
-from minigo_core.jobs.analysis import available_cores
+from minigo_core.jobs.gtp import available_cores
 from minigo_core.search.analysis import Analysis, Ponder
 from minigo_core.search.players import ModelPlayer, SearchSettings, load_network
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from typing import IO
 
@@ -20,18 +19,10 @@ from minigo_core.base.config import load_config
 from minigo_core.gtp.katago_analysis import AnalysisServer
 from minigo_core.gtp.katago_query import REPORT_AS
 from minigo_core.gtp.server import build_model_engine
-from minigo_core.jobs.gtp import add_search_arguments, play_search
+from minigo_core.jobs.gtp import add_search_arguments, available_cores, play_search
 from minigo_core.search.timed_search import DEFAULT_MAX_READOUTS
 
 log = logging.getLogger(__name__)
-
-
-def available_cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def cli_main(argv: list[str]) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from typing import IO
 
@@ -42,7 +43,13 @@ def cli_main(argv: list[str]) -> int:
         default=None,
         help="network backend (default: the config's model.backend, else dsp)",
     )
-    parser.add_argument("--threads", type=int, default=1, help="DSP-emulation cores / torch threads")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="DSP-emulation cores / torch threads (default: every core, as GUIs want; two engines playing "
+        "each other on one machine: 1 each)",
+    )
     parser.add_argument("--config", default=None, help="run config: search settings, komi, resign threshold")
     parser.add_argument("--komi", type=float, default=None, help="starting komi (controllers usually set it)")
     parser.add_argument(
@@ -69,6 +76,14 @@ def cli_main(argv: list[str]) -> int:
     )
     add_search_arguments(parser)
     return cmd.run(argv, serve_on_stdout)
+
+
+def available_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
@@ -149,7 +164,7 @@ def _serve(args: argparse.Namespace, stdout: IO[bytes]) -> int:
                 args.model,
                 play_search(args, readouts or 200),
                 backend=backend or "dsp",
-                threads=max(1, args.threads),
+                threads=max(1, args.threads or available_cores()),
                 config=args.config,
                 komi=args.komi,
             )

@@ -26,7 +26,7 @@ from minigo_core.data import pack, storage
 from minigo_core.data.gamefile import GameFileError, GameRecord, game_from_bytes, result_of
 from minigo_core.gtp import review
 from minigo_core.gtp.server import build_model_engine
-from minigo_core.jobs.gtp import add_search_arguments, play_search
+from minigo_core.jobs.gtp import add_search_arguments, available_cores, play_search
 from minigo_core.report import inspect
 from minigo_core.search.timed_search import DEFAULT_MAX_READOUTS
 
@@ -83,7 +83,7 @@ def analyse(args: argparse.Namespace) -> None:
     """`--analyse`: the game searched by the model at every position, written as SGF with comments."""
     record = game_to_analyse(args)
     n = record.board_size
-    threads = args.threads or len(os.sched_getaffinity(0))
+    threads = args.threads or available_cores()
     with contextlib.redirect_stdout(sys.stderr):  # stdout may carry the SGF, nothing else
         try:
             engine = build_model_engine(args.model, play_search(args, args.visits), threads=max(1, threads))

@@ -33,7 +33,9 @@ import numpy as np
 from minigo_core.game import coords, features, go
 from minigo_core.search import engine, mcts
 
-MAX_VISITS = 20000  # pondering stops searching here (the tree's memory), and goes on reporting
+MAX_VISITS = (
+    100_000  # pondering stops searching here (the tree's memory, ~2 KB a node), and goes on reporting
+)
 PV_LENGTH = 15
 OWNERSHIP_MOVES = 4  # the most visited moves whose principal variations make the ownership estimate
 STEP_SECONDS = (
