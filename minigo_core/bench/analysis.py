@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m minigo_core.bench analysis", description=__doc__.split("\n")[0]
     )
     p.add_argument("--model", help="model file (default: a random net of config.yaml's shape)")
-    p.add_argument("--seconds", type=float, default=5.0, help="seconds of pondering per row (default 5)")
+    p.add_argument("--seconds", type=float, default=4.0, help="seconds of pondering per row (default 4)")
     p.add_argument("--moves", type=int, default=10, help="moves of the fixed opening before the position")
     p.add_argument(
         "--rounds", type=int, default=2, help="rounds over the rows (the best of each row is kept)"

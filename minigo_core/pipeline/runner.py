@@ -152,6 +152,8 @@ def print_results(cfg: RunConfig, echo=print) -> None:
     if report.exists():
         echo(f"  report         {report}")
     echo(f"  logs           {layout.logs_dir(root)}/")
+    board = layout.tensorboard_dir(root)
+    echo(f"  tensorboard    {board}/ (tensorboard --logdir {board})")
     echo("")
     echo(status.fixed_scale_summary(cfg))
     if Path(layout.ratings_path(root)).exists():
