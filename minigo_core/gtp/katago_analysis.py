@@ -252,6 +252,7 @@ class AnalysisServer:
             assert ref is not None
             if not job.searched:
                 job.searched = ref.start(job.position)
+                job.terminated = not job.searched  # a finished game: nothing to search
             else:
                 ref.step(min(ref.next_chunk(), max(1, job.max_visits - ref.visits)))
         elif running:

@@ -321,3 +321,19 @@ def test_set_up_stones_and_white_first_are_searched_by_the_reference(aux_model):
         assert b["rootInfo"]["currentPlayer"] == "W" and b["moveInfos"]
     finally:
         s.close()
+
+
+def test_a_finished_game_is_answered_and_the_engine_goes_on(aux_model):
+    s = Session(new_server(aux_model))
+    try:
+        passes = [["B", "pass"], ["W", "pass"]]
+        s.send(query("over", passes, maxVisits=8))  # replayed by the compiled searcher: nothing to search
+        s.send(query("over-stones", passes, initialStones=[["B", "E5"]], maxVisits=8))  # the reference's way
+        for qid in ("over", "over-stones"):
+            a, _ = s.until(lambda a, qid=qid: a.get("id") == qid and final(a))
+            assert a.get("noResults") or a["moveInfos"] == []
+        s.send(query("after", [["B", "E5"]], maxVisits=8))
+        answer, _ = s.until(lambda a: a.get("id") == "after" and final(a))
+        assert answer["moveInfos"]
+    finally:
+        s.close()
