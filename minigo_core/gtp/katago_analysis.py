@@ -263,6 +263,7 @@ class AnalysisServer:
             slots: list[list[int] | None] = [None] * (max(j.slot for j in running) + 1)
             for j in running:
                 slots[j.slot] = j.moves
+                searcher.set_avoid(j.slot, j.avoid)  # (unchanged: nothing happens; changed: a fresh tree)
             start = time.perf_counter()
             codes = searcher.search_many(slots)
             took = time.perf_counter() - start

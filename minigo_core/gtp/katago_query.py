@@ -24,13 +24,7 @@ KNOWN_FIELDS = {
     "includeOwnership", "includeMovesOwnership", "includePolicy", "includePVVisits", "avoidMoves",
     "allowMoves", "overrideSettings", "reportDuringSearchEvery", "priority", "priorities", "action",
 }  # fmt: skip
-IGNORED_FIELDS = {
-    "whiteHandicapBonus",
-    "rootPolicyTemperature",
-    "rootFpuReductionMax",
-    "avoidMoves",
-    "allowMoves",
-}
+IGNORED_FIELDS = {"whiteHandicapBonus", "rootPolicyTemperature", "rootFpuReductionMax"}
 ACTED_SETTINGS = {"reportAnalysisWinratesAs", "maxTime", "maxVisits"}
 REPORT_AS = ("BLACK", "WHITE", "SIDETOMOVE")
 
@@ -67,6 +61,7 @@ class Job:
     searched: bool = False
     terminated: bool = False
     reference: Analysis | None = field(default=None, repr=False)
+    avoid: np.ndarray | None = field(default=None, repr=False)  # root moves not to try (bool, N*N+1)
 
     def order(self) -> tuple[int, int]:
         return (-self.priority, self.seq)
@@ -222,16 +217,68 @@ def parse(q: dict, qid: str, limits: Limits) -> tuple[list[Job], list[tuple[str,
         cap = f"maxVisits {visits} is over this engine's cap, {limits.visit_cap} (its memory): it stops there"
         warnings.append(("maxVisits", cap))
         visits = limits.visit_cap
+    rules = root_rules(q, limits.board_size, warnings)
     jobs = []
     for i, t in enumerate(turns):
         position = positions[t]
         moves = limits.moves_of(position)
-        jobs.append(Job(
+        job = Job(
             qid, t, position, moves, visits, max_time, every, report_as, flags["includeOwnership"],
             flags["includeMovesOwnership"], flags["includePolicy"], flags["includePVVisits"],
             int(priorities[i]) if priorities is not None else priority, next(limits.seq),
-        ))  # fmt: skip
+        )  # fmt: skip
+        job.avoid = root_avoid(rules, position, moves is not None, warnings)
+        jobs.append(job)
     return jobs, warnings
+
+
+def root_rules(q: dict, n: int, warnings: list) -> list[tuple[int, set[int], bool]]:
+    """`avoidMoves` and `allowMoves` read: (player, flat moves, allow) each; QueryError for a bad entry. They
+    act at the root (the first ply, `untilDepth` 1); a deeper `untilDepth` gets a warning."""
+    out = []
+    for name, allow in (("avoidMoves", False), ("allowMoves", True)):
+        entries = q.get(name) or []
+        if not isinstance(entries, list) or (allow and len(entries) > 1):
+            raise QueryError(f"{name} must be a list of {{player, moves, untilDepth}}"
+                             + (" (one entry)" if allow else ""), name)  # fmt: skip
+        for entry in entries:
+            if not isinstance(entry, dict) or not isinstance(entry.get("moves"), list):
+                raise QueryError(f"{name}: each entry needs player, moves and untilDepth", name)
+            depth = entry.get("untilDepth", 1)
+            if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
+                raise QueryError(f"{name}: untilDepth must be a positive integer", name)
+            if depth > 1:
+                warnings.append((name, f"{name} acts at the root only here (untilDepth 1, not {depth})"))
+            flat = set()
+            for text in entry["moves"]:
+                move = _vertex(text, n, name)
+                flat.add(n * n if move is None else coords.to_flat(move, n))
+            out.append((_player_of(entry.get("player"), name), flat, allow))
+    return out
+
+
+def root_avoid(
+    rules: list[tuple[int, set[int], bool]], position: go.Position, compiled: bool, warnings: list
+) -> np.ndarray | None:
+    """The root moves of `position` its search must not try, from `root_rules`; None for none. A rule that
+    would leave no legal move, or a position the reference search takes, is not applied (a warning)."""
+    rules = [r for r in rules if r[0] == position.to_play]
+    if not rules:
+        return None
+    legal = np.asarray(position.all_legal_moves(), dtype=bool)
+    avoid = np.zeros(legal.shape, dtype=bool)
+    for _, flat, allow in rules:
+        mask = np.zeros(legal.shape, dtype=bool)
+        mask[list(flat)] = True
+        avoid |= ~mask if allow else mask
+    if not compiled:
+        warnings.append(("avoidMoves", "avoidMoves and allowMoves are not applied to a position with set-up "
+                                       "stones (the reference search takes it)"))  # fmt: skip
+        return None
+    if not (legal & ~avoid).any():
+        warnings.append(("avoidMoves", "avoidMoves and allowMoves would leave no legal move: not applied"))
+        return None
+    return avoid
 
 
 def game_positions(q: dict, komi: float, n: int) -> list[go.Position]:

@@ -164,7 +164,7 @@ def report(
             MoveStats(a, visits, winrate, float(root.prior[a]), _lcb(winrate, visits),
                       move_score[a], tuple(lines[a]) if visits else (a,))
         )  # fmt: skip
-    policy = np.where(root.legal, root.prior, 0.0).astype(np.float64)
+    policy = np.asarray(root.prior, dtype=np.float64)  # 0 on illegal moves; moves to avoid keep theirs
     assert policy.shape == (n2 + 1,)
     return PositionReport(
         colour, stats, root.root_visits, _winrate(root.root_q), root_score,

@@ -83,6 +83,7 @@ ENGINE_FUNCTIONS: dict[str, native.Signature] = {
     "mg_searcher_result": (_I, [_vp, _I, _I32P, _F32P, _F64P, ctypes.POINTER(_I)]),
     "mg_searcher_root_stats": (_I, [_vp, _I, _I32P, _F64P, _F32P, ctypes.POINTER(ctypes.c_uint8), _F64P]),
     "mg_searcher_pv": (_I, [_vp, _I, _I, _I32P, _I32P, _I]),
+    "mg_searcher_set_avoid": (_I, [_vp, _I, ctypes.POINTER(ctypes.c_uint8)]),
     "mg_searcher_set_readouts": (_I, [_vp, _I]),
     "mg_searcher_destroy": (None, [_vp]),
     "mg_uct_genmove": (_i32, [_I, _f64, _I32P, _I, _I64, ctypes.c_uint64, _f64, _F64P, _I32P]),
@@ -345,6 +346,16 @@ class Searcher:
         if handle is not None and handle.value:
             self._lib.mg_searcher_destroy(handle)
             self._handle = None
+
+    def set_avoid(self, slot: int, avoid: np.ndarray | None) -> None:
+        """Root moves `slot`'s searches must not try (bool (N*N+1,), or None: none) until set again; a change
+        starts the slot's tree afresh. Keep at least one legal move out of it."""
+        mask = None if avoid is None else np.ascontiguousarray(avoid, dtype=np.uint8)
+        if mask is not None and mask.shape != (self.board_size**2 + 1,):
+            raise ValueError(f"avoid must hold {self.board_size**2 + 1} entries, not {mask.shape}")
+        ptr = None if mask is None else _ptr(mask, ctypes.c_uint8)
+        if self._lib.mg_searcher_set_avoid(self._handle, int(slot), ptr) != 0:
+            raise ValueError(f"cannot set the moves to avoid of slot {slot}")
 
     def set_readouts(self, readouts: int) -> None:
         """The readouts of the next full searches (the tree is kept: a search by time grows its chunks)."""

@@ -243,7 +243,7 @@ def test_bad_input_gets_an_error_naming_the_query_and_the_engine_goes_on(aux_mod
         ({"frobnicate": 1}, "frobnicate"),
         ({"rules": "japanese"}, "rules"),
         ({"rules": {"scoringRule": "TERRITORY", "koRule": "SIMPLE"}}, "rules"),
-        ({"avoidMoves": [{"player": "B", "moves": ["E5"], "untilDepth": 1}]}, "avoidMoves"),
+        ({"avoidMoves": [{"player": "W", "moves": ["E5"], "untilDepth": 3}]}, "avoidMoves"),
         ({"overrideSettings": {"wideRootNoise": 0.04}}, "overrideSettings"),
     ],
 )
@@ -335,5 +335,31 @@ def test_a_finished_game_is_answered_and_the_engine_goes_on(aux_model):
         s.send(query("after", [["B", "E5"]], maxVisits=8))
         answer, _ = s.until(lambda a: a.get("id") == "after" and final(a))
         assert answer["moveInfos"]
+    finally:
+        s.close()
+
+
+def test_avoid_and_allow_moves_keep_the_search_off_them_at_the_root(aux_model):
+    s = Session(new_server(aux_model))
+    try:
+        avoid = [{"player": "B", "moves": ["E5", "D4", "pass"], "untilDepth": 1}]
+        s.send(query("avoid", [], maxVisits=200, avoidMoves=avoid, includePolicy=True))
+        a, _ = s.until(final)
+        shown = {m["move"] for m in a["moveInfos"]}
+        assert shown and not shown & {"E5", "D4", "pass"}
+        assert (
+            a["policy"][coords.to_flat(coords.from_gtp("E5", N), N)] > 0
+        )  # the network's prior is still told
+        allow = [{"player": "B", "moves": ["C3", "G7"], "untilDepth": 1}]
+        s.send(query("allow", [], maxVisits=64, allowMoves=allow))
+        b, _ = s.until(final)
+        assert {m["move"] for m in b["moveInfos"]} == {"C3", "G7"}
+        assert sum(m["visits"] for m in b["moveInfos"]) >= 63
+        s.send(query("free", [], maxVisits=64))  # the same slot, no rule: every move again (a fresh tree)
+        c, _ = s.until(final)
+        assert len(c["moveInfos"]) > 2
+        s.send(query("bad", [], avoidMoves=[{"player": "B", "moves": ["Z42"], "untilDepth": 1}]))
+        d, _ = s.until(lambda a: a.get("id") == "bad")
+        assert d["field"] == "avoidMoves" and "error" in d
     finally:
         s.close()

@@ -63,6 +63,8 @@ struct Game {
   bool has_result = false;
   int result_move = -1;
   double result_value = 0;
+  // a searcher's slot: root moves the search must not try (analysis's avoidMoves; empty: none)
+  std::vector<uint8_t> root_avoid;
 };
 
 struct Stats {
@@ -100,6 +102,11 @@ struct Engine {
   void begin_search(Game& g) {
     Tree& t = g.tree;
     t.ensure_built(t.root);
+    if (!g.root_avoid
+             .empty()) {  // moves to avoid are not legal at this root (the tree is fresh: see searcher)
+      uint8_t* legal = t.clegal.data() + t.nodes[t.root].block;
+      for (int a = 0; a < A; ++a) legal[a] = legal[a] && !g.root_avoid[a];
+    }
     g.noise = g.full_search && s.dirichlet_weight > 0;
     g.budget = g.full_search ? s.readouts : s.fast_readouts;
     g.done = 0;

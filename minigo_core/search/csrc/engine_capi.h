@@ -97,6 +97,10 @@ MG_API int mg_searcher_root_stats(void* handle, int slot, int32_t* visits, doubl
 // most max_len moves written to out, and (visits, may be null) each one's visits. Returns its length (0:
 // `first` has no visits), or -1 for bad arguments.
 MG_API int mg_searcher_pv(void* handle, int slot, int first, int32_t* out, int32_t* visits, int max_len);
+// Root moves `slot`'s searches must not try (avoid: A entries, non-zero = avoid; null or all zero: none), as
+// long as they are set; changing them starts the slot's tree afresh. A root whose every legal move is
+// avoided has none to search: the caller keeps at least one. 0, or -1 for bad arguments.
+MG_API int mg_searcher_set_avoid(void* handle, int slot, const uint8_t* avoid);
 // Readouts of the next full searches (>= 1; a search by time grows its chunks on the kept tree): 0, or -1.
 MG_API int mg_searcher_set_readouts(void* handle, int readouts);
 MG_API void mg_searcher_destroy(void* handle);

@@ -2,6 +2,7 @@
 // (MiniGo's reuse), with what analysis reads of a searched root (visits, Q, prior, principal variations).
 // Players (`minigo_core/search/players.py`), GUI analysis (`analysis.py`) and the tests against mcts.py use
 // it through the C interface declared in engine_capi.h.
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -267,6 +268,28 @@ MG_API int mg_searcher_pv(void* handle, int slot, int first, int32_t* out, int32
     x = t.cchild[b + best];
   }
   return len;
+}
+
+MG_API int mg_searcher_set_avoid(void* handle, int slot, const uint8_t* avoid) {
+  auto* sr = static_cast<Searcher*>(handle);
+  if (sr == nullptr || slot < 0) return -1;
+  try {
+    searcher_slots(*sr, slot + 1, sr->seed);
+    Game& g = *sr->e.games[slot];
+    std::vector<uint8_t> mask;
+    if (avoid != nullptr) {
+      mask.assign(avoid, avoid + sr->e.A);
+      if (std::none_of(mask.begin(), mask.end(), [](uint8_t v) { return v != 0; })) mask.clear();
+    }
+    if (mask != g.root_avoid) {  // a root built under other moves to avoid: start a fresh tree
+      g.root_avoid = std::move(mask);
+      g.tree.clear();
+      g.has_result = false;
+    }
+    return 0;
+  } catch (...) {
+    return -1;
+  }
 }
 
 MG_API int mg_searcher_set_readouts(void* handle, int readouts) {
