@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -92,22 +93,18 @@ def exit_on_sigterm(lock: Any, say: Callable[[], None]) -> Iterator[None]:
         os.close(read_fd)
 
 
-PR_SET_PDEATHSIG = 1  # prctl(2)
+def end_with_parent(poll: float = 0.5) -> threading.Thread:
+    """End this process (SIGTERM to itself) once its parent has ended: a daemon thread notices that the
+    parent process changed (the process was handed to another). For engines a GUI starts through a shell
+    (KaTrain's `altcommand` runs under /bin/sh, which may not exec it): when the GUI ends the shell, the
+    engine ends with it instead of keeping the GUI's pipes open. Returns the watching thread."""
+    parent = os.getppid()
 
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll)
+        os.kill(os.getpid(), signal.SIGTERM)
 
-def end_with_parent() -> bool:
-    """Ask Linux to send this process SIGTERM when its parent ends (prctl PR_SET_PDEATHSIG); False where that
-    cannot be asked (another OS). For engines a GUI starts through a shell (KaTrain's `altcommand` runs under
-    /bin/sh, which may not exec it): when the GUI ends the shell, the engine ends with it instead of keeping
-    the GUI's pipes open."""
-    if not sys.platform.startswith("linux"):
-        return False
-    import ctypes  # lazy: only engines a GUI starts ask for it
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
-            return False
-    except (OSError, AttributeError):
-        return False
-    return os.getppid() != 1  # the parent may already have ended before the request
+    thread = threading.Thread(target=watch, name="minigo-parent-watch", daemon=True)
+    thread.start()
+    return thread

@@ -10,6 +10,9 @@ import sys
 import textwrap
 import threading
 import time
+from pathlib import Path
+
+import pytest
 
 from minigo_core.base import preempt
 
@@ -60,3 +63,34 @@ def test_exit_on_sigterm_waits_for_the_write_in_progress_then_exits_143(tmp_path
     assert proc.returncode == preempt.TERMINATED == 143
     assert rest.strip() == "stopping: kept game 0", rest  # the write ended first, then `say`
     assert time.monotonic() - t0 < 10, "the process did not exit promptly after the write"
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return any(line.startswith("State:") and "Z" in line.split()[1] for line in f)  # a zombie
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_an_engine_ends_with_the_shell_that_started_it():
+    """KaTrain's custom command runs under /bin/sh, which need not exec it: ending the shell ends it."""
+    script = (
+        "import os, time; from minigo_core.base import preempt; preempt.end_with_parent(0.05); "
+        "print(os.getpid(), flush=True); time.sleep(120)"
+    )
+    shell = subprocess.Popen(
+        ["/bin/sh", "-c", f'{sys.executable} -c "{script}"; true'], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        pid = int(shell.stdout.readline())
+        assert not _gone(pid)
+        shell.terminate()
+        shell.wait(timeout=30)
+        deadline = time.monotonic() + 60  # generous: the watcher polls every 0.05 s
+        while not _gone(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _gone(pid), "the engine outlived the shell that started it"
+    finally:
+        shell.kill()
