@@ -145,8 +145,10 @@ def open_job(
 def run_job(job: SelfplayJob, *, replay: bool = False, record: str | None = None) -> None:
     """Play the job's games (all of them with `replay`, else those no earlier attempt wrote), write each
     game's file, and the job record to `record` after the last game."""
-    # a killed earlier attempt of this job may have left a game file half-written under a temporary name
-    stale = storage.remove_stale_temporaries([job.out(game) for game in job.games])
+    # a killed earlier attempt of this job may have left a game file or its record half-written under a
+    # temporary name (the retry owns both names now)
+    owned = [job.out(game) for game in job.games] + ([record] if record else [])
+    stale = storage.remove_stale_temporaries(owned)
     if stale:
         print(
             f"removed {len(stale)} temporary files of a killed earlier attempt: {' '.join(stale)}", flush=True

@@ -243,12 +243,14 @@ def test_a_rerun_job_keeps_its_earlier_games_and_replays_only_the_missing_one(
     stale.write_bytes(b"half a game")
     other = tmp_path / "g" / ".tmp-game00009.arrow.4242.deadbeef"  # not this job's game: left alone
     other.write_bytes(b"x")
+    record_tmp = tmp_path / "g" / ".tmp-job00000.json.4243.deadbeef"  # a record killed before its rename
+    record_tmp.write_bytes(b"{")
     capsys.readouterr()
     assert cli_main(argv) == 0
     out = capsys.readouterr().out
     assert "kept 3 game files of an earlier attempt: 0-1,3" in out
-    assert "removed 1 temporary files of a killed earlier attempt" in out
-    assert not stale.exists() and other.exists()
+    assert "removed 2 temporary files of a killed earlier attempt" in out
+    assert not stale.exists() and not record_tmp.exists() and other.exists()
     again = json.loads(open(record_path).read())
     assert again["files"] == first["files"]  # game 2 replayed to the same bytes
     assert [os.stat(f).st_mtime_ns == s for f, s in zip(files, stamps, strict=True)] == [
