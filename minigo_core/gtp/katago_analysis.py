@@ -34,7 +34,7 @@ from minigo_core import __version__
 from minigo_core.game import coords, go
 from minigo_core.gtp.katago_query import Job, Limits, QueryError, parse, state_hashes
 from minigo_core.search import analysis
-from minigo_core.search.analysis import Analysis, PositionReport, RootView
+from minigo_core.search.analysis import Analysis, PositionReport
 
 
 class AnalysisServer:
@@ -308,11 +308,11 @@ class AnalysisServer:
             assert job.reference is not None
             return job.reference.report()
         searcher = self._searcher(job.position.komi)
-        stats = searcher.root_stats(job.slot)
-        view = RootView(stats.visits, stats.q, stats.prior, stats.legal, stats.root_visits, stats.root_q,
-                        stats.tree_nodes)  # fmt: skip
         return analysis.report(
-            view, job.position, lambda a: searcher.pv(a, job.slot, analysis.PV_LENGTH), self.player.net
+            searcher.root_stats(job.slot),
+            job.position,
+            lambda a: searcher.pv(a, job.slot, analysis.PV_LENGTH),
+            self.player.net,
         )
 
     def _answer(self, job: Job, during: bool) -> None:

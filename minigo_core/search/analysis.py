@@ -56,18 +56,7 @@ class MoveStats:
     pv: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class RootView:
-    """A searched root (A = N*N + 1 entries per array, pass last): visits, Q (mover's view; the root's for
-    unvisited moves), prior before noise and legality per move; the root's visits and Q; the tree's nodes."""
-
-    visits: np.ndarray
-    q: np.ndarray
-    prior: np.ndarray
-    legal: np.ndarray
-    root_visits: int
-    root_q: float
-    tree_nodes: int
+RootView = engine.RootStats  # what a searched root shows, the compiled searcher's or the reference's
 
 
 @dataclass(frozen=True)
@@ -242,9 +231,7 @@ class Analysis:
             assert self._moves is not None
             self._search.set_readouts(n)
             self._search.search(self._moves, full_search=True, noise=False)
-            stats = self._search.root_stats()
-            self._view = RootView(stats.visits, stats.q, stats.prior, stats.legal, stats.root_visits,
-                                  stats.root_q, stats.tree_nodes)  # fmt: skip
+            self._view = self._search.root_stats()
         else:
             root = self._root
             assert root is not None
@@ -255,7 +242,7 @@ class Analysis:
                          root.Q_perspective)  # fmt: skip
             self._view = RootView(root.child_N.astype(np.int64), q, root.original_prior.astype(np.float64),
                                   ~root.illegal, int(root.child_N.sum()), float(root.Q_perspective),
-                                  mcts.count_nodes(root))  # fmt: skip
+                                  float(root.value), mcts.count_nodes(root))  # fmt: skip
         took = time.perf_counter() - start
         self._rate = n / took if took > 0 else 0.0
 
