@@ -36,6 +36,8 @@ from minigo_core.gtp.katago_query import Job, Limits, QueryError, parse, state_h
 from minigo_core.search import analysis
 from minigo_core.search.analysis import Analysis, PositionReport
 
+KATAGO_VERSION = "1.15.0"  # the KataGo release whose analysis protocol this follows (what clients check)
+
 
 class AnalysisServer:
     """The protocol on one model (`player`, a `ModelPlayer`), answering through `write(line)`."""
@@ -48,7 +50,6 @@ class AnalysisServer:
         slots: int = 8,
         visit_cap: int = 100_000,
         report_as: str = "BLACK",
-        log: Any = None,
     ) -> None:
         self.player = player
         self.board_size = int(player.board_size)
@@ -56,13 +57,11 @@ class AnalysisServer:
         self.slots = max(1, slots)
         self.visit_cap = visit_cap
         self.report_as = report_as
-        self.log = log
         self.out: IO[bytes] | None = None
         self.lines: list[str] = []  # answers when not serving (tests of handle_line)
         self._write_lock = threading.Lock()
         self._cond = threading.Condition()
         self._queue: list[tuple[tuple[int, int], int, Job]] = []
-        self._terminated: dict[str, set[int] | None] = {}
         self._active: list[Job] = []
         self.limits = Limits(self.board_size, default_visits, visit_cap, report_as, self._moves_of)
         self._closing = False
@@ -122,7 +121,6 @@ class AnalysisServer:
         for name, message in warnings:
             self.write({"warning": message, "field": name, "id": qid})
         with self._cond:
-            self._terminated.pop(qid, None)  # an id used again is a new query
             for job in jobs:
                 heapq.heappush(self._queue, (job.order(), job.seq, job))
             self._cond.notify_all()
@@ -130,7 +128,7 @@ class AnalysisServer:
     def _action(self, q: dict, qid: str) -> None:
         action = q["action"]
         if action == "query_version":
-            self.write({**q, "version": "1.15.0", "git_hash": f"<omitted: minigo {__version__}>"})
+            self.write({**q, "version": KATAGO_VERSION, "git_hash": f"<omitted: minigo {__version__}>"})
         elif action == "clear_cache":  # the trees kept between queries (no network cache here)
             with self._cond:
                 if not self._active:
@@ -156,9 +154,6 @@ class AnalysisServer:
 
     def _terminate(self, target: str, turns: set[int] | None) -> None:
         with self._cond:
-            self._terminated[target] = (
-                None if turns is None else (self._terminated.get(target) or set()) | turns
-            )
             kept = []
             for item in self._queue:
                 job = item[2]
