@@ -181,8 +181,10 @@ class AnalysisServer:
 
     # ------------------------------------------------------------------------------------------------ search
     def _searcher(self, komi: float) -> Any:
+        """The searcher of `komi` (its slots' trees kept between queries); another komi's is dropped, with its
+        trees' memory (the active jobs share one komi: `_fill`)."""
         if komi not in self._searchers:
-            self._searchers[komi] = self.player.new_search(komi, "compiled", seed=0)
+            self._searchers = {komi: self.player.new_search(komi, "compiled", seed=0)}
         return self._searchers[komi]
 
     def _work(self) -> None:
