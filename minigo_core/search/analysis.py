@@ -276,9 +276,6 @@ class Analysis:
         assert self._view is not None and self.position is not None
         return report(self._view, self.position, self._pv, self.net, minmoves, maxmoves)
 
-    def moves(self, minmoves: int = 0, maxmoves: int = 0) -> list[MoveStats]:
-        return self.report(minmoves, maxmoves).moves
-
     def best_move(self) -> int:
         """The move the player's search chooses (the compiled search's choice: Gumbel's sequential halving, or
         the most visited move)."""
