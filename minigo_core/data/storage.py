@@ -182,6 +182,25 @@ def remove_stale_temporaries(finals: list[str]) -> list[str]:
     return removed
 
 
+def remove_temporaries_in(directory: str) -> list[str]:
+    """Remove every temporary file directly in `directory`, left by a killed writer; returns what was
+    removed. Only for a job that owns every file there (a training job its work directory, a window job its
+    window): by Snakemake's model one job owns an output at a time, so a retry may remove what the attempt
+    it replaces left, wherever that ran (another node's pid says nothing here)."""
+    fs, path = fs_and_path(directory)
+    try:
+        names = [os.path.basename(p.rstrip("/")) for p in fs.ls(path, detail=False)]
+    except FileNotFoundError:
+        return []
+    removed = []
+    for name in names:
+        if is_temporary(name):
+            with contextlib.suppress(FileNotFoundError):
+                fs.rm(join(path, name))
+            removed.append(join(str(directory), name))
+    return removed
+
+
 def list_files(url: str, suffix: str = "") -> list[str]:
     """Finished files in a directory (temporary names skipped), sorted, as URLs/paths like `url`."""
     fs, path = fs_and_path(url)

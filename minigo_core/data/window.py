@@ -33,6 +33,7 @@ import logging
 import multiprocessing
 import os
 import resource
+import shutil
 import tempfile
 import time
 import zlib
@@ -334,10 +335,14 @@ def build_window(
     fs, manifest_path = storage.fs_and_path(manifest_url)
     with contextlib.suppress(FileNotFoundError):
         fs.rm(manifest_path)  # the window is incomplete until the new manifest is written
+    # what a killed build of this window left: its shards' and manifest's temporaries, its scratch here
+    shard_urls = [storage.join(out_dir, layout.shard_name(r)) for r in range(plan.shards)]
+    storage.remove_stale_temporaries([manifest_url, *shard_urls])
+    remove_dead_scratch(tmp_dir)
 
     num_planes = features.num_planes(cfg.features)
     t_read = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="minigo-window-", dir=tmp_dir) as scratch:
+    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=tmp_dir) as scratch:
         spill = BucketSpill(scratch, plan.buckets, num_planes, cfg.board_size)
         games, skipped = read_games(cfg, plan, spill, num_planes, workers)
         read_s = time.perf_counter() - t_read
@@ -455,6 +460,36 @@ def manifest_digest(manifest: dict) -> str:
 
 def _shard_entry(w: shards.WrittenShard) -> dict:
     return {"name": os.path.basename(w.url), "rows": w.rows, "bytes": w.bytes, "sha256": w.sha256}
+
+
+SCRATCH_PREFIX = "minigo-window-"  # + the builder's pid: its spill directory under --tmp-dir (or /tmp)
+
+
+def remove_dead_scratch(tmp_dir: str | None) -> list[str]:
+    """Remove the spill directories of window builds that were killed on this host (their pid, in the name,
+    is no longer a process); returns them. A node that was lost takes its own local disk's with it."""
+    base = tmp_dir or tempfile.gettempdir()
+    removed = []
+    with contextlib.suppress(OSError):
+        for name in os.listdir(base):
+            pid = name.removeprefix(SCRATCH_PREFIX).split("-", 1)[0]
+            if not name.startswith(SCRATCH_PREFIX) or not pid.isdigit() or _alive(int(pid)):
+                continue
+            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+            removed.append(os.path.join(base, name))
+    for path in removed:
+        log.info(f"removed {path}: the scratch of a window build that was killed")
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 def _remove_stale_shards(out_dir: str, n_shards: int) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from minigo_core.base.command import Command
+from minigo_core.data import storage
 from minigo_core.nn.model import ModelConfig, random_model, save_model
 
 
@@ -20,6 +21,7 @@ def bootstrap(args: argparse.Namespace) -> None:
         "seed": int(seed),
         "kind": "random initialisation",
     }
+    storage.remove_stale_temporaries([args.out])  # what a killed attempt left
     save_model(args.out, net, provenance)
     n_params = sum(p.numel() for p in net.parameters())
     print(

@@ -78,6 +78,7 @@ def evaluate(args: argparse.Namespace) -> None:
         equal_time_probe_games=args.equal_time_probe_games if args.equal_time else 0,
     )
     results["command"] = ["minigo", "evaluate", *args.argv]
+    storage.remove_stale_temporaries([args.out])  # what a killed attempt left
     storage.write_text(args.out, json.dumps(results, indent=1) + "\n")
     tensorboard.update(root, tensorboard.write_match, root, args.out)  # a match file of the run's: its point
     if args.sgf_dir:

@@ -15,7 +15,7 @@ import logging
 from minigo_core.base.command import Command
 from minigo_core.base.config import load_config
 from minigo_core.data import games_complete as complete
-from minigo_core.data import layout
+from minigo_core.data import layout, storage
 from minigo_core.report import tensorboard
 
 log = logging.getLogger(__name__)
@@ -43,6 +43,7 @@ def games_complete(args: argparse.Namespace) -> int:
         return 1
     marker = complete.summarise(args.generation, games, bad, expected)
     out = args.out or layout.complete_marker_path(cfg.root, args.generation)
+    storage.remove_stale_temporaries([out])  # what a killed attempt left
     complete.write_marker(out, marker)
     tensorboard.update(cfg.root, tensorboard.write_selfplay, cfg, args.generation, marker, out)
     rate = marker["resign_false_positive_rate"]

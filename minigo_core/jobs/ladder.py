@@ -166,6 +166,7 @@ def rate(args: argparse.Namespace) -> None:
         result["rungs_left_out"] = {"rungs": left_out, "why": note}
     result["command"] = ["minigo", "ladder", *args.argv]
     if args.out:
+        storage.remove_stale_temporaries([args.out])  # what a killed attempt left
         storage.write_text(args.out, json.dumps(result, indent=1) + "\n")
         if cfg is not None:  # the run's ladder.json (or first rating): its Elo for TensorBoard
             tensorboard.update(cfg.root, tensorboard.write_rating, cfg.root, args.out)

@@ -21,6 +21,7 @@ def write_plots(args: argparse.Namespace) -> None:
     cfg = status.load_run_config(args.root)
     markers = plots.read_markers(cfg)
     out = args.out_dir
+    storage.remove_stale_temporaries([storage.join(out, name) for name in layout.PLOTS_OUTPUTS])
     storage.write_bytes(storage.join(out, layout.LOSS_PLOT), plots.plot_loss(cfg))
     storage.write_bytes(storage.join(out, layout.GAME_LENGTHS_PLOT), plots.plot_game_lengths(cfg, markers))
     storage.write_bytes(storage.join(out, layout.RESIGN_PLOT), plots.plot_resign(cfg, markers))

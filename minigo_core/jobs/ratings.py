@@ -63,6 +63,7 @@ def write_ratings(args: argparse.Namespace) -> int:
             layout.evals_dir(root),
         )
     out = args.out_dir
+    storage.remove_stale_temporaries([storage.join(out, name) for name in layout.RATINGS_OUTPUTS])
     storage.write_text(storage.join(out, layout.RATINGS_CSV), rows_to_csv(rows))
     storage.write_text(
         storage.join(out, layout.RATINGS_FILE), json.dumps(ratings_record(ratings, rows), indent=1) + "\n"

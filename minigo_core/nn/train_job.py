@@ -336,6 +336,9 @@ def _resume(job: TrainJob, plan: TrainPlan, trainer: Trainer, clock: _Clock) -> 
     run = _Run(job, plan, trainer, _checkpoint_identity(job, plan), clock)
     fs, work_path = storage.fs_and_path(job.work_dir)
     fs.makedirs(work_path, exist_ok=True)
+    if job.rank == 0:  # what a killed attempt's writer left: the work directory is this job's alone
+        for url in storage.remove_temporaries_in(job.work_dir) + storage.remove_stale_temporaries([job.out]):
+            _say(job, f"removed {url}: the temporary file of a killed attempt")
     resumed = trainer.resume(run.checkpoint, run.identity, note=lambda message: _say(job, message))
     if resumed is not None:
         run.start_step, run.recent = resumed.step, resumed.recent_losses

@@ -13,6 +13,7 @@ checked from here: it is refused, with what to do if that run is known to be gon
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import socket
@@ -87,7 +88,7 @@ def is_alive(holder: Holder) -> bool | None:
 
 def _create(path: Path, holder: Holder) -> bool:
     """Write the lock under its final name in one step; False when the name exists already."""
-    tmp = path.with_name(f".tmp-{path.name}.{os.getpid()}")
+    tmp = path.with_name(f"{_tmp_prefix(path)}{os.getpid()}")
     tmp.write_text(json.dumps(asdict(holder), indent=1) + "\n")
     try:
         os.link(tmp, path)  # atomic and exclusive, on NFS too, and the file is complete when it appears
@@ -104,6 +105,21 @@ def _create(path: Path, holder: Holder) -> bool:
         return True
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _tmp_prefix(path: Path) -> str:
+    """The start of the names of this host's launchers' temporary files beside the lock (+ the pid)."""
+    return f".tmp-{path.name}.{socket.gethostname()}."
+
+
+def _remove_dead_temporaries(path: Path) -> None:
+    """Remove the temporary files beside the lock that a launcher on this host left when it was killed
+    between writing and removing one (its pid, in the name, no longer runs)."""
+    prefix = _tmp_prefix(path)
+    for tmp in path.parent.glob(f"{glob.escape(prefix)}*"):
+        pid = tmp.name.removeprefix(prefix).split(".", 1)[0]
+        if pid.isdigit() and not process_start(int(pid)):
+            tmp.unlink(missing_ok=True)
 
 
 def _refusal(path: Path, holder: Holder, alive: bool | None) -> str:
@@ -128,6 +144,7 @@ def acquire(root: str | Path, command: str, say=print) -> Holder:
     path = lock_path(root)
     path.parent.mkdir(parents=True, exist_ok=True)
     me = this_process(command)
+    _remove_dead_temporaries(path)
     for _ in range(3):  # a lock removed or taken over between our looks: look again
         if _create(path, me):
             return me
@@ -147,7 +164,7 @@ def acquire(root: str | Path, command: str, say=print) -> Holder:
 
 def _take_over(path: Path, stale: Holder) -> None:
     """Remove the stale lock of `stale`, unless another launcher replaced it meanwhile (then it stays)."""
-    aside = path.with_name(f".tmp-{path.name}.stale.{os.getpid()}")
+    aside = path.with_name(f"{_tmp_prefix(path)}{os.getpid()}.stale")
     try:
         os.rename(path, aside)
     except FileNotFoundError:

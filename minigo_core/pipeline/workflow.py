@@ -110,6 +110,7 @@ def effective_config_text(cfg: RunConfig) -> str:
 
 
 def write_effective_config(path: str, text: str) -> None:
+    storage.remove_stale_temporaries([path])  # what a killed attempt left
     storage.write_text(path, text)
 
 

@@ -326,9 +326,10 @@ def game_sgf(results: dict, game: dict) -> bytes:
 
 def export_sgf(results: dict, out_dir: str) -> list[str]:
     """Write every game of a results dict as `game000.sgf`, ... under `out_dir`; returns the paths."""
+    urls = [storage.join(out_dir, f"game{game['index']:03d}.sgf") for game in results["games"]]
+    storage.remove_stale_temporaries(urls)  # what a killed export of these games left
     paths = []
-    for game in results["games"]:
-        url = storage.join(out_dir, f"game{game['index']:03d}.sgf")
+    for game, url in zip(results["games"], urls, strict=True):
         storage.write_bytes(url, game_sgf(results, game))
         paths.append(url)
     return paths

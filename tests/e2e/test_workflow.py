@@ -16,6 +16,7 @@ import math
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -222,11 +223,52 @@ def sha256(path: str) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+DEAD_PID = 4_000_001  # above Linux's pid_max (4194304 at most, 2^22): no process has it
+
+
+def killed_writers_leftovers(cfg, scratch: Path) -> list[tuple[Path, Path]]:
+    """Plant, before the run, what killed attempts of every job would have left: a temporary sibling of each
+    file the run writes (`storage.temporary_name`'s form, a dead writer's pid) and a killed window build's
+    spill directory under the scratch directory (TMPDIR). Each with a file that shows its job ran."""
+    root, gens = cfg.root, range(cfg.generations + 1)
+    finals = [layout.effective_config_path(root), *(layout.model_path(root, g) for g in gens)]
+    for g in schedule.selfplay_generations(cfg):
+        finals += [layout.game_path(root, g, i) for i in range(cfg.selfplay.games)]
+        finals += [layout.selfplay_job_path(root, g, j) for j in range(len(schedule.selfplay_jobs(cfg)))]
+        finals.append(layout.complete_marker_path(root, g))
+    for g in range(1, cfg.generations + 1):
+        finals += [layout.shard_path(root, g, r) for r in range(cfg.train.ranks)]
+        finals += [layout.window_manifest_path(root, g), layout.train_metrics_path(root, g)]
+        finals += [layout.eval_path(root, g, spec.slug) for spec in schedule.evaluation_specs(cfg, g)]
+        finals += [layout.ladder_rating_path(root, g), layout.ladder_first_rating_path(root, g)]
+    finals += [layout.summary_path(root, name) for name in layout.SUMMARY_FILES]
+    planted = [(Path(f).with_name(f".tmp-{Path(f).name}.{DEAD_PID}.deadbeef"), Path(f)) for f in finals]
+    for g in range(1, cfg.generations + 1):
+        metrics = Path(layout.train_metrics_path(root, g))  # the checkpoint: removed once the model is
+        planted.append((metrics.with_name(f".tmp-{layout.CHECKPOINT}.{DEAD_PID}.deadbeef"), metrics))
+        for kind in ("train", "selfplay"):  # an events file's temporary is named without `tfevents`
+            events = Path(layout.tensorboard_path(root, kind, g))
+            hidden = events.name.replace(layout.TFEVENTS, "events")
+            planted.append((events.with_name(f".tmp-{hidden}.{DEAD_PID}.deadbeef"), events))
+    lock = Path(root) / layout.RUN_LOCK  # a launcher's: its host and pid (pipeline/run_lock.py)
+    planted.append((lock.with_name(f".tmp-{lock.name}.{socket.gethostname()}.{DEAD_PID}"), Path(root)))
+    for tmp, _ in planted:
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(b"half a file")
+    spill = scratch / f"minigo-window-{DEAD_PID}-k1ll3d"
+    (spill / "bucket0").mkdir(parents=True)
+    (spill / "bucket0" / "rows.arrow").write_bytes(b"spilled rows")
+    return [*planted, (spill, Path(layout.window_manifest_path(root, 1)))]
+
+
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory, write_config):
-    """A real tiny run through `minigo run --profile profiles/local` (what `make run` does)."""
+    """A real tiny run through `minigo run --profile profiles/local` (what `make run` does), over the
+    leftovers of killed writers (`killed_writers_leftovers`: its 4th element lists them)."""
     tmp_path = tmp_path_factory.mktemp("tiny")
     config = write_config(tmp_path)
+    scratch = tmp_path / "scratch"
+    planted = killed_writers_leftovers(load_config(str(config)), scratch)
     cmd = [
         "timeout",
         "-k",
@@ -244,9 +286,22 @@ def tiny_run(tmp_path_factory, write_config):
         "--cores",
         "2",
     ]
-    out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    out = subprocess.run(
+        cmd, cwd=REPO, capture_output=True, text=True, env={**os.environ, "TMPDIR": str(scratch)}
+    )
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
-    return load_config(str(config)), config, out.stdout
+    return load_config(str(config)), config, out.stdout, planted
+
+
+@pytest.mark.slow
+def test_each_job_removed_what_a_killed_attempt_of_it_left(tiny_run):
+    # every writer's temporary file is removed by the job that writes that file (the retry of a killed one)
+    # (one whose file the run does not write, as generation 2's first rating, no job owns: it stays)
+    cfg, _, _, planted = tiny_run
+    assert [str(tmp) for tmp, final in planted if tmp.exists() and final.exists()] == []
+    unowned = {str(tmp) for tmp, final in planted if not final.exists()}
+    assert len(unowned) <= 2, unowned  # the list above names the run's files
+    assert sorted(str(p) for p in Path(cfg.root).rglob(".tmp-*") if str(p) not in unowned) == []
 
 
 @pytest.mark.slow
@@ -255,7 +310,7 @@ def test_local_run_produces_every_artifact_and_each_validates(tiny_run):
     from minigo_core.data.matchfile import read_match
     from minigo_core.nn import model
 
-    cfg, _, stdout = tiny_run
+    cfg, _, stdout, _ = tiny_run
     root = cfg.root
     assert load_config(layout.effective_config_path(root)) == cfg
     for g in range(cfg.generations + 1):
@@ -315,7 +370,7 @@ def tensorboard_scalars(folder: str) -> dict[str, list[int]]:
 
 @pytest.mark.slow
 def test_the_run_wrote_tensorboard_events_as_it_went(tiny_run):
-    cfg, _, _ = tiny_run
+    cfg, _, _, _ = tiny_run
     root, evaluated = cfg.root, list(range(1, cfg.generations + 1))
     lines = [
         line for g in evaluated for line in Path(layout.train_metrics_path(root, g)).read_text().splitlines()
@@ -349,7 +404,7 @@ def test_the_run_wrote_tensorboard_events_as_it_went(tiny_run):
 
 @pytest.mark.slow
 def test_artifacts_are_inspectable_from_the_command_line(tiny_run):
-    cfg, _, _ = tiny_run
+    cfg, _, _, _ = tiny_run
     for path in (layout.game_path(cfg.root, 1, 0), layout.model_path(cfg.root, 2)):
         out = subprocess.run(
             [sys.executable, "-m", "minigo_core.cli", "inspect", path],
@@ -387,7 +442,7 @@ def fingerprints(files: list[str]) -> dict[str, tuple[str, int]]:
 
 @pytest.mark.slow
 def test_rerunning_a_generations_training_and_selfplay_reproduces_model_and_games(tiny_run):
-    cfg, config, _ = tiny_run
+    cfg, config, _, _ = tiny_run
     g = 1
     files = [layout.model_path(cfg.root, g)] + [layout.game_path(cfg.root, g, i) for i in range(4)]
     before = fingerprints(files)
@@ -418,7 +473,7 @@ def ladder_rating(cfg, g: int) -> dict:
 
 @pytest.mark.slow
 def test_every_evaluated_generation_is_rated_on_the_fixed_ladder_and_a_rerun_reproduces_it(tiny_run):
-    cfg, config, _ = tiny_run
+    cfg, config, _, _ = tiny_run
     assert schedule.ladder_rated(cfg)  # 5x5: config/ladder/5x5.json
     first, second = ladder_rating(cfg, 1), ladder_rating(cfg, 2)
     for g, rating in ((1, first), (2, second)):
@@ -445,7 +500,7 @@ def test_every_evaluated_generation_is_rated_on_the_fixed_ladder_and_a_rerun_rep
 
 @pytest.mark.slow
 def test_a_deleted_game_file_is_replayed_by_its_job_which_keeps_the_others(tiny_run):
-    cfg, config, _ = tiny_run
+    cfg, config, _, _ = tiny_run
     g = 1
     jobs = schedule.selfplay_jobs(cfg)
     assert [list(r) for r in jobs] == [[0, 1, 2], [3]]  # config/tiny.yaml: 4 games in jobs of 3
@@ -470,7 +525,7 @@ def test_a_deleted_game_file_is_replayed_by_its_job_which_keeps_the_others(tiny_
 
 @pytest.mark.slow
 def test_rerunning_a_generations_window_and_training_reproduces_shards_and_model(tiny_run):
-    cfg, config, _ = tiny_run
+    cfg, config, _, _ = tiny_run
     g = 2
     files = [layout.shard_path(cfg.root, g, r) for r in range(cfg.train.ranks)]
     files += [layout.model_path(cfg.root, g)]
@@ -557,7 +612,7 @@ class RenderedPage(HTMLParser):
 
 @pytest.mark.slow
 def test_the_report_draws_a_whole_generation_beside_the_summary_rules(chromium_binary, tiny_run, tmp_path):
-    cfg, _, _ = tiny_run
+    cfg, _, _, _ = tiny_run
     report = Path(layout.summary_path(cfg.root, layout.REPORT_FILE))
 
     def render(page: Path, *options: str) -> str:

@@ -14,7 +14,7 @@ import pytest
 from minigo_core.pipeline import workflow
 from tools.chaos.__main__ import parse_args as args_of
 from tools.chaos.disk import SmallDisk
-from tools.chaos.kills import kill_plan, kinds_of_dry_run, pack_stage, plannable_kinds
+from tools.chaos.kills import kill_plan, kinds_of_dry_run, pack_stage, plannable_kinds, soak_kinds, soak_plan
 from tools.chaos.processes import KINDS, SIGTERM_KINDS, classify, target
 from tools.chaos.runs import config_data
 
@@ -115,3 +115,39 @@ def test_the_disk_of_a_disk_full_fills_and_frees(tmp_path, unavailable):
     finally:
         disk.unmount()
     assert sorted(p.name for p in (tmp_path / "run").rglob("*")) == ["game00000.arrow", "games"]
+
+
+def test_a_soak_spreads_every_kind_it_can_meet_over_the_default_run():
+    default = workflow.run_config(config_data(REPO / "config.yaml", ["generations=12"]))
+    kinds = soak_kinds(default)
+    every = ["bootstrap", "selfplay", "selfplay-term", "train", "train-term", "window", "evaluate", "ladder"]
+    every += ["games_complete", "disk-full", "ratings", "plots", "snakemake"]
+    assert set(every) <= set(kinds), kinds  # (the default config trains in one rank)
+    assert "disk-full" not in soak_kinds(default, disk=False)
+    assert "ladder" not in soak_kinds(
+        workflow.run_config(config_data(REPO / "config.yaml", ["evaluate.ladder=false"]))
+    )
+    plan = soak_plan(kinds, 20, 60.0, np.random.default_rng(5))
+    assert len(plan) == 20 and {k for k, _ in plan} == set(kinds)  # every kind at least once
+    assert plan[0] == ("bootstrap", 0.0) and [k for k, _ in plan[-2:]] == ["ratings", "plots"]
+    times = [t for _, t in plan[1:-2]]
+    assert times == [60.0 * (i + 1) for i in range(len(times))]  # one fault a minute
+    assert plan == soak_plan(kinds, 20, 60.0, np.random.default_rng(5))  # seeded
+    with pytest.raises(ValueError, match="needs --kills >= "):
+        soak_plan(kinds, len(kinds) - 1, 60.0, np.random.default_rng(5))
+    dry_run = "rule ladder_first_rating:\n    jobid: 3\nrule ladder_rating:\n    jobid: 4\n"
+    assert kinds_of_dry_run(dry_run, [1])[0] == {"ladder", "snakemake"}
+    ladder = [
+        sys.executable,
+        "-m",
+        "minigo_core.cli",
+        "ladder",
+        "rate",
+        "--out",
+        "run/eval/gen0006/ladder.json",
+    ]
+    assert classify(ladder) == "ladder"
+    args = args_of(["--workdir", "w", "--soak"])
+    assert args.config.endswith("config.yaml") and "tiny" not in args.config and args.kills is None
+    with pytest.raises(SystemExit):
+        args_of(["--workdir", "w", "--soak", "--kinds", "train"])

@@ -106,3 +106,18 @@ def test_release_leaves_a_lock_that_another_launcher_took(tmp_path, other_proces
     write_lock(tmp_path, theirs)
     run_lock.release(tmp_path, mine)
     assert run_lock.read_holder(run_lock.lock_path(tmp_path)) == theirs
+
+
+def test_a_launcher_killed_while_writing_the_lock_leaves_nothing_for_the_next(tmp_path, other_process):
+    # the temporary files of a killed launcher of this host go; a live one's (writing now) and another
+    # host's stay
+    host = socket.gethostname()
+    dead = tmp_path / f".tmp-{run_lock.lock_path(tmp_path).name}.{host}.4000001"
+    aside = tmp_path / f".tmp-{run_lock.lock_path(tmp_path).name}.{host}.4000002.stale"
+    live = tmp_path / f".tmp-{run_lock.lock_path(tmp_path).name}.{host}.{other_process.pid}"
+    foreign = tmp_path / f".tmp-{run_lock.lock_path(tmp_path).name}.elsewhere.4000001"
+    for path in (dead, aside, live, foreign):
+        path.write_text("{")
+    me = run_lock.acquire(tmp_path, "minigo run", say=lambda _: None)
+    assert not dead.exists() and not aside.exists() and live.exists() and foreign.exists()
+    run_lock.release(tmp_path, me)

@@ -57,3 +57,18 @@ def test_run_layout_paths():
     assert layout.game_path("r", 7, 42) == "r/games/gen0007/game00042.arrow"
     assert layout.model_path("r/", 3) == "r/models/gen0003.safetensors"
     assert layout.shard_path("r", 8, 3) == "r/window/gen0008/shard003.arrow"
+
+
+def test_a_retry_removes_what_killed_writers_left(tmp_path):
+    # by name (the temporaries of given files), or every one in a directory the job owns; finished files stay
+    (tmp_path / "own").mkdir()
+    for name in ("model.bin", ".tmp-model.bin.77.deadbeef", ".tmp-other.bin.78.deadbeef", "other.bin"):
+        (tmp_path / name).write_bytes(b"x")
+    for name in ("checkpoint.pt", ".tmp-checkpoint.pt.79.deadbeef", ".tmp-metrics.jsonl.80.cafe0000"):
+        (tmp_path / "own" / name).write_bytes(b"x")
+    removed = storage.remove_stale_temporaries([str(tmp_path / "model.bin")])
+    assert removed == [str(tmp_path / ".tmp-model.bin.77.deadbeef")]
+    assert sorted(os.listdir(tmp_path)) == [".tmp-other.bin.78.deadbeef", "model.bin", "other.bin", "own"]
+    assert len(storage.remove_temporaries_in(str(tmp_path / "own"))) == 2
+    assert os.listdir(tmp_path / "own") == ["checkpoint.pt"]
+    assert storage.remove_temporaries_in(str(tmp_path / "missing")) == []

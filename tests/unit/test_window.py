@@ -111,6 +111,20 @@ def test_window_is_deterministic_and_replaces_stale_shards(games_root, tmp_path)
     assert names == ["manifest.json", "shard000.arrow", "shard001.arrow", "shard002.arrow"]
 
 
+def test_a_rebuild_removes_what_a_killed_build_left(games_root, tmp_path):
+    # its shards' and manifest's temporaries, and the spill directory of a build killed on this host (a dead
+    # pid in its name); a live build's spill stays
+    out, scratch = tmp_path / "w", tmp_path / "scratch"
+    out.mkdir()
+    (scratch / "minigo-window-4000001-abcd" / "b0").mkdir(parents=True)
+    (scratch / f"minigo-window-{os.getpid()}-live").mkdir()
+    for name in (".tmp-shard001.arrow.4000001.deadbeef", ".tmp-manifest.json.4000001.deadbeef"):
+        (out / name).write_bytes(b"half")
+    window.build_window(_cfg(games_root, ranks=2), 3, str(out), tmp_dir=str(scratch), workers="threads")
+    assert sorted(os.listdir(out)) == ["manifest.json", "shard000.arrow", "shard001.arrow"]
+    assert os.listdir(scratch) == [f"minigo-window-{os.getpid()}-live"]
+
+
 def test_process_readers_give_the_same_window(games_root, tmp_path):
     threads = window.build_window(_cfg(games_root, ranks=2), 3, str(tmp_path / "t"), workers="threads")
     processes = window.build_window(_cfg(games_root, ranks=2), 3, str(tmp_path / "p"), workers="processes")

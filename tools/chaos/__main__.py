@@ -3,6 +3,7 @@ undisturbed run.
 
     python -m tools.chaos --workdir /tmp/chaos [--config config/tiny.yaml] [--kills 10] [--seed 1]
         [--kinds selfplay,train-rank,...] [--profile local|slurm]
+    python -m tools.chaos --workdir /tmp/soak --soak [--set generations=12] [--kills K] [--every S]
 
 (from the repository root; the method: `tools/chaos/__init__.py`)
 """
@@ -27,7 +28,7 @@ from minigo_core.data import schedule
 from minigo_core.pipeline import workflow
 from tools.chaos.checks import Watcher, final_checks, kind_table, per_kind
 from tools.chaos.disk import SmallDisk
-from tools.chaos.kills import Chaos, kill_plan, plannable_kinds
+from tools.chaos.kills import Chaos, kill_plan, plannable_kinds, soak_kinds, soak_plan
 from tools.chaos.processes import KINDS
 from tools.chaos.runs import (
     REPO,
@@ -45,7 +46,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m tools.chaos", description=__doc__.split("\n\n")[0])
     p.add_argument("--workdir", required=True, help="scratch directory (emptied first)")
     p.add_argument(
-        "--config", default=str(REPO / "config" / "tiny.yaml"), help="run config (its root is ignored)"
+        "--config",
+        default=None,
+        help="run config (its root is ignored; default config/tiny.yaml, or config.yaml with --soak)",
     )
     p.add_argument(
         "--set",
@@ -54,7 +57,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="KEY=VALUE",
         help="override a config value, e.g. --set selfplay.games=2 (YAML value)",
     )
-    p.add_argument("--kills", type=int, default=10, help="kills (kill -9s) during the chaos run")
+    p.add_argument("--kills", type=int, default=None, help="kills (kill -9s) during the chaos run (10)")
     p.add_argument(
         "--kinds",
         default=None,
@@ -63,6 +66,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         f"(--kills is then their number); kinds: {', '.join(KINDS)}",
     )
     p.add_argument("--seed", type=int, default=1, help="seed of the plan, the kill moments and victims")
+    p.add_argument(
+        "--soak",
+        action="store_true",
+        help="a soak: the default config (config.yaml) unless --config, a fault every --every seconds "
+        "over the whole run, every kind it can meet at least once (kill -9 of each job kind and of "
+        "Snakemake, SIGTERMs, a full disk when root), --kills of them (default: twice the kinds)",
+    )
+    p.add_argument(
+        "--every",
+        type=float,
+        default=None,
+        metavar="S",
+        help="--soak: seconds between faults (default: run A's length x 0.8 / --kills)",
+    )
     p.add_argument(
         "--profile",
         choices=("local", "slurm"),
@@ -84,6 +101,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--report", default=None, help="also write the JSON report to this file")
     args = p.parse_args(argv)
+    args.config = args.config or str(REPO / ("config.yaml" if args.soak else "config/tiny.yaml"))
+    if args.soak and args.kinds is not None:
+        p.error("--soak draws every kind the run can meet: leave out --kinds")
+    if args.every is not None and not args.soak:
+        p.error("--every is for --soak")
     if args.profile == "slurm":
         args.retries = 2 if args.retries is None else args.retries
         if args.retries < 1:
@@ -94,6 +116,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         if unknown or not args.kinds:
             p.error(f"--kinds: unknown {unknown or 'nothing given'}; kinds: {', '.join(KINDS)}")
         args.kills = len(args.kinds)
+    elif args.kills is None and not args.soak:
+        args.kills = 10
     return args
 
 
@@ -116,6 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     config = write_config(work / "config.yaml", Path(args.config), args.set)
     cfg = workflow.run_config(yaml.safe_load(config.read_text()))
     runner = Runner(config, args.cores, args.timeout, args.profile, args.retries)
+    kinds = soak_kinds(cfg, runner.slurm, disk=os.geteuid() == 0) if args.soak else []
+    if args.soak:
+        args.kills = args.kills or 2 * len(kinds)
+        if args.kills < len(kinds):
+            print(f"--soak: {len(kinds)} kinds ({', '.join(kinds)}) need --kills >= {len(kinds)}")
+            return 2
     plan = args.kinds or kill_plan(
         plannable_kinds(cfg, runner.slurm), args.kills, np.random.default_rng(args.seed)
     )
@@ -124,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         "profile": args.profile,
         "kills_requested": args.kills,
         "seed": args.seed,
-        "kill_plan": plan,
+        "kill_plan": [] if args.soak else plan,
     }
     if runner.slurm and not Path(os.environ.get("SLURM_CONF", "/etc/slurm/slurm.conf")).exists():
         report["problems"] = [
@@ -144,6 +174,14 @@ def main(argv: list[str] | None = None) -> int:
         output(report, args.report)
         return 2
 
+    timed: list[tuple[str, float]] = []
+    if args.soak:  # the faults spread over a run as long as A
+        every = args.every or 0.8 * seconds / args.kills
+        timed = soak_plan(kinds, args.kills, every, np.random.default_rng(args.seed))
+        plan = [kind for kind, _ in timed]
+        report["kill_plan"] = plan
+        report["soak"] = {"every_s": round(every, 1), "kinds": kinds, "not_before_s": [t for _, t in timed]}
+        print(f"chaos: soak of {len(plan)} faults, one every {every:.0f} s: {', '.join(plan)}", flush=True)
     disk = None
     if "disk-full" in plan:  # run B's root on a tmpfs of its own, 4 x run A's bytes and at least 16 MB
         used = sum(p.stat().st_size for p in (work / "A" / ROOT).rglob("*") if p.is_file())
@@ -160,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     chaos = Chaos(
         work / "B",
         runner,
-        plan,
+        timed or plan,
         np.random.default_rng([args.seed, 1]),
         lifetimes.shortest,
         args.max_attempts or args.kills + 4,

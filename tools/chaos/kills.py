@@ -21,6 +21,7 @@ from minigo_core.data import layout, schedule, storage
 from tools.chaos.disk import SmallDisk
 from tools.chaos.processes import (
     KINDS,
+    MORE_RULES_OF,
     RULE_OF,
     SECOND_NODE,
     SIGTERM_KINDS,
@@ -68,6 +69,40 @@ def kill_plan(kinds: list[str], kills: int, rng: np.random.Generator) -> list[st
     return plan
 
 
+# The kinds a soak draws from beside `plannable_kinds` (a drawn plan leaves them out: its kills stay the same
+# for a seed): the other signals and faults, and the jobs of ratings and the report.
+SOAK_EXTRA_KINDS = ("selfplay-term", "train-term", "disk-full", "ladder", "ratings", "plots")
+
+
+def soak_kinds(cfg: Any, slurm: bool = False, disk: bool = True) -> list[str]:
+    """Every kind a soak of the run of `cfg` can meet: what a drawn plan draws from, the SIGTERMs, a full
+    disk (`disk`: when run B's root can be a tmpfs of its own), the ladder's ratings where the run rates,
+    the summary's jobs."""
+    kinds = plannable_kinds(cfg, slurm)
+    rates = cfg.evaluate.ladder and "evaluate" in kinds
+    extra = [k for k in SOAK_EXTRA_KINDS if (k != "disk-full" or disk) and (k != "ladder" or rates)]
+    return [k for k in KINDS if k in kinds or k in extra]
+
+
+def soak_plan(
+    kinds: list[str], kills: int, every_s: float, rng: np.random.Generator
+) -> list[tuple[str, float]]:
+    """A soak's faults: (kind, not before this many seconds into run B), one every `every_s` seconds. Every
+    kind at least once (`kills` >= their number), in a seeded order, then drawn again; a bootstrap (once, at
+    the start) first and at once, the summary's jobs (at the end of the run) without a time of their own."""
+    first = [k for k in kinds if k == "bootstrap"]
+    last = [k for k in kinds if k in ("ratings", "plots")]
+    middle = [k for k in kinds if k not in first and k not in last]
+    if kills < len(kinds):
+        raise ValueError(f"a soak of {len(kinds)} kinds needs --kills >= {len(kinds)}, got {kills}")
+    order = [str(k) for k in rng.permutation(middle)]
+    while len(order) < kills - len(first) - len(last):
+        order.append(middle[int(rng.integers(0, len(middle)))])
+    plan = [(k, 0.0) for k in first]
+    plan += [(k, every_s * (i + 1)) for i, k in enumerate(order)]
+    return plan + [(k, every_s * len(order)) for k in last]
+
+
 def kinds_of_dry_run(text: str, job_sizes: list[int]) -> tuple[set[str], str]:
     """The kinds of process that the jobs a dry run lists would start, and those jobs (`rule xN, ...`)."""
     kinds: set[str] = set()
@@ -79,7 +114,9 @@ def kinds_of_dry_run(text: str, job_sizes: list[int]) -> tuple[set[str], str]:
         if match:
             rule = match.group(1)
             counts[rule] = counts.get(rule, 0) + 1
-            kinds |= {k for k, r in RULE_OF.items() if r == rule and r != "selfplay"}
+            kinds |= {
+                k for k, r in RULE_OF.items() if rule in (r, *MORE_RULES_OF.get(k, ())) and r != "selfplay"
+            }
         elif rule == "selfplay" and line.startswith("wildcards:"):
             job = re.search(r"\bjob=(\d+)", line)
             size = job_sizes[int(job.group(1))] if job and int(job.group(1)) < len(job_sizes) else 1
@@ -94,6 +131,7 @@ class Kill:
     """One planned kill and what became of it."""
 
     kind: str
+    not_before_s: float = 0.0  # seconds into run B before which it does not strike (a soak's spacing)
     status: str = "pending"  # pending, killed, not reached
     reason: str = ""  # why not reached
     detail: dict[str, Any] = field(default_factory=dict)
@@ -147,14 +185,14 @@ class Chaos:
         self,
         workdir: Path,
         runner: Runner,
-        plan: list[str],
+        plan: list[str] | list[tuple[str, float]],
         rng: np.random.Generator,
         lifetime: Callable[[str], float],
         max_attempts: int,
         job_sizes: list[int],
     ) -> None:
         self.workdir, self.runner, self.rng, self.lifetime = workdir, runner, rng, lifetime
-        self.kills = [Kill(kind) for kind in plan]
+        self.kills = [Kill(k) if isinstance(k, str) else Kill(k[0], k[1]) for k in plan]
         self.max_attempts, self.job_sizes = max_attempts, job_sizes
         self.attempt, self.t0 = 0, time.monotonic()
         self.events: list[dict] = []
@@ -167,9 +205,14 @@ class Chaos:
     def pending(self, kind: str | None = None) -> list[Kill]:
         return [k for k in self.kills if k.status == "pending" and kind in (None, k.kind)]
 
+    def due(self) -> list[Kill]:
+        """The pending kills whose time has come (all of them, but in a soak)."""
+        now = time.monotonic() - self.t0
+        return [k for k in self.pending() if k.not_before_s <= now]
+
     def pending_for(self, proc_kind: str) -> list[Kill]:
-        """The pending kills that strike at a process of `proc_kind` (`target`)."""
-        return [k for k in self.kills if k.status == "pending" and target(k.kind) == proc_kind]
+        """The due kills that strike at a process of `proc_kind` (`target`)."""
+        return [k for k in self.due() if target(k.kind) == proc_kind]
 
     def restore_nodes(self) -> None:
         """Bring back the nodes a node-loss took down (a new slurmd, resumed)."""
@@ -269,7 +312,8 @@ class Chaos:
                 aims[p.pid] = self.aim(p, job)
         main = [p for p in procs if p.kind == "snakemake" and ppid(p.pid) == timeout_pid]
         jobs_run = any(p.kind != "snakemake" for p in procs)
-        if main and jobs_run and not aims and self.pending()[0].kind == "snakemake":
+        due = self.due()
+        if main and jobs_run and not aims and due and due[0].kind == "snakemake":
             aims[main[0].pid] = self.aim(main[0], "snakemake")
 
     def aim(self, victim: Proc, job: str) -> Aim:

@@ -21,13 +21,17 @@ KIND_OF_SUBCOMMAND = {
     "games-complete": "games_complete",
     "plots": "plots",
     "pack": "pack",
+    "ladder": "ladder",
 }
 # Every kind a kill can aim at, in the order the pipeline first starts them, and the rule of its job.
 RULE_OF = {"bootstrap": "bootstrap", "selfplay": "selfplay", "selfplay-single": "selfplay",
            "selfplay-term": "selfplay", "disk-full": "selfplay", "games_complete": "games_complete",
            "window": "window", "train": "train", "train-term": "train", "train-rank": "train",
            "train-rank-node2": "train", "node-loss": "train", "pack": "pack", "evaluate": "evaluate",
-           "ratings": "ratings", "plots": "plots", "snakemake": None}  # fmt: skip
+           "ladder": "ladder_rating", "ratings": "ratings", "plots": "plots",
+           "snakemake": None}  # fmt: skip
+# the rules whose jobs start a process of a kind, where RULE_OF's one is not all (a first rating is one too)
+MORE_RULES_OF = {"ladder": ("ladder_first_rating",)}
 KINDS = tuple(RULE_OF)
 # the node of kind train-rank-node2 (tests/cluster/slurm_cluster.py names them node1, node2)
 SECOND_NODE = "node2"
