@@ -15,7 +15,7 @@ from minigo_core.pipeline import workflow
 from tools.chaos.__main__ import parse_args as args_of
 from tools.chaos.disk import SmallDisk
 from tools.chaos.kills import kill_plan, kinds_of_dry_run, pack_stage, plannable_kinds, soak_kinds, soak_plan
-from tools.chaos.processes import KINDS, SIGTERM_KINDS, classify, target
+from tools.chaos.processes import KINDS, SIGTERM_KINDS, classify, strikes, target
 from tools.chaos.runs import config_data
 
 REPO = Path(__file__).resolve().parents[2]
@@ -151,3 +151,18 @@ def test_a_soak_spreads_every_kind_it_can_meet_over_the_default_run():
     assert args.config.endswith("config.yaml") and "tiny" not in args.config and args.kills is None
     with pytest.raises(SystemExit):
         args_of(["--workdir", "w", "--soak", "--kinds", "train"])
+
+
+def test_a_node_loss_can_strike_at_a_selfplay_job_on_the_second_node():
+    # only through --kinds or a soak (a drawn plan stays the same for a seed), and only at a job on node2
+    assert "node-loss-selfplay" not in plannable_kinds(tiny(), slurm=True)
+    assert "node-loss-selfplay" in soak_kinds(tiny(), slurm=True) and "node-loss-selfplay" not in soak_kinds(
+        tiny()
+    )
+    assert strikes("node-loss-selfplay", "selfplay", {"SLURMD_NODENAME": "node2"})
+    assert not strikes("node-loss-selfplay", "selfplay", {"SLURMD_NODENAME": "node1"})
+    assert not strikes("node-loss-selfplay", "selfplay", None) and not strikes(
+        "node-loss-selfplay", "train", None
+    )
+    assert strikes("selfplay", "selfplay", None) and strikes("node-loss", "train-rank-node2", None)
+    assert args_of(["--workdir", "w", "--profile", "slurm", "--kinds", "node-loss-selfplay"]).kills == 1

@@ -22,6 +22,8 @@ from tools.chaos.disk import SmallDisk
 from tools.chaos.processes import (
     KINDS,
     MORE_RULES_OF,
+    NODE_LOSS_KINDS,
+    ON_SECOND_NODE,
     RULE_OF,
     SECOND_NODE,
     SIGTERM_KINDS,
@@ -33,6 +35,7 @@ from tools.chaos.processes import (
     option,
     ppid,
     run_processes,
+    strikes,
     summarize,
     target,
     work_clock,
@@ -81,6 +84,7 @@ def soak_kinds(cfg: Any, slurm: bool = False, disk: bool = True) -> list[str]:
     kinds = plannable_kinds(cfg, slurm)
     rates = cfg.evaluate.ladder and "evaluate" in kinds
     extra = [k for k in SOAK_EXTRA_KINDS if (k != "disk-full" or disk) and (k != "ladder" or rates)]
+    extra += ["node-loss-selfplay"] * (slurm and "selfplay" in kinds)
     return [k for k in KINDS if k in kinds or k in extra]
 
 
@@ -210,9 +214,15 @@ class Chaos:
         now = time.monotonic() - self.t0
         return [k for k in self.pending() if k.not_before_s <= now]
 
-    def pending_for(self, proc_kind: str) -> list[Kill]:
-        """The due kills that strike at a process of `proc_kind` (`target`)."""
-        return [k for k in self.due() if target(k.kind) == proc_kind]
+    def pending_for(
+        self, proc_kind: str, pid: int | None = None, env: dict[str, str] | None = None
+    ) -> list[Kill]:
+        """The due kills that strike at a process of `proc_kind` (`target`); at process `pid` (environment
+        `env`, read when a kill needs it: one on SECOND_NODE only)."""
+        due = [k for k in self.due() if target(k.kind) == proc_kind]
+        if env is None and pid is not None and any(k.kind in ON_SECOND_NODE for k in due):
+            env = environ(pid)
+        return [k for k in due if pid is None and env is None or strikes(k.kind, proc_kind, env)]
 
     def restore_nodes(self) -> None:
         """Bring back the nodes a node-loss took down (a new slurmd, resumed)."""
@@ -293,7 +303,11 @@ class Chaos:
             if not self.shoot(fired):
                 self.misses[fired.proc.kind] = self.misses.get(fired.proc.kind, 0) + 1
             else:
-                aims = {p: a for p, a in aims.items() if a.job != fired.job and self.pending_for(a.proc.kind)}
+                aims = {
+                    p: a
+                    for p, a in aims.items()
+                    if a.job != fired.job and self.pending_for(a.proc.kind, p, a.env)
+                }
                 if fired.proc.kind == "snakemake":
                     return True
         return False
@@ -303,7 +317,7 @@ class Chaos:
         once the kills planned before it are done, while a job runs and nothing else is aimed at (the main
         Snakemake: the child of `timeout_pid`)."""
         for p in procs:
-            if p.pid in aims or p.kind == "snakemake" or not self.pending_for(p.kind):
+            if p.pid in aims or p.kind == "snakemake" or not self.pending_for(p.kind, p.pid):
                 continue
             if p.pid not in self.jobs:
                 self.jobs[p.pid] = job_of(p.pid, self.workdir)
@@ -350,10 +364,10 @@ class Chaos:
         cpu = work_clock(aim.proc, aim.job, self.workdir) if kind != "snakemake" else None
         if seconds is None or not alive(pid, argv):
             return False
-        kill = self.pending_for(kind)[0]
+        kill = self.pending_for(kind, pid, env)[0]
         lost: list[str] = []
         filled, sent = None, time.monotonic()
-        if kill.kind == "node-loss":  # node2's slurmd, slurmstepd and job processes, then marked down
+        if kill.kind in NODE_LOSS_KINDS:  # node2's slurmd, slurmstepd and job processes, then marked down
             lost = node_action("lose", SECOND_NODE).splitlines()
             self.lost_nodes.add(SECOND_NODE)
         elif kill.kind == "disk-full":
@@ -387,8 +401,8 @@ class Chaos:
         if kill.kind in SIGTERM_KINDS:
             detail.update(signal="SIGTERM")
         if kind.startswith("selfplay"):
-            # a signal is delivered: what it wrote is what its retry finds; on a full disk the job runs on
-            # until its next write fails: what the disk held when it filled
+            # a signal is delivered (a node lost: its processes killed): what it wrote is what its retry
+            # finds; on a full disk the job runs on until its next write fails: what the disk held then
             deadline = time.monotonic() + (0 if kill.kind == "disk-full" else 5)
             while alive(pid, argv) and time.monotonic() < deadline:
                 time.sleep(0.01)

@@ -27,8 +27,9 @@ KIND_OF_SUBCOMMAND = {
 RULE_OF = {"bootstrap": "bootstrap", "selfplay": "selfplay", "selfplay-single": "selfplay",
            "selfplay-term": "selfplay", "disk-full": "selfplay", "games_complete": "games_complete",
            "window": "window", "train": "train", "train-term": "train", "train-rank": "train",
-           "train-rank-node2": "train", "node-loss": "train", "pack": "pack", "evaluate": "evaluate",
-           "ladder": "ladder_rating", "ratings": "ratings", "plots": "plots",
+           "train-rank-node2": "train", "node-loss": "train", "node-loss-selfplay": "selfplay",
+           "pack": "pack", "evaluate": "evaluate", "ladder": "ladder_rating", "ratings": "ratings",
+           "plots": "plots",
            "snakemake": None}  # fmt: skip
 # the rules whose jobs start a process of a kind, where RULE_OF's one is not all (a first rating is one too)
 MORE_RULES_OF = {"ladder": ("ladder_first_rating",)}
@@ -37,7 +38,11 @@ KINDS = tuple(RULE_OF)
 SECOND_NODE = "node2"
 # Kinds that are not a process of their own: the kind of process whose moment they strike at. A node loss
 # strikes while a training rank runs on SECOND_NODE, and takes the whole node (every process of its jobs).
-TARGET_OF = {"node-loss": "train-rank-node2"}
+TARGET_OF = {"node-loss": "train-rank-node2", "node-loss-selfplay": "selfplay"}
+# A node loss that strikes while a multi-game self-play job runs on SECOND_NODE (once m of its games are
+# written, as a `selfplay` kill): kinds that strike only at a process on SECOND_NODE.
+ON_SECOND_NODE = ("node-loss-selfplay",)
+NODE_LOSS_KINDS = ("node-loss", "node-loss-selfplay")
 # SIGTERM (a preemption, a time limit) instead of SIGKILL: at a multi-game self-play job, at the launcher of
 # the training ranks (it passes it on to them; under Slurm srun does). A full disk strikes while a self-play
 # job runs: run B's root (a tmpfs of its own) is filled at its moment, and freed when the attempt ends.
@@ -48,6 +53,14 @@ SIGTERM_KINDS = ("selfplay-term", "train-term")
 def target(kind: str) -> str:
     """The kind of process a kill of `kind` waits for and strikes at."""
     return TARGET_OF.get(kind, kind)
+
+
+def strikes(kill_kind: str, proc_kind: str, env: dict[str, str] | None) -> bool:
+    """Whether a kill of `kill_kind` strikes at a process of `proc_kind` with environment `env` (None: not
+    read yet, for a kill that does not care)."""
+    if target(kill_kind) != proc_kind:
+        return False
+    return kill_kind not in ON_SECOND_NODE or (env or {}).get("SLURMD_NODENAME") == SECOND_NODE
 
 
 class Proc(NamedTuple):
