@@ -78,11 +78,13 @@ class RunPair:
         assert reference.returncode == 0, (reference.stdout + reference.stderr)[-4000:]
 
     @contextlib.contextmanager
-    def slurm_run(self, train_nodes: str) -> Iterator[subprocess.Popen]:
-        """Run B, started in the background with `train:nodes=<train_nodes>` (its output in B/snakemake.log);
+    def slurm_run(self, train_nodes: str, set_resources: tuple[str, ...] = ()) -> Iterator[subprocess.Popen]:
+        """Run B, started in the background with `train:nodes=<train_nodes>` and the further
+        `--set-resources` entries `set_resources` (`RULE:RESOURCE=VALUE`; its output in B/snakemake.log);
         the body disturbs it and waits for it. A run still going when the body ends is killed."""
         log = open(self.b / "snakemake.log", "w")  # noqa: SIM115 (closed below)
-        argv = _snakemake("slurm", self.config, self.b, *SLURM_OPTIONS, f"train:nodes={train_nodes}")
+        argv = _snakemake("slurm", self.config, self.b, *SLURM_OPTIONS, f"train:nodes={train_nodes}",
+                          *set_resources)  # fmt: skip
         run = subprocess.Popen(argv, cwd=self.b, stdout=log, stderr=subprocess.STDOUT, env=self.cluster.env)
         try:
             yield run
