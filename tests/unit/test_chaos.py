@@ -16,7 +16,7 @@ from tools.chaos.__main__ import parse_args as args_of
 from tools.chaos.disk import SmallDisk
 from tools.chaos.kills import kill_plan, kinds_of_dry_run, pack_stage, plannable_kinds, soak_kinds, soak_plan
 from tools.chaos.processes import KINDS, SIGTERM_KINDS, classify, strikes, target
-from tools.chaos.runs import config_data
+from tools.chaos.runs import TRAIN_NODES, Runner, config_data
 
 REPO = Path(__file__).resolve().parents[2]
 KILLS, SEED = 3, 83  # plans selfplay (a job of 3 games), snakemake, train-rank (as test_chaos_run.py)
@@ -156,9 +156,7 @@ def test_a_soak_spreads_every_kind_it_can_meet_over_the_default_run():
 def test_a_node_loss_can_strike_at_a_selfplay_job_on_the_second_node():
     # only through --kinds or a soak (a drawn plan stays the same for a seed), and only at a job on node2
     assert "node-loss-selfplay" not in plannable_kinds(tiny(), slurm=True)
-    assert "node-loss-selfplay" in soak_kinds(tiny(), slurm=True) and "node-loss-selfplay" not in soak_kinds(
-        tiny()
-    )
+    assert "node-loss-selfplay" not in soak_kinds(tiny(), slurm=True)  # it puts the training on one node
     assert strikes("node-loss-selfplay", "selfplay", {"SLURMD_NODENAME": "node2"})
     assert not strikes("node-loss-selfplay", "selfplay", {"SLURMD_NODENAME": "node1"})
     assert not strikes("node-loss-selfplay", "selfplay", None) and not strikes(
@@ -166,3 +164,10 @@ def test_a_node_loss_can_strike_at_a_selfplay_job_on_the_second_node():
     )
     assert strikes("selfplay", "selfplay", None) and strikes("node-loss", "train-rank-node2", None)
     assert args_of(["--workdir", "w", "--profile", "slurm", "--kinds", "node-loss-selfplay"]).kills == 1
+    with pytest.raises(SystemExit):
+        args_of(["--workdir", "w", "--profile", "slurm", "--kinds", "node-loss-selfplay,node-loss"])
+    runner = Runner(Path("c.yaml"), profile="slurm", selfplay_on_second_node=True)
+    argv = runner.argv(Path("w"))
+    assert "train:nodes=1" in argv and TRAIN_NODES not in argv
+    assert "selfplay:slurm_extra='--nodelist=node2' if attempt == 1 else ''" in argv
+    assert TRAIN_NODES in Runner(Path("c.yaml"), profile="slurm").argv(Path("w"))

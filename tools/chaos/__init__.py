@@ -30,7 +30,9 @@ rerun until done, compare with an undisturbed run.
                        on node1 (its failed jobs resubmitted there, the ranks of a retry on one node), and
                        node2 is brought back (`... restore DIR node2`) when the attempt ends
      node-loss-selfplay  (Slurm) the same node loss, at the moment drawn for a `selfplay` job that runs on
-                       node2 (m of its K game files written): its retry, on node1, keeps them
+                       node2 (m of its K game files written): its retry, on node1, keeps them. Every
+                       self-play job's first attempt is sent to node2 (`slurm_extra=--nodelist`), and the
+                       training runs on one node (not with node-loss or train-rank-node2)
      pack              `minigo pack` of a generation that left the window (`storage.pack_old_generations`)
      ladder            `minigo ladder rate` of a model (its full rating, or its first one)
      snakemake         Snakemake itself, while a job of it runs (its jobs run on, as on a cluster)
@@ -40,9 +42,9 @@ rerun until done, compare with an undisturbed run.
    `--soak` (`kills.soak_plan`): the default config (config.yaml, generations cut with `--set` where the hour
    does not fit), a fault every `--every` seconds of run B (default: 0.8 x run A's length / the faults), from
    every kind the run can meet (`soak_kinds`: the above, the SIGTERMs, a full disk when root, the ladder's
-   ratings, the summary's jobs; under `--profile slurm` both node losses) each at least once in a seeded
-   order, `--kills` of them (default twice the kinds): a kill waits for its time, then for a process of its
-   kind, as above.
+   ratings, the summary's jobs; under `--profile slurm` the training's node loss) each at least once in a
+   seeded order, `--kills` of them (default twice the kinds): a kill waits for its time, then for a process
+   of its kind, as above.
 3. Runs it again in WORKDIR/B and kills. Each planned kill waits for a process of its kind -- as long as the
    run lasts, over as many Snakemake attempts as it takes -- and hits it at a random moment of its life
    (seeded draws): a CPU reading drawn in 5-75 % of the shortest life of that kind in run A (halved after each

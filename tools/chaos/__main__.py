@@ -116,6 +116,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         if unknown or not args.kinds:
             p.error(f"--kinds: unknown {unknown or 'nothing given'}; kinds: {', '.join(KINDS)}")
         args.kills = len(args.kinds)
+        if "node-loss-selfplay" in args.kinds and {"node-loss", "train-rank-node2"} & set(args.kinds):
+            p.error(
+                "--kinds: node-loss-selfplay puts the training on one node: no node-loss or "
+                "train-rank-node2 beside it"
+            )
     elif args.kills is None and not args.soak:
         args.kills = 10
     return args
@@ -149,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     plan = args.kinds or kill_plan(
         plannable_kinds(cfg, runner.slurm), args.kills, np.random.default_rng(args.seed)
     )
+    runner.selfplay_on_second_node = "node-loss-selfplay" in (kinds or plan)
     report: dict[str, Any] = {
         "config": str(config),
         "profile": args.profile,

@@ -84,7 +84,6 @@ def soak_kinds(cfg: Any, slurm: bool = False, disk: bool = True) -> list[str]:
     kinds = plannable_kinds(cfg, slurm)
     rates = cfg.evaluate.ladder and "evaluate" in kinds
     extra = [k for k in SOAK_EXTRA_KINDS if (k != "disk-full" or disk) and (k != "ladder" or rates)]
-    extra += ["node-loss-selfplay"] * (slurm and "selfplay" in kinds)
     return [k for k in KINDS if k in kinds or k in extra]
 
 

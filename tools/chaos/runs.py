@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from tools.chaos.processes import Lifetimes, Proc, run_processes
+from tools.chaos.processes import SECOND_NODE, Lifetimes, Proc, run_processes
 
 REPO = Path(__file__).resolve().parents[2]
 ROOT = "run"  # the run root, relative to each run's working directory
@@ -119,8 +119,9 @@ def stop_all(workdir: Path, slurm: bool = False) -> None:
 # repeated).
 SLURM_OPTIONS = ("--slurm-init-seconds-before-status-checks", "1", "--latency-wait", "5",
                  "--default-resources", "slurm_partition=debug", "mem_mb_per_cpu=1000", "runtime=30",
-                 # a retry after a node loss runs the ranks on the node left (profiles/slurm: train nodes)
-                 "--set-resources", "train:mpi='srun'", "train:nodes=2 if attempt == 1 else 1")  # fmt: skip
+                 "--set-resources", "train:mpi='srun'")  # fmt: skip
+# the ranks on 2 nodes; a retry after a node loss runs them on the node left (profiles/slurm: train nodes)
+TRAIN_NODES = "train:nodes=2 if attempt == 1 else 1"
 
 
 @dataclass
@@ -132,6 +133,9 @@ class Runner:
     timeout_s: int = 1800
     profile: str = "local"
     retries: int | None = None  # None: the profile's
+    # Slurm: every self-play job's first attempt on node2 (a retry anywhere: node1 once node2 is lost), so
+    # that a node-loss-selfplay finds one there; the training ranks then on one node
+    selfplay_on_second_node: bool = False
 
     @property
     def slurm(self) -> bool:
@@ -144,6 +148,14 @@ class Runner:
                 "--snakefile", str(REPO / "Snakefile"), "--configfile", str(self.config),
                 "--directory", str(workdir), "--rerun-incomplete"]  # fmt: skip
         argv += list(SLURM_OPTIONS) if self.slurm else ["--cores", str(self.cores)]
+        if self.slurm and self.selfplay_on_second_node:  # more values of SLURM_OPTIONS' --set-resources
+            # training on one node: its first attempt may come while node2 is down (until the attempt ends)
+            argv += [
+                f"selfplay:slurm_extra='--nodelist={SECOND_NODE}' if attempt == 1 else ''",
+                "train:nodes=1",
+            ]
+        elif self.slurm:
+            argv.append(TRAIN_NODES)
         if self.retries is not None:
             argv += ["--retries", str(self.retries)]
         return argv + list(extra)
