@@ -3,6 +3,8 @@ or a time budget a move, no root noise, seeded softpick; its search settings (`S
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -13,6 +15,8 @@ from minigo_core.base.config import RunConfig, SelfplaySettings
 from minigo_core.game import coords, go
 from minigo_core.search import engine, mcts, timed_search
 from minigo_core.search.player_base import RESIGN, Player, PlayerError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -139,10 +143,19 @@ class ModelPlayer(Player):
             move, value = step(max(1, int(self.search.readouts)))
         else:
             ceiling = max(1, int(self.search.max_readouts or self.search.readouts))
-            before = self.searched
+            before, start = self.searched, time.perf_counter()
             move, value = timed_search.search_for(step, min(times), ceiling, self.timed_chunk())
-            self.timed = [self.timed[0] + 1, self.timed[1] + self.searched - before]
+            readouts = self.searched - before
+            self.timed = [self.timed[0] + 1, self.timed[1] + readouts]
             self._record_tree()
+            log.debug(
+                "move %d searched by a %.3f s budget: %d readouts in %.3f s, stopped by its %s",
+                position.n + 1,
+                min(times),
+                readouts,
+                time.perf_counter() - start,
+                "readout ceiling" if readouts >= ceiling else "time budget",
+            )
         self.last_value = value
         return RESIGN if value < self.search.resign_threshold else move
 

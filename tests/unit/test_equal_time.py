@@ -189,6 +189,12 @@ def test_move_time_searches_by_the_budget_and_says_it_is_not_reproducible(tiny_m
 
 
 def test_equal_time_gives_the_model_the_opponent_s_measured_time(tiny_model, tmp_path, stub_engine, capsys):
+    """`--equal-time` against a stub that sleeps SLEEP_S a move: the probe measured the stub's moves (each
+    holds the sleep: the mean is at least SLEEP_S, which the model's moves at 8 readouts are far from), that
+    mean is the model's budget (exactly, and after each game the mean over probe and match), the model then
+    searched by that budget (its moves hold more than the 8 readouts' few milliseconds), and the file says
+    the match is not reproducible. The wall times also hold the pipe's round trip and the machine's load, so
+    their upper bounds are 10 times the sleep or the budget: a sanity check, not a benchmark."""
     config = write_config(tmp_path, tiny_model)
     out = tmp_path / "vs_stub_equal-time.json"
     argv = ["--config", str(config), "--generation", "1", "--opponent", stub_engine, "--out", str(out)]
@@ -199,7 +205,7 @@ def test_equal_time_gives_the_model_the_opponent_s_measured_time(tiny_model, tmp
     equal = results["equal_time"]
     # the probe measured the stub's sleep (plus the pipe's round trip and the machine's load)
     assert equal["measured_over_moves"] >= 2 and equal["probe_games"] == 2
-    assert SLEEP_S <= equal["opponent_mean_s"] < 3 * SLEEP_S
+    assert SLEEP_S <= equal["opponent_mean_s"] < 10 * SLEEP_S
     # ... and that mean is the model's budget
     assert results["move_time_ms"] == equal["move_time_ms"]
     assert results["move_time_ms"] == pytest.approx(equal["opponent_mean_s"] * 1000, abs=0.01)
@@ -207,13 +213,17 @@ def test_equal_time_gives_the_model_the_opponent_s_measured_time(tiny_model, tmp
     assert results["games"][0]["move_time_ms"] == results["move_time_ms"]
     assert all(g["move_time_ms"] > 0 for g in results["games"])
     assert results["player"]["move_time"] == pytest.approx(equal["final_move_time_ms"] / 1000)
-    assert SLEEP_S <= equal["final_move_time_ms"] / 1000 < 3 * SLEEP_S
+    assert SLEEP_S <= equal["final_move_time_ms"] / 1000 < 10 * SLEEP_S
     assert "move_time" not in results["opponent"]  # the opponent plays as it always does
     assert results["reproducible"] is False
-    # In the match, the opponent took what the probe measured, and the model about as long (generous bounds).
+    # In the match the opponent's moves held the sleep as in the probe, and the model searched by its budget:
+    # a tenth of the sleep at least (8 readouts of the tiny model take a millisecond or so), and at most 10
+    # times the largest budget it was given.
     per_side = results["time_per_move"]
-    assert 0.5 < per_side["opponent"]["mean_s"] / equal["opponent_mean_s"] < 2.0
-    assert 0.1 * SLEEP_S < per_side["player"]["mean_s"] < 3 * SLEEP_S + 0.05
+    assert SLEEP_S <= per_side["opponent"]["mean_s"] < 10 * SLEEP_S
+    largest_budget = max(g["move_time_ms"] for g in results["games"]) / 1000
+    assert 0.1 * SLEEP_S < per_side["player"]["mean_s"] < 10 * largest_budget
+    assert results["player"]["mean_readouts_per_move"] > 8  # by the budget: more than its fixed readouts
 
 
 def test_equal_time_follows_the_opponent_s_time_through_the_match():

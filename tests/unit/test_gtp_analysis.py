@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -159,8 +160,24 @@ def _read_stream(session: Session, count: int, style: str, ownership: bool = Fal
             assert own is None
 
 
+def _threads_left(before: set[threading.Thread], expected: set[threading.Thread], wait_s: float = 10.0):
+    """The threads started since `before` that still run, once they are `expected` or after `wait_s` seconds
+    (a thread that is ending is given that long: a deadline, not a race with the scheduler)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        new = {t for t in threading.enumerate() if t not in before}
+        if new == expected or time.monotonic() > deadline:
+            return new
+        time.sleep(0.02)
+
+
 def test_analysis_streams_until_the_next_command_and_stops_its_thread(engine):
-    before = threading.active_count()
+    """A stream runs until the next command; that command is answered only once the pondering thread has
+    ended (the empty line that ends the stream, then the answer, and no `minigo-ponder` thread left), and
+    the threads the test started are then the only new ones (the server's and the reader's, compared as
+    thread objects: other threads of the process do not count). The answer must come within the reader's
+    10 s: a stream that does not stop hangs the engine, which no loaded machine excuses."""
+    before = set(threading.enumerate())
     session = Session(engine)
     try:
         session.send("1 play b E5")
@@ -179,10 +196,11 @@ def test_analysis_streams_until_the_next_command_and_stops_its_thread(engine):
         line = session.line()
         while line.startswith("info"):
             line = session.line()
-        assert line == "" and session.line(timeout=2.0) == "=4 MiniGo"  # answered promptly
+        assert line == "" and session.line() == "=4 MiniGo"  # the stream ended, then the answer
         assert session.line() == ""
-        assert not [t for t in threading.enumerate() if t.name == "minigo-ponder"]
-        assert threading.active_count() == before + 2  # only the session's server and reader threads
+        assert not [t for t in threading.enumerate() if t.name == "minigo-ponder"]  # joined before it
+        expected = {session.server, session.reader}
+        assert _threads_left(before, expected) == expected  # the pondering left no thread behind
         session.send("5 lz-genmove_analyze b 1")
         assert session.line() == "=5"
         line = session.line()

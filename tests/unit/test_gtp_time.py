@@ -3,8 +3,10 @@ against GNU Go through a referee that enforces the clock."""
 
 from __future__ import annotations
 
+import re
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -181,16 +183,25 @@ def test_search_for_does_not_start_a_last_chunk_below_a_quarter_of_the_readouts(
 
 @pytest.mark.parametrize("engine_name", ["compiled", "python"])
 def test_a_model_player_stops_at_its_time_budget(tiny_model, engine_name):
+    """A 0.2 s budget with a readout ceiling far beyond it: the search ends on its budget (fewer readouts than
+    the ceiling, at least its first chunk) and answers a legal move. The wall time is bounded loosely (10x
+    the budget, for a loaded machine): an ignored budget fails the readout count, not the clock."""
     from minigo_core.search.players import ModelPlayer, SearchSettings, load_network
 
     backend = "dsp" if engine_name == "compiled" else "torch"
     net = load_network(tiny_model, backend, 1, engine_name)
-    player = ModelPlayer(net, SearchSettings(readouts=100000, resign_threshold=-1), engine_name=engine_name)
+    ceiling = 100_000  # the compiled engine takes seconds for these, the reference minutes
+    player = ModelPlayer(net, SearchSettings(readouts=ceiling, resign_threshold=-1), engine_name=engine_name)
     player.new_game(9, 7.5, 1)
     position = go.Position(9, 7.5)
+    budget = 0.2
     start = time.perf_counter()
-    move = player.genmove_within(position, 0.2)
-    assert time.perf_counter() - start < 0.2 + 0.3 and position.is_move_legal(move)
+    move = player.genmove_within(position, budget)
+    took = time.perf_counter() - start
+    assert position.is_move_legal(move)
+    moves, readouts = player.timed  # moves searched by a budget, and their readouts
+    assert moves == 1 and player.timed_chunk() <= readouts < ceiling, player.timed  # stopped by the budget
+    assert took < 10 * budget, f"a {budget} s move took {took:.2f} s"
 
 
 def test_set_up_stones_use_the_reference_search_for_that_game_only(tiny_model):
@@ -215,28 +226,80 @@ def _gtp_argv(model: str, *extra: str) -> list[str]:
     return [sys.executable, "-m", "minigo_core.cli", "gtp", "--model", model, "--backend", "dsp", *extra]
 
 
-def _refereed_game(tiny_model, gnugo_path, clock: TimeSettings, max_moves: int | None = None) -> dict:
+SEARCHED = re.compile(
+    r"move (\d+) searched by a ([\d.]+) s budget: (\d+) readouts in ([\d.]+) s, stopped by its (.+)$", re.M
+)
+
+
+def _refereed_game(
+    tiny_model, gnugo_path, clock: TimeSettings, log: Path, max_moves: int | None = None
+) -> dict:
+    """A game of the model (Black, `minigo gtp` in a subprocess) against GNU Go, refereed on `clock`. The
+    engine runs with -v, its stderr to `log` (a `SEARCHED` line for each move searched by a budget), and a
+    readout ceiling of 10^6 (tens of seconds here: only a search that ignores its budget reaches it)."""
     from minigo_core.search.gtp_client import gnugo_argv
     from minigo_core.search.match import play_game
     from minigo_core.search.players import GTPPlayer
 
-    argv = _gtp_argv(tiny_model, "--resign-threshold", "-1")  # the default ceiling: the clock decides
+    engine = _gtp_argv(tiny_model, "--resign-threshold", "-1", "-v", "--max-readouts", "1000000")
+    argv = ["sh", "-c", 'exec "$@" 2>"$0"', str(log), *engine]
     with GTPPlayer(argv, "minigo-gtp") as minigo, GTPPlayer(gnugo_argv(1, gnugo_path), "gnugo:1") as gnugo:
         return play_game(minigo, gnugo, 9, 7.5, seeds=(3, 4), max_moves=max_moves, clock=clock)
 
 
-def test_a_whole_game_on_10_seconds_sudden_death_against_gnugo(tiny_model, gnugo_path):
-    """`time_settings 10 0 0`; the model searches by the clock (its readout ceiling is far away)."""
-    game = _refereed_game(tiny_model, gnugo_path, TimeSettings.from_gtp(["10", "0", "0"]))
-    assert game["ended_by"] == "score", game
+def _model_not_flagged(game: dict) -> bool:
+    """The game ended on the board (scored, or at the move cap), or by GNU Go's flag (its moves are not this
+    engine's plan: on a loaded machine they can outrun the clock), never by the model's."""
+    return game["ended_by"] in ("score", "move_cap") or game.get("note") == "gnugo:1 lost on time"
+
+
+def test_a_whole_game_on_10_seconds_sudden_death_against_gnugo(tiny_model, gnugo_path, tmp_path):
+    """`time_settings 10 0 0`: the model searches every move by the clock's budget and stops on it (its log,
+    -v; the readout ceiling is far away), the first budget being the rule's share of a fresh 10 s
+    (`timecontrol`); it is never flagged (`_model_not_flagged`), its clock used and some of it kept."""
+    settings = TimeSettings.from_gtp(["10", "0", "0"])
+    log = tmp_path / "engine.log"
+    game = _refereed_game(tiny_model, gnugo_path, settings, log)
+    assert _model_not_flagged(game) and game["ended_by"] != "move_cap", game
     assert 0 < game["clock_left"]["black"][0] < 10  # the model used its clock, and kept some
     assert len(game["moves"]) > 20
+    searched = SEARCHED.findall(log.read_text())
+    assert len(searched) == game["move_times"]["black"]["moves"], searched  # every genmove, by the clock
+    assert all(stopped == "time budget" for *_, stopped in searched), searched
+    # the first move's plan (the rule, `timecontrol`): the main time less the reserve, shared over the moves
+    first = (settings.main - timecontrol.RESERVE_S) / timecontrol.expected_moves_left(9, 0)
+    assert float(searched[0][1]) == pytest.approx(first - timecontrol.LATENCY_S, abs=1e-3)
 
 
-@pytest.mark.parametrize("kgs", [["byoyomi", "0", "1", "2"], ["canadian", "0", "2", "2"]])
-def test_short_overtime_clocks_are_never_lost_on_time(tiny_model, gnugo_path, kgs):
-    """Byo-yomi periods of 1 s (sent as kgs-time_settings) and canadian 2 s for 2 stones, 16 moves."""
-    game = _refereed_game(tiny_model, gnugo_path, TimeSettings.from_kgs(kgs), max_moves=16)
-    assert game["ended_by"] in ("move_cap", "score"), game
-    if kgs[0] == "byoyomi":
-        assert game["clock_left"]["black"][1] == 2  # no period lost
+@pytest.mark.parametrize("kgs", [["byoyomi", "0", "1", "5"], ["canadian", "0", "6", "6"]])
+def test_short_overtime_clocks_are_never_lost_on_time(tiny_model, gnugo_path, tmp_path, kgs):
+    """Byo-yomi periods of 1 s (sent as kgs-time_settings) and canadian 6 s for 6 stones, 16 moves: the
+    engine plans every move within its period, by its own log (-v), not by the wall time a loaded machine
+    adds to its moves.
+
+    Asserted: each of the model's moves was searched by the clock's budget and stopped by that budget (not
+    by the far readout ceiling); the first move of each period (byo-yomi: every move) planned a fresh
+    period's share by the rule of `timecontrol` (the engine read the clock), and one period's moves planned
+    less than the period in all (byo-yomi: one move within one period, never the periods in reserve;
+    canadian: the period's stones within it). The model is not flagged (`_model_not_flagged`): its plan
+    leaves a quarter of each period and more (canadian: about 2 s of the 6), and byo-yomi has four spare
+    periods, so what a loaded machine adds to its moves does not use up its clock, while a plan past the
+    period would."""
+    settings = TimeSettings.from_kgs(kgs)
+    log = tmp_path / "engine.log"
+    game = _refereed_game(tiny_model, gnugo_path, settings, log, max_moves=16)
+    assert _model_not_flagged(game), game
+    text = log.read_text()
+    searched = SEARCHED.findall(text)
+    assert len(searched) == game["move_times"]["black"]["moves"] > 1, text  # every genmove, by the clock
+    assert all(stopped == "time budget" for *_, stopped in searched), text
+    budgets = [float(budget) for _, budget, *_ in searched]
+    # a fresh period's plan for one move (the rule, `timecontrol`): byo-yomi a share of one period, canadian a
+    # share of the period less the reserve, split over its stones
+    per_period = 1 if settings.kind == "byoyomi" else settings.stones
+    share = settings.period if per_period == 1 else (settings.period - timecontrol.RESERVE_S) / per_period
+    fresh = timecontrol.OVERTIME_SHARE * share - timecontrol.LATENCY_S
+    for k in range(0, len(budgets), per_period):
+        period = budgets[k : k + per_period]
+        assert period[0] == pytest.approx(fresh, abs=1e-3), (k, budgets)
+        assert sum(period) < settings.period, (k, budgets)
