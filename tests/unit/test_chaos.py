@@ -6,6 +6,7 @@ anything, rerun, same result) is tests/e2e/test_chaos_run.py.
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,15 @@ import pytest
 from minigo_core.pipeline import workflow
 from tools.chaos.__main__ import parse_args as args_of
 from tools.chaos.disk import SmallDisk
-from tools.chaos.kills import kill_plan, kinds_of_dry_run, pack_stage, plannable_kinds, soak_kinds, soak_plan
+from tools.chaos.kills import (
+    Chaos,
+    kill_plan,
+    kinds_of_dry_run,
+    pack_stage,
+    plannable_kinds,
+    soak_kinds,
+    soak_plan,
+)
 from tools.chaos.processes import KINDS, SIGTERM_KINDS, classify, strikes, target
 from tools.chaos.runs import TRAIN_NODES, Runner, config_data
 
@@ -127,14 +136,18 @@ def test_a_soak_spreads_every_kind_it_can_meet_over_the_default_run():
     assert "ladder" not in soak_kinds(
         workflow.run_config(config_data(REPO / "config.yaml", ["evaluate.ladder=false"]))
     )
-    plan = soak_plan(kinds, 20, 60.0, np.random.default_rng(5))
-    assert len(plan) == 20 and {k for k, _ in plan} == set(kinds)  # every kind at least once
-    assert plan[0] == ("bootstrap", 0.0) and [k for k, _ in plan[-2:]] == ["ratings", "plots"]
-    times = [t for _, t in plan[1:-2]]
-    assert times == [60.0 * (i + 1) for i in range(len(times))]  # one fault a minute
-    assert plan == soak_plan(kinds, 20, 60.0, np.random.default_rng(5))  # seeded
+    plan = soak_plan(kinds, 20, np.random.default_rng(5))
+    assert len(plan) == 20 and set(plan) == set(kinds)  # every kind at least once
+    assert plan[0] == "bootstrap" and plan[-2:] == ["ratings", "plots"]
+    assert plan == soak_plan(kinds, 20, np.random.default_rng(5))  # seeded
     with pytest.raises(ValueError, match="needs --kills >= "):
-        soak_plan(kinds, len(kinds) - 1, 60.0, np.random.default_rng(5))
+        soak_plan(kinds, len(kinds) - 1, np.random.default_rng(5))
+    chaos = Chaos(Path("w"), Runner(Path("c.yaml")), plan, np.random.default_rng(1), lambda kind: 1.0, 9, [1])
+    assert chaos.due() == chaos.pending()  # no gap: every pending kill may strike
+    chaos.gap_s, chaos.last_fault = 60.0, time.monotonic()
+    assert chaos.due() == []  # within a minute of the last fault: none
+    chaos.last_fault -= 61.0
+    assert len(chaos.due()) == 20
     dry_run = "rule ladder_first_rating:\n    jobid: 3\nrule ladder_rating:\n    jobid: 4\n"
     assert kinds_of_dry_run(dry_run, [1])[0] == {"ladder", "snakemake"}
     ladder = [

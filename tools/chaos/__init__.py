@@ -40,11 +40,12 @@ rerun until done, compare with an undisturbed run.
    `--kinds` or `--soak`: a
    drawn plan is the same for a seed as before they came.)
    `--soak` (`kills.soak_plan`): the default config (config.yaml, generations cut with `--set` where the hour
-   does not fit), a fault every `--every` seconds of run B (default: 0.8 x run A's length / the faults), from
-   every kind the run can meet (`soak_kinds`: the above, the SIGTERMs, a full disk when root, the ladder's
-   ratings, the summary's jobs; under `--profile slurm` the training's node loss) each at least once in a
-   seeded order, `--kills` of them (default twice the kinds): a kill waits for its time, then for a process
-   of its kind, as above.
+   does not fit), faults at least `--every` seconds apart in run B (default: 0.25 x run A's length / the
+   faults: run B, with its reruns, is longer, and self-play ends before the final ratings), from every kind
+   the run can meet (`soak_kinds`: the above, the SIGTERMs, a full disk when root, the ladder's ratings, the
+   summary's jobs; under `--profile slurm` the training's node loss), each at least once, `--kills` of them
+   (default twice the kinds), in a seeded order that only Snakemake kills keep (each after the kills planned
+   before it): once the gap has passed, the next moment to come, of any pending kind, is the next fault.
 3. Runs it again in WORKDIR/B and kills. Each planned kill waits for a process of its kind -- as long as the
    run lasts, over as many Snakemake attempts as it takes -- and hits it at a random moment of its life
    (seeded draws): a CPU reading drawn in 5-75 % of the shortest life of that kind in run A (halved after each

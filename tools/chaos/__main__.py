@@ -69,8 +69,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--soak",
         action="store_true",
-        help="a soak: the default config (config.yaml) unless --config, a fault every --every seconds "
-        "over the whole run, every kind it can meet at least once (kill -9 of each job kind and of "
+        help="a soak: the default config (config.yaml) unless --config, faults at least --every seconds "
+        "apart over the whole run, every kind it can meet at least once (kill -9 of each job kind and of "
         "Snakemake, SIGTERMs, a full disk when root), --kills of them (default: twice the kinds)",
     )
     p.add_argument(
@@ -78,7 +78,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=float,
         default=None,
         metavar="S",
-        help="--soak: seconds between faults (default: run A's length x 0.8 / --kills)",
+        help="--soak: the least seconds between two faults (default: run A's length x 0.25 / --kills)",
     )
     p.add_argument(
         "--profile",
@@ -180,14 +180,13 @@ def main(argv: list[str] | None = None) -> int:
         output(report, args.report)
         return 2
 
-    timed: list[tuple[str, float]] = []
-    if args.soak:  # the faults spread over a run as long as A
-        every = args.every or 0.8 * seconds / args.kills
-        timed = soak_plan(kinds, args.kills, every, np.random.default_rng(args.seed))
-        plan = [kind for kind, _ in timed]
+    gap = None
+    if args.soak:  # the faults spread over the run: at least `gap` seconds apart
+        gap = args.every or 0.25 * seconds / args.kills
+        plan = soak_plan(kinds, args.kills, np.random.default_rng(args.seed))
         report["kill_plan"] = plan
-        report["soak"] = {"every_s": round(every, 1), "kinds": kinds, "not_before_s": [t for _, t in timed]}
-        print(f"chaos: soak of {len(plan)} faults, one every {every:.0f} s: {', '.join(plan)}", flush=True)
+        report["soak"] = {"gap_s": round(gap, 1), "kinds": kinds}
+        print(f"chaos: soak of {len(plan)} faults, >= {gap:.0f} s apart: {', '.join(plan)}", flush=True)
     disk = None
     if "disk-full" in plan:  # run B's root on a tmpfs of its own, 4 x run A's bytes and at least 16 MB
         used = sum(p.stat().st_size for p in (work / "A" / ROOT).rglob("*") if p.is_file())
@@ -204,13 +203,13 @@ def main(argv: list[str] | None = None) -> int:
     chaos = Chaos(
         work / "B",
         runner,
-        timed or plan,
+        plan,
         np.random.default_rng([args.seed, 1]),
         lifetimes.shortest,
         args.max_attempts or args.kills + 4,
         sizes,
     )
-    chaos.disk = disk
+    chaos.disk, chaos.gap_s = disk, gap
     try:
         report["chaos"] = chaos.run()
     except BaseException:

@@ -87,12 +87,9 @@ def soak_kinds(cfg: Any, slurm: bool = False, disk: bool = True) -> list[str]:
     return [k for k in KINDS if k in kinds or k in extra]
 
 
-def soak_plan(
-    kinds: list[str], kills: int, every_s: float, rng: np.random.Generator
-) -> list[tuple[str, float]]:
-    """A soak's faults: (kind, not before this many seconds into run B), one every `every_s` seconds. Every
-    kind at least once (`kills` >= their number), in a seeded order, then drawn again; a bootstrap (once, at
-    the start) first and at once, the summary's jobs (at the end of the run) without a time of their own."""
+def soak_plan(kinds: list[str], kills: int, rng: np.random.Generator) -> list[str]:
+    """A soak's faults: every kind at least once (`kills` >= their number) in a seeded order, then drawn
+    again; a bootstrap (once, at the start) first, the summary's jobs (at the end of the run) last."""
     first = [k for k in kinds if k == "bootstrap"]
     last = [k for k in kinds if k in ("ratings", "plots")]
     middle = [k for k in kinds if k not in first and k not in last]
@@ -101,9 +98,7 @@ def soak_plan(
     order = [str(k) for k in rng.permutation(middle)]
     while len(order) < kills - len(first) - len(last):
         order.append(middle[int(rng.integers(0, len(middle)))])
-    plan = [(k, 0.0) for k in first]
-    plan += [(k, every_s * (i + 1)) for i, k in enumerate(order)]
-    return plan + [(k, every_s * len(order)) for k in last]
+    return first + order + last
 
 
 def kinds_of_dry_run(text: str, job_sizes: list[int]) -> tuple[set[str], str]:
@@ -134,7 +129,6 @@ class Kill:
     """One planned kill and what became of it."""
 
     kind: str
-    not_before_s: float = 0.0  # seconds into run B before which it does not strike (a soak's spacing)
     status: str = "pending"  # pending, killed, not reached
     reason: str = ""  # why not reached
     detail: dict[str, Any] = field(default_factory=dict)
@@ -188,14 +182,17 @@ class Chaos:
         self,
         workdir: Path,
         runner: Runner,
-        plan: list[str] | list[tuple[str, float]],
+        plan: list[str],
         rng: np.random.Generator,
         lifetime: Callable[[str], float],
         max_attempts: int,
         job_sizes: list[int],
     ) -> None:
         self.workdir, self.runner, self.rng, self.lifetime = workdir, runner, rng, lifetime
-        self.kills = [Kill(k) if isinstance(k, str) else Kill(k[0], k[1]) for k in plan]
+        self.kills = [Kill(kind) for kind in plan]
+        # a soak: at least this many seconds between two faults (none: a kill as soon as its moment comes)
+        self.gap_s: float | None = None
+        self.last_fault = -float("inf")
         self.max_attempts, self.job_sizes = max_attempts, job_sizes
         self.attempt, self.t0 = 0, time.monotonic()
         self.events: list[dict] = []
@@ -209,9 +206,11 @@ class Chaos:
         return [k for k in self.kills if k.status == "pending" and kind in (None, k.kind)]
 
     def due(self) -> list[Kill]:
-        """The pending kills whose time has come (all of them, but in a soak)."""
-        now = time.monotonic() - self.t0
-        return [k for k in self.pending() if k.not_before_s <= now]
+        """The pending kills that may strike now: all of them, but in a soak until `gap_s` seconds have passed
+        since the last fault."""
+        if self.gap_s is not None and time.monotonic() < self.last_fault + self.gap_s:
+            return []
+        return self.pending()
 
     def pending_for(
         self, proc_kind: str, pid: int | None = None, env: dict[str, str] | None = None
@@ -280,6 +279,10 @@ class Chaos:
         next_scan = 0.0
         while proc.poll() is None and self.pending():
             now = time.monotonic()
+            if not self.due():  # a soak's gap after a fault: nothing aimed at until it has passed
+                aims.clear()
+                time.sleep(0.05)
+                continue
             if now >= next_scan:
                 self.arm(aims, run_processes(self.workdir), proc.pid)
                 next_scan = now + 0.02
@@ -415,6 +418,7 @@ class Chaos:
                 game_files_at_kill=[g for g, f in files if f.exists()],
             )
         kill.status, kill.detail = "killed", detail
+        self.last_fault = time.monotonic()
         self.doomed.add(aim.job)
         done = sum(k.status != "pending" for k in self.kills)
         what = f"node-loss of {SECOND_NODE} ({len(lost)} processes), at" if lost else "kill -9"
