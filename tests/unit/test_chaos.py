@@ -138,16 +138,23 @@ def test_a_soak_spreads_every_kind_it_can_meet_over_the_default_run():
     )
     plan = soak_plan(kinds, 20, np.random.default_rng(5))
     assert len(plan) == 20 and set(plan) == set(kinds)  # every kind at least once
-    assert plan[0] == "bootstrap" and plan[-2:] == ["ratings", "plots"]
+    n = len(kinds)
+    assert plan[0] == "bootstrap" and plan[n - 2 : n] == ["ratings", "plots"] and set(plan[:n]) == set(kinds)
+    assert "snakemake" not in plan[n:] and "bootstrap" not in plan[n:]  # the repeats
     assert plan == soak_plan(kinds, 20, np.random.default_rng(5))  # seeded
     with pytest.raises(ValueError, match="needs --kills >= "):
         soak_plan(kinds, len(kinds) - 1, np.random.default_rng(5))
-    chaos = Chaos(Path("w"), Runner(Path("c.yaml")), plan, np.random.default_rng(1), lambda kind: 1.0, 9, [1])
-    assert chaos.due() == chaos.pending()  # no gap: every pending kill may strike
+    chaos = Chaos(
+        Path("w"), Runner(Path("c.yaml")), plan, np.random.default_rng(1), lambda kind: 1.0, 9, [1], n
+    )
+    assert chaos.due() == chaos.kills[:n]  # each kind once before any repeat
     chaos.gap_s, chaos.last_fault = 60.0, time.monotonic()
     assert chaos.due() == []  # within a minute of the last fault: none
     chaos.last_fault -= 61.0
-    assert len(chaos.due()) == 20
+    assert chaos.due() == chaos.kills[:n]
+    for kill in chaos.kills[: n - 2]:
+        kill.status = "killed"
+    assert chaos.due() == chaos.kills[n - 2 :]  # only the summary's jobs left of the first round: repeats too
     dry_run = "rule ladder_first_rating:\n    jobid: 3\nrule ladder_rating:\n    jobid: 4\n"
     assert kinds_of_dry_run(dry_run, [1])[0] == {"ladder", "snakemake"}
     ladder = [

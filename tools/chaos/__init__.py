@@ -43,9 +43,11 @@ rerun until done, compare with an undisturbed run.
    does not fit), faults at least `--every` seconds apart in run B (default: 0.25 x run A's length / the
    faults: run B, with its reruns, is longer, and self-play ends before the final ratings), from every kind
    the run can meet (`soak_kinds`: the above, the SIGTERMs, a full disk when root, the ladder's ratings, the
-   summary's jobs; under `--profile slurm` the training's node loss), each at least once, `--kills` of them
-   (default twice the kinds), in a seeded order that only Snakemake kills keep (each after the kills planned
-   before it): once the gap has passed, the next moment to come, of any pending kind, is the next fault.
+   summary's jobs; under `--profile slurm` the training's node loss), each once, then repeats up to
+   `--kills` (default twice the kinds) as the run allows (a repeat not reached is no problem: self-play, for
+   one, ends long before the final ratings). Once the gap has passed, the next moment to come, of any kind
+   still pending in the first round (then of any), is the next fault; a Snakemake kill still waits for the
+   kills planned before it.
 3. Runs it again in WORKDIR/B and kills. Each planned kill waits for a process of its kind -- as long as the
    run lasts, over as many Snakemake attempts as it takes -- and hits it at a random moment of its life
    (seeded draws): a CPU reading drawn in 5-75 % of the shortest life of that kind in run A (halved after each

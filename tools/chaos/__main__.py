@@ -208,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         lifetimes.shortest,
         args.max_attempts or args.kills + 4,
         sizes,
+        soak_repeats_from=len(kinds) if args.soak else None,
     )
     chaos.disk, chaos.gap_s = disk, gap
     try:

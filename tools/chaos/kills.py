@@ -87,18 +87,21 @@ def soak_kinds(cfg: Any, slurm: bool = False, disk: bool = True) -> list[str]:
     return [k for k in KINDS if k in kinds or k in extra]
 
 
+END_KINDS = ("ratings", "plots")  # the summary's jobs: at the end of a run
+
+
 def soak_plan(kinds: list[str], kills: int, rng: np.random.Generator) -> list[str]:
-    """A soak's faults: every kind at least once (`kills` >= their number) in a seeded order, then drawn
-    again; a bootstrap (once, at the start) first, the summary's jobs (at the end of the run) last."""
+    """A soak's faults: every kind once (`kills` >= their number) in a seeded order -- a bootstrap (once, at
+    the start) first, the summary's jobs (at the end of the run) last -- then repeats drawn from the kinds
+    between them (no Snakemake: its kill waits for those planned before it), as the run allows."""
     first = [k for k in kinds if k == "bootstrap"]
-    last = [k for k in kinds if k in ("ratings", "plots")]
+    last = [k for k in kinds if k in END_KINDS]
     middle = [k for k in kinds if k not in first and k not in last]
     if kills < len(kinds):
         raise ValueError(f"a soak of {len(kinds)} kinds needs --kills >= {len(kinds)}, got {kills}")
-    order = [str(k) for k in rng.permutation(middle)]
-    while len(order) < kills - len(first) - len(last):
-        order.append(middle[int(rng.integers(0, len(middle)))])
-    return first + order + last
+    repeatable = [k for k in middle if k != "snakemake"]
+    repeats = [repeatable[int(rng.integers(0, len(repeatable)))] for _ in range(kills - len(kinds))]
+    return first + [str(k) for k in rng.permutation(middle)] + last + repeats
 
 
 def kinds_of_dry_run(text: str, job_sizes: list[int]) -> tuple[set[str], str]:
@@ -129,6 +132,7 @@ class Kill:
     """One planned kill and what became of it."""
 
     kind: str
+    optional: bool = False  # a soak's repeat of a kind: made if the run allows, not a problem if not
     status: str = "pending"  # pending, killed, not reached
     reason: str = ""  # why not reached
     detail: dict[str, Any] = field(default_factory=dict)
@@ -187,9 +191,13 @@ class Chaos:
         lifetime: Callable[[str], float],
         max_attempts: int,
         job_sizes: list[int],
+        soak_repeats_from: int | None = None,
     ) -> None:
         self.workdir, self.runner, self.rng, self.lifetime = workdir, runner, rng, lifetime
         self.kills = [Kill(kind) for kind in plan]
+        if soak_repeats_from is not None:  # a soak: the kills from there on are repeats
+            for kill in self.kills[soak_repeats_from:]:
+                kill.optional = True
         # a soak: at least this many seconds between two faults (none: a kill as soon as its moment comes)
         self.gap_s: float | None = None
         self.last_fault = -float("inf")
@@ -210,7 +218,10 @@ class Chaos:
         since the last fault."""
         if self.gap_s is not None and time.monotonic() < self.last_fault + self.gap_s:
             return []
-        return self.pending()
+        pending = self.pending()
+        if any(not k.optional and k.kind not in END_KINDS for k in pending):  # each kind once first
+            return [k for k in pending if not k.optional]
+        return pending
 
     def pending_for(
         self, proc_kind: str, pid: int | None = None, env: dict[str, str] | None = None
