@@ -47,7 +47,7 @@ rerun until done, compare with an undisturbed run.
    `--kills` (default twice the kinds) as the run allows (a repeat not reached is no problem: self-play, for
    one, ends long before the final ratings). Once the gap has passed, the next moment to come, of any kind
    still pending in the first round (then of any), is the next fault; a Snakemake kill still waits for the
-   kills planned before it.
+   kills planned before it. The summary's jobs (seconds long, once, at the end) are struck within the gap.
 3. Runs it again in WORKDIR/B and kills. Each planned kill waits for a process of its kind -- as long as the
    run lasts, over as many Snakemake attempts as it takes -- and hits it at a random moment of its life
    (seeded draws): a CPU reading drawn in 5-75 % of the shortest life of that kind in run A (halved after each

@@ -215,10 +215,11 @@ class Chaos:
 
     def due(self) -> list[Kill]:
         """The pending kills that may strike now: all of them, but in a soak until `gap_s` seconds have passed
-        since the last fault."""
-        if self.gap_s is not None and time.monotonic() < self.last_fault + self.gap_s:
-            return []
+        since the last fault (the summary's jobs excepted), and there each kind once before any repeat."""
         pending = self.pending()
+        if self.gap_s is not None and time.monotonic() < self.last_fault + self.gap_s:
+            # but the summary's jobs: seconds long, once at the end of the run, often beside each other
+            return [k for k in pending if k.kind in END_KINDS and not k.optional]
         if any(not k.optional and k.kind not in END_KINDS for k in pending):  # each kind once first
             return [k for k in pending if not k.optional]
         return pending
