@@ -476,7 +476,8 @@ def remove_dead_scratch(tmp_dir: str | None) -> list[str]:
             if not name.startswith(SCRATCH_PREFIX) or not pid.isdigit() or _alive(int(pid)):
                 continue
             shutil.rmtree(os.path.join(base, name), ignore_errors=True)
-            removed.append(os.path.join(base, name))
+            if not os.path.exists(os.path.join(base, name)):  # another user's may not be ours to remove
+                removed.append(os.path.join(base, name))
     for path in removed:
         log.info(f"removed {path}: the scratch of a window build that was killed")
     return removed
