@@ -10,7 +10,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 EXT_SOURCES := $(wildcard minigo_core/nn/dsp/csrc/*.cpp minigo_core/nn/dsp/csrc/*.h \
-	minigo_core/search/csrc/*.cpp minigo_core/search/csrc/*.h)
+	minigo_core/search/csrc/*.cpp minigo_core/search/csrc/*.h minigo_core/game/csrc/*.cpp minigo_core/game/csrc/*.h)
 PROFILE ?= profiles/local
 CONFIG ?= config.yaml
 
@@ -81,9 +81,9 @@ contracts: setup
 test-gpu:
 	python3 tools/gpu_check.py
 
-# Rebuild only the compiled self-play engine in place (while editing minigo_core/search/csrc).
+# Rebuild the compiled libraries in place (while editing minigo_core/search/csrc or game/csrc).
 engine: setup
 	$(PY) setup.py -q build_ext --inplace
 
 clean:
-	rm -rf build *.egg-info minigo_core/nn/dsp/*.so minigo_core/search/*.so
+	rm -rf build *.egg-info minigo_core/nn/dsp/*.so minigo_core/search/*.so minigo_core/game/*.so

@@ -1,15 +1,18 @@
-"""Builds the four compiled libraries of minigo_core against the installed torch.
+"""Builds the five compiled libraries of minigo_core against the installed torch.
 
 - `minigo_core.nn.dsp._C`: the DSP-emulation kernels as torch ops (training, and the dsp backend of DualNet),
   built by torch's cpp_extension and imported as a Python module;
 - `minigo_core.nn.dsp._infer`: the same kernels' fused inference engine behind a plain C interface
   (`csrc/infer_capi.h`), with no torch or Python dependency, loaded with ctypes by `minigo_core.nn.fused`
   (self-play and evaluation never import torch);
-- `minigo_core.search._engine`: the compiled self-play engine (rules, features, search, many games per
-  process) with the fused inference engine inside, behind a plain C interface (`csrc/engine_capi.h`) loaded
-  by `minigo_core.search.engine`;
-- `minigo_core.search._engine_test`: the engine's rules and Gumbel policy behind test entry points
-  (`csrc/engine_test_capi.h`), loaded only by `minigo_core.search.native_board` (tests, the rules benchmark).
+- `minigo_core.game._rules`: the compiled Go rules (`game/csrc`: the board, the replay of a game into
+  training examples) behind `game/csrc/rules_capi.h`, loaded by `minigo_core.game.native_replay` (the window)
+  and `minigo_core.game.native_board` (tests, the rules benchmark);
+- `minigo_core.search._engine`: the compiled self-play engine (search, many games per process) with the
+  rules' board.cpp and the fused inference engine inside, behind a plain C interface (`csrc/engine_capi.h`)
+  loaded by `minigo_core.search.engine`;
+- `minigo_core.search._engine_test`: the search's arithmetic behind test entry points
+  (`csrc/engine_test_capi.h`), loaded only by `minigo_core.search.engine_test` (tests).
 
 The ctypes libraries are loaded by `minigo_core.base.native`. Install with
 `pip install --no-build-isolation -e .` so all are compiled once, at install time, against torch==2.13.0
@@ -49,41 +52,49 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
             extra_link_args=["-pthread"],
         )
     )
-    # The compiled self-play engine: Go rules, features, symmetries, PUCT and Gumbel search and the multi-game
-    # scheduler (minigo_core/search/csrc), with its own copy of the kernels for in-process inference, the
-    # `uct:N` reference player (uct.cpp: tree search with random playouts, no network) and the replay of a
-    # game's moves into training examples (replay.cpp, for `minigo window`).
+    # The compiled Go rules (minigo_core/game/csrc): the board, and the replay of a game's moves into training
+    # examples (replay.cpp, for `minigo window`); no kernels.
+    rules_src = os.path.join("minigo_core", "game", "csrc")
+    ext_modules.append(
+        Extension(
+            "minigo_core.game._rules",
+            [os.path.join(rules_src, f) for f in ("board.cpp", "replay.cpp", "rules_capi.cpp")],
+            include_dirs=[rules_src],
+            language="c++",
+            extra_compile_args=[*CXX_FLAGS, "-fvisibility=hidden"],
+            extra_link_args=["-pthread", "-Wl,--no-undefined"],
+        )
+    )
+    # The compiled self-play engine: features, symmetries, PUCT and Gumbel search and the multi-game scheduler
+    # (minigo_core/search/csrc) on the rules' board (game/csrc/board.cpp, compiled in), with its own copy of
+    # the kernels for in-process inference and the `uct:N` reference player (uct.cpp: tree search with random
+    # playouts, no network).
     engine_src = os.path.join("minigo_core", "search", "csrc")
     ext_modules.append(
         Extension(
             "minigo_core.search._engine",
             [
                 os.path.join(CSRC, "infer_capi.cpp"),
-                *(
-                    os.path.join(engine_src, f)
-                    for f in (
-                        "board.cpp",
-                        "engine.cpp",
-                        "searcher.cpp",
-                        "search.cpp",
-                        "uct.cpp",
-                        "replay.cpp",
-                    )
-                ),
+                os.path.join(rules_src, "board.cpp"),
+                *(os.path.join(engine_src, f) for f in ("engine.cpp", "searcher.cpp", "search.cpp", "uct.cpp")),
             ],
-            include_dirs=[CSRC, engine_src],
+            include_dirs=[CSRC, engine_src, rules_src],
             language="c++",
             extra_compile_args=[*CXX_FLAGS, "-fvisibility=hidden"],
             extra_link_args=["-pthread"],
         )
     )
-    # The engine's test entry points, kept out of the production library: the rules and the search arithmetic
-    # the tests compare with the Python reference (no kernels: it needs none of them).
+    # The engine's test entry points, kept out of the production library: the search arithmetic the tests
+    # compare with the Python reference (no kernels: it needs none of them).
     ext_modules.append(
         Extension(
             "minigo_core.search._engine_test",
-            [os.path.join(engine_src, f) for f in ("engine_test_capi.cpp", "board.cpp", "search.cpp")],
-            include_dirs=[CSRC, engine_src],
+            [
+                os.path.join(engine_src, "engine_test_capi.cpp"),
+                os.path.join(rules_src, "board.cpp"),
+                os.path.join(engine_src, "search.cpp"),
+            ],
+            include_dirs=[CSRC, engine_src, rules_src],
             language="c++",
             extra_compile_args=[*CXX_FLAGS, "-fvisibility=hidden"],
             extra_link_args=["-pthread", "-Wl,--no-undefined"],
@@ -94,7 +105,7 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
         """Compiles kernels.cpp (no torch headers; its four instruction-set builds take a while) and
         winograd_train.cpp (the training path's Winograd passes) once, with hidden visibility, and links the
         objects into `_C`, `_infer` and `_engine`, so that no library's copy interposes on another's in one
-        process (`_engine_test` has no use for them)."""
+        process (`_rules` and `_engine_test` have no use for them)."""
 
         def build_extensions(self) -> None:
             if os.environ.get("MINIGO_REUSE_INPLACE_BUILD") and self.copy_inplace_builds():
@@ -106,7 +117,7 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
                 depends=sorted(os.path.join(CSRC, f) for f in os.listdir(CSRC) if f.endswith(".h")),
             )
             for ext in self.extensions:
-                if ext.name.endswith("_engine_test"):
+                if ext.name.endswith(("_engine_test", "_rules")):
                     continue
                 ext.extra_objects = [*objects, *ext.extra_objects]
                 ext.depends = [*ext.depends, *objects]
@@ -116,7 +127,7 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
             """With MINIGO_REUSE_INPLACE_BUILD=1 (the wheel test): the libraries that `pip install -e .` built
             in place are copied instead of compiled again, when every one is there and newer than every C++
             source; False (compile them) otherwise."""
-            sources = [os.path.join(d, f) for d in (CSRC, engine_src) for f in os.listdir(d)]
+            sources = [os.path.join(d, f) for d in (CSRC, engine_src, rules_src) for f in os.listdir(d)]
             newest = max(os.path.getmtime(f) for f in sources)
             pairs = []
             for ext in self.extensions:

@@ -35,9 +35,13 @@ COMMANDS = {
     "unpack": ("minigo_core.jobs.unpack", "write a packed generation's files back; delete the pack"),
     "plots": ("minigo_core.jobs.plots", "the report's plots and status table of a run"),
     "tensorboard": ("minigo_core.jobs.tensorboard", "a run's TensorBoard events files, again from its files"),
-    "plan": ("minigo_core.jobs.plan", "what a run of a config costs: core-hours, files, bytes (measured)"),
+    "cost": ("minigo_core.jobs.cost", "what a run of a config costs: core-hours, files, bytes (measured)"),
     "run": ("minigo_core.pipeline.runner", "run the Snakemake workflow end to end (what `make run` calls)"),
 }
+
+
+# Old names kept for one release: `minigo plan` was `minigo cost` (a "plan" is Snakemake's, pipeline/plan.py).
+ALIASES = {"plan": "cost"}
 
 
 def usage() -> str:
@@ -52,6 +56,12 @@ def main(argv: list[str] | None = None) -> int:
         print(usage())
         return 0
     name, rest = argv[0], argv[1:]
+    if name in ALIASES:
+        print(
+            f"minigo: `{name}` is now `minigo {ALIASES[name]}` (the old name goes in the next release)",
+            file=sys.stderr,
+        )
+        name = ALIASES[name]
     if name not in COMMANDS:
         print(f"minigo: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2

@@ -19,7 +19,7 @@ from minigo_core.bench.dag import build_run
 from minigo_core.data import layout, storage
 from minigo_core.data.gamefile import GameRecord
 from minigo_core.game import go
-from minigo_core.search.gtp_client import find_gnugo
+from minigo_core.play.gtp_program import find_gnugo
 
 CI_RUNS_ALL = "CI=true runs every test: `make test` installs and CI runs as root"
 

@@ -5,8 +5,10 @@
 artifact can be inspected on its own.
 
 The dataclasses' defaults are `config.yaml`'s values, key for key (tests/unit/test_config.py checks it): a key
-left out of a config means what the default run says. Every range check lives in `validate()`; the workflow's
-schema (workflow/schemas/config.schema.yaml) checks only keys, types and enums.
+left out of a config means what the default run says. So a config that must not change when `config.yaml` does
+(every file under config/, an ablation's base) states every key: `unstated_keys` lists those it leaves out
+(tests/unit/test_derived_configs.py). Every range check lives in `validate()`; the workflow's schema
+(workflow/schemas/config.schema.yaml) checks only keys, types and enums.
 """
 
 from __future__ import annotations
@@ -412,6 +414,21 @@ def window_size(cfg: RunConfig, generation: int) -> int:
         if w.generations_schedule is None
         else int(schedule_at(w.generations_schedule, generation))
     )
+
+
+def unstated_keys(data: dict) -> list[str]:
+    """The run config's keys (dotted, `selfplay.games`) that the mapping `data` does not state, in
+    config.yaml's order: the values a config merged over config.yaml takes from it, and so the ones that
+    change when config.yaml does."""
+    out = []
+    for f in dataclasses.fields(RunConfig):
+        if f.name not in SECTIONS:
+            out += [] if f.name in data else [f.name]
+            continue
+        section = data.get(f.name)
+        stated = section if isinstance(section, dict) else {}
+        out += [f"{f.name}.{g.name}" for g in dataclasses.fields(SECTIONS[f.name]) if g.name not in stated]
+    return out
 
 
 def from_dict(data: dict) -> RunConfig:

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import sys
+from pathlib import Path
 
-from minigo_core.bench import available
+
+def available() -> list[str]:
+    """Names of the benchmark modules in this package (each has `main(argv) -> int`; those whose name starts
+    with `_` are their helpers)."""
+    return sorted(
+        m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]) if not m.name.startswith("_")
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

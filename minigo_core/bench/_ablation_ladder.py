@@ -28,6 +28,7 @@ A figure that cannot be read is None in `ablation.json` and "-" in the table.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -279,6 +280,15 @@ def _git(*args: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+def _base(spec: dict) -> dict | None:
+    """The base file every row was merged over, and the SHA-256 of its text (None: a spec without one)."""
+    if spec.get("base") is None:
+        return None
+    path = Path(spec["base"])
+    name = str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
+    return {"file": name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+
+
 def report(spec: dict, results: list[dict], command: list[str]) -> int:
     """Rate the rows, print the table and write `{root}/ablation.md` and `ablation.json`; 1 if a row with a
     model has no rating (its rating failed), else 0."""
@@ -304,6 +314,7 @@ def report(spec: dict, results: list[dict], command: list[str]) -> int:
         "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "budget_minutes": spec.get("budget_minutes"),
+        "base": _base(spec),
         "rating": asdict(settings),
         "baseline": BASELINE,
         "rows": rows,

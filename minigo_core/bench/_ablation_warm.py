@@ -2,8 +2,8 @@
 
 A run's first generations are the same whatever the lever: generation 0 is a random net, and with
 `selfplay.model_lag` 1 the games of generation 1 are its games too, so on two cores the first ~4 minutes of
-every row would be the same random games. With `warm_start`, the base (`{root}/{warm_start.name}`: config.yaml
-with the spec's `common` and the base's own `set`, run for `warm_start.budget_minutes` like a row) is run
+every row would be the same random games. With `warm_start`, the base (`{root}/{warm_start.name}`: the spec's
+base file with its `common` and the base's own `set`, run for `warm_start.budget_minutes` like a row) is run
 once; every row's run directory then starts as a copy of the base's finished generations 0..G (models, games,
 windows, training files and job records; G: the newest generation with both its model and its games'
 completion marker), and the row's budget starts there. Its wall time is the base's plus its own, the same

@@ -22,7 +22,8 @@ import tempfile
 from minigo_core.base import config as config_mod
 from minigo_core.data.gamefile import game_bytes
 from minigo_core.nn import modelfile
-from minigo_core.search import engine, selfplay
+from minigo_core.search import engine
+from minigo_core.selfplay import selfplay_game
 
 
 def probe_config(board_size: int, features: str, readouts: int, search: str) -> config_mod.RunConfig:
@@ -55,12 +56,12 @@ def run(url: str, k: int, readouts: int, moves: int, search: str) -> dict:
     games = engine.SelfplayGames(
         net, settings, board_size=cfg.board_size, komi=cfg.komi, seed=1, generation=0, first_game=0, count=k
     )
-    search_meta = selfplay.search_metadata(cfg, "compiled")
+    search_meta = selfplay_game.search_metadata(cfg, "compiled")
     model = {"url": url, "generation": 0, "sha256": modelfile.digest(url)}
     full = one = positions = files = 0
     with tempfile.TemporaryDirectory(prefix="minigo-memory-probe-") as tmp:
         for game in games.finished():
-            record = selfplay.compiled_game_record(game, cfg, net.cfg.feature_set, model, search_meta, 0)
+            record = selfplay_game.compiled_game_record(game, cfg, net.cfg.feature_set, model, search_meta, 0)
             data = game_bytes(record)
             with open(os.path.join(tmp, f"game{game.index:05d}.arrow"), "wb") as f:
                 f.write(data)

@@ -1,9 +1,12 @@
 """`python -m minigo_core.bench ablation --spec config/ablation/hour.yaml`: an ablation at equal wall time.
 
-Every row of the spec is a real run (`minigo run`, the local profile, this machine's cores) of `config.yaml`
-with the spec's `common` keys and the row's `set` keys merged over it, stopped after `budget_minutes` of wall
-time (SIGINT to the run's process group: Snakemake stops its jobs and marks their outputs incomplete). The
-row's result is its last finished model (`{root}/ROW/row_result.json`, the run in `{root}/ROW/run`).
+Every row of the spec is a real run (`minigo run`, the local profile, this machine's cores) of the spec's
+`base` file with the spec's `common` keys and the row's `set` keys merged over it, stopped after
+`budget_minutes` of wall time (SIGINT to the run's process group: Snakemake stops its jobs and marks their
+outputs incomplete). The row's result is its last finished model (`{root}/ROW/row_result.json`, the run in
+`{root}/ROW/run`). The base states every key of the run config (a frozen copy of config.yaml as the spec's
+table was measured with, config/ablation/base-*.yaml; `load_spec` refuses one that does not), so a later
+change to config.yaml changes no row: the command reruns the rows of its committed table.
 
 Then, with a `rating:` section in the spec, every row's last model is rated on the project's fixed Elo ladder
 of its board size (`minigo ladder rate`, the scale the run's own ratings are on: anchor gnugo:10 = 1800), with
@@ -36,7 +39,7 @@ from pathlib import Path
 
 import yaml
 
-from minigo_core.base.config import ConfigError, from_dict
+from minigo_core.base.config import ConfigError, from_dict, unstated_keys
 from minigo_core.bench import _ablation_ladder, _ablation_tournament, _ablation_warm
 from minigo_core.data import layout
 from minigo_core.pipeline.workflow import effective_config_text, without_unavailable_opponents
@@ -63,11 +66,13 @@ class Row:
 
 
 def load_spec(path: str) -> tuple[dict, list[Row]]:
+    """The spec and its rows (the warm start first); SystemExit naming what is wrong, before any row runs."""
     spec = yaml.safe_load(Path(path).read_text())
     if not isinstance(spec, dict) or not isinstance(spec.get("rows"), list):
         raise SystemExit(f"ablation spec {path}: needs a mapping with a `rows` list")
     root = Path(spec.get("root", "runs/ablation"))
     root = root if root.is_absolute() else REPO / root
+    base_file = load_base(spec.get("base"), f"ablation spec {path}")
     rows = []
     for entry in spec["rows"]:
         name = str(entry["name"])
@@ -79,7 +84,7 @@ def load_spec(path: str) -> tuple[dict, list[Row]]:
                            root / str(base["name"])))  # fmt: skip
     if len({r.name for r in rows}) != len(rows):
         raise SystemExit(f"ablation spec {path}: row names must be unique")
-    spec = {**spec, "root": root}
+    spec = {**spec, "root": root, "base": base_file}
     if "rating" in spec:  # checked now: a bad section fails before the rows' hours, not after
         spec["rating"] = _ablation_ladder.RatingSettings.from_spec(spec["rating"], f"ablation spec {path}")
         for row in rows:
@@ -100,9 +105,35 @@ def merge(base: dict, over: dict) -> dict:
     return base
 
 
+def load_base(name: object, where: str) -> Path:
+    """The spec's `base`: the run config file every row is merged over (a path, relative to the repository or
+    absolute). SystemExit unless it is a mapping that states every key of the run config: a key it left out
+    would come from config.yaml's defaults and change with them."""
+    if not isinstance(name, str) or not name:
+        raise SystemExit(
+            f"{where}: needs `base:`, the run config file every row is merged over, stating every key (as "
+            "config/ablation/base-hour.yaml does), so that a change to config.yaml changes no row"
+        )
+    path = Path(name) if Path(name).is_absolute() else REPO / name
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise SystemExit(f"{where}: cannot read its base {name}: {exc}") from None
+    if not isinstance(data, dict):
+        raise SystemExit(f"{where}: its base {name} must hold a mapping of run config keys")
+    missing = unstated_keys(data)
+    if missing:
+        shown = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
+        raise SystemExit(
+            f"{where}: its base {name} does not state {shown}; a row would take config.yaml's value, which "
+            "changes when config.yaml does: state every key, with the value the spec's table ran with"
+        )
+    return path
+
+
 def row_config(spec: dict, row: Row) -> dict:
-    """config.yaml, then the spec's `common`, then the row's `set`; the row's own run root."""
-    data = yaml.safe_load((REPO / "config.yaml").read_text())
+    """The spec's base file, then the spec's `common`, then the row's `set`; the row's own run root."""
+    data = yaml.safe_load(Path(spec["base"]).read_text())
     merge(data, json.loads(json.dumps(spec.get("common") or {})))
     merge(data, json.loads(json.dumps(row.overrides)))
     data["root"] = str(row.root / "run")

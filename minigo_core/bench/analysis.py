@@ -21,9 +21,9 @@ from minigo_core.base.config import load_config
 from minigo_core.base.machine import cpu_model
 from minigo_core.base.project_files import project_dir
 from minigo_core.game import go
+from minigo_core.gtp.analysis import Analysis, Ponder
 from minigo_core.jobs.gtp import available_cores
-from minigo_core.search.analysis import Analysis, Ponder
-from minigo_core.search.players import ModelPlayer, SearchSettings, load_network
+from minigo_core.play.players import ModelPlayer, SearchSettings, load_network
 
 
 def opening(board_size: int, moves: int, seed: int = 7) -> go.Position:

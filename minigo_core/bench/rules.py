@@ -6,7 +6,7 @@ Prints, per board size:
   the same moves;
 - `all_legal_moves` calls/s, against the baseline of asking `is_move_legal` point by point (ratio printed);
 - feature extraction positions/s for each feature set, one at a time and in batches of 8;
-- the compiled rules of the self-play engine (`minigo_core/search/csrc/board.cpp`), when the library is built:
+- the compiled rules of the self-play engine (`minigo_core/game/csrc/board.cpp`), when the library is built:
   the same random playouts played entirely in C++ and `play()` alone replaying them, moves/s, with the ratio
   to the Python figures above.
 """
@@ -20,8 +20,7 @@ import time
 import numpy as np
 
 from minigo_core.base import native
-from minigo_core.game import features, go
-from minigo_core.search import native_board
+from minigo_core.game import features, go, native_board
 
 
 def random_playout(board_size: int, rng: random.Random) -> list[go.Position]:

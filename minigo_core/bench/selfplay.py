@@ -33,8 +33,9 @@ from minigo_core.base.machine import cpu_model
 from minigo_core.data.gamefile import write_game
 from minigo_core.game import go
 from minigo_core.nn import inference, model
-from minigo_core.search import engine, selfplay
-from minigo_core.search.selfplay import GameTiming, play_game
+from minigo_core.search import engine
+from minigo_core.selfplay import selfplay_game
+from minigo_core.selfplay.selfplay_game import GameTiming, play_game
 
 
 def _play(net, cfg, games: int, generation: int, model_url: str, out_dir: str, clock) -> dict:
@@ -144,7 +145,7 @@ def _engine_games(net, cfg, search: str, k: int, out_dir: str, *, max_moves: int
     cfg = dataclasses.replace(cfg, selfplay=dataclasses.replace(cfg.selfplay, search=search))
     settings = engine.settings_for(cfg, cfg.features)
     settings.max_game_length = max_moves
-    search_meta = selfplay.search_metadata(cfg, "compiled")  # the files name the search the games played
+    search_meta = selfplay_game.search_metadata(cfg, "compiled")  # the files name the search the games played
     model = {"url": "bench.safetensors", "generation": 0, "sha256": None}
     os.makedirs(out_dir, exist_ok=True)
     cpu0 = time.process_time()
@@ -160,7 +161,7 @@ def _engine_games(net, cfg, search: str, k: int, out_dir: str, *, max_moves: int
     )
     moves = positions = size = 0
     for game in games.finished():
-        record = selfplay.compiled_game_record(game, cfg, cfg.features, model, search_meta, 0)
+        record = selfplay_game.compiled_game_record(game, cfg, cfg.features, model, search_meta, 0)
         size += write_game(os.path.join(out_dir, f"game{game.index:05d}.arrow"), record)
         moves += len(game.moves)
         positions += record.num_positions

@@ -1,13 +1,11 @@
 """A game's moves replayed on the compiled board: the feature planes and final-position targets that
 `go.replay` + `features.extract_batch` + `Position.ownership`/`score` give, from one C call.
 
-`replay_examples` calls `mg_replay_examples` of the self-play engine library `minigo_core/search/_engine*.so`
-(`search/csrc/replay.cpp`, declared in `search/csrc/engine_capi.h`), loaded by `minigo_core.base.native`
-with the one-function table `REPLAY_FUNCTIONS` (the engine's full table, `search/engine.py`, includes it: this
-layer may not import that one). The bytes are those of the Python rules (tests/unit/test_replay.py checks
-them). `minigo window` rebuilds its sampled positions with it (`GameRecord.replayed_examples`), well
-ahead of a replay in Python (figures: docs/BENCHMARKS.md). `MINIGO_ENGINE_LIB` may name another build of
-the library, as for the engine.
+`replay_examples` calls `mg_replay_examples` of the compiled rules library `minigo_core/game/_rules*.so`
+(`game/csrc/replay.cpp`, declared in `game/csrc/rules_capi.h`), loaded by `minigo_core.base.native` with the
+table `REPLAY_FUNCTIONS`. The bytes are those of the Python rules (tests/unit/test_replay.py checks them).
+`minigo window` rebuilds its sampled positions with it (`GameRecord.replayed_examples`), well ahead of a
+replay in Python (figures: docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -29,11 +27,11 @@ BAD_ARGUMENTS = -1000000  # mg_replay_examples returns this or less for bad argu
 _I, _F64 = ctypes.c_int, ctypes.c_double
 _I32P, _I8P = ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_int8)
 _U8P, _F64P = ctypes.POINTER(ctypes.c_uint8), ctypes.POINTER(ctypes.c_double)
-# engine_capi.h's mg_replay_examples: (restype, argtypes), as in the engine's table
+# rules_capi.h's mg_replay_examples: (restype, argtypes)
 REPLAY_FUNCTIONS: dict[str, native.Signature] = {
     "mg_replay_examples": (_I, [_I, _F64, _I, _I32P, _I, _I32P, _I, _U8P, _I8P, _I8P, _F64P]),
 }
-LIBRARY = native.Library("minigo_core.search", "_engine", REPLAY_FUNCTIONS, env="MINIGO_ENGINE_LIB")
+LIBRARY = native.Library("minigo_core.game", "_rules", REPLAY_FUNCTIONS)
 
 
 def feature_set_id(feature_set: str) -> int:

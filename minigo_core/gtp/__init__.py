@@ -1,1 +1,1 @@
-"""Layer 6, the protocols a model serves: GTP with GUI analysis and clocks, and KataGo's analysis protocol."""
+"""The protocols a model serves: GTP with GUI analysis and clocks, and KataGo's analysis protocol."""

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from minigo_core.game import coords, go
+from minigo_core.gtp.analysis import Analysis, Ponder, cleanup_move
 from minigo_core.gtp.analysis_format import (
     AnalyzeArgsError,
     AnalyzeRequest,
@@ -28,8 +29,7 @@ from minigo_core.gtp.analysis_format import (
     parse_analyze_args,
 )
 from minigo_core.gtp.protocol import GTPFailure, RawResponse
-from minigo_core.search.analysis import Analysis, Ponder, cleanup_move
-from minigo_core.search.players import RESIGN, ModelPlayer
+from minigo_core.play.players import RESIGN, ModelPlayer
 
 GOGUI_ANALYZE_COMMANDS = "gfx/Ownership/minigo-ownership\ngfx/Policy heat map/minigo-policy"
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from minigo_core.game import coords, go
-from minigo_core.search.analysis import MoveStats
+from minigo_core.gtp.analysis import MoveStats
 
 _ONE_VALUE = ("interval", "minmoves", "maxmoves", "ownership", "ownershipstdev", "pvvisits", "pvedgevisits",
               "movesownership", "rootinfo")  # fmt: skip

@@ -32,9 +32,9 @@ import numpy as np
 
 from minigo_core import __version__
 from minigo_core.game import coords, go
+from minigo_core.gtp import analysis
+from minigo_core.gtp.analysis import Analysis, PositionReport
 from minigo_core.gtp.katago_query import Job, Limits, QueryError, parse, state_hashes
-from minigo_core.search import analysis
-from minigo_core.search.analysis import Analysis, PositionReport
 
 KATAGO_VERSION = "1.15.0"  # the KataGo release whose analysis protocol this follows (what clients check)
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from minigo_core.game import coords, go
-from minigo_core.search.analysis import Analysis
+from minigo_core.gtp.analysis import Analysis
 
 AREA_RULES = {"tromp-taylor", "chinese", "chinese-ogs", "chinese-kgs", "aga", "bga", "new-zealand",
               "stone_scoring", "aga-button", "tt", "cn", "nz", "area"}  # fmt: skip

@@ -44,8 +44,8 @@ from minigo_core.game.result import result_string
 from minigo_core.gtp.analysis_commands import AnalysisCommands
 from minigo_core.gtp.protocol import GTPFailure, RawResponse
 from minigo_core.nn.modelfile import digest as model_digest
-from minigo_core.search.players import RESIGN, ModelPlayer, Player, SearchSettings, load_network
-from minigo_core.search.timecontrol import Clock, TimeSettings, TimeSettingsError, move_budget
+from minigo_core.play.players import RESIGN, ModelPlayer, Player, SearchSettings, load_network
+from minigo_core.play.timecontrol import Clock, TimeSettings, TimeSettingsError, move_budget
 
 PROTOCOL_VERSION = 2
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # every control character except HT (9) and LF (10)

@@ -1,6 +1,6 @@
 """`minigo evaluate`: play a match between two players; write its results file (and SGF), say the win rate.
 
-The match itself is `minigo_core.search.match` (the referee, seeds, totals); its file is
+The match itself is `minigo_core.play.match` (the referee, seeds, totals); its file is
 `minigo_core.data.matchfile`.
 
 By default the models search a fixed number of readouts a move (`--readouts`, `evaluate.readouts`) and a
@@ -21,9 +21,9 @@ from dataclasses import replace
 
 from minigo_core.base.command import Command, UsageError
 from minigo_core.data import storage
+from minigo_core.play import match
+from minigo_core.play.players import PlayerError
 from minigo_core.report import tensorboard
-from minigo_core.search import match
-from minigo_core.search.players import PlayerError
 from minigo_core.search.timed_search import DEFAULT_MAX_READOUTS
 
 

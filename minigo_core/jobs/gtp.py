@@ -19,7 +19,7 @@ from minigo_core.base.command import Command
 from minigo_core.base.config import load_config
 from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.gtp.server import GTPEngine, build_model_engine
-from minigo_core.search.players import MixedPlayer, RandomPlayer, SearchSettings, UCTPlayer
+from minigo_core.play.players import MixedPlayer, RandomPlayer, SearchSettings, UCTPlayer
 from minigo_core.search.timed_search import DEFAULT_MAX_READOUTS
 
 log = logging.getLogger(__name__)

@@ -22,12 +22,12 @@ import logging
 from minigo_core.base.command import Command, UsageError
 from minigo_core.base.config import RunConfig, load_config
 from minigo_core.data import storage
+from minigo_core.play import match
+from minigo_core.play.players import PlayerError, SearchSettings, resolve_spec
 from minigo_core.rating import calibration as cal
 from minigo_core.rating import ladder_check, ladder_rate
 from minigo_core.rating.ladder import CGOS_ANCHOR, CGOS_ANCHOR_ELO, LadderError
 from minigo_core.report import tensorboard
-from minigo_core.search import match
-from minigo_core.search.players import PlayerError, SearchSettings, resolve_spec
 
 log = logging.getLogger(__name__)
 

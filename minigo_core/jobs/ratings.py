@@ -5,7 +5,7 @@
 Writes `learning_curve.png` (the fixed-scale ratings `eval/gen*/ladder.json`: `report.fixed_scale`), the
 run-relative Bradley-Terry fit (anchor gen0000 = 0) `elo.csv`, `elo.json` and `elo.png`,
 `time_to_target.json` and `winrate.png`, and prints the fixed-scale table, then the run-relative one. The
-tables are `minigo_core.report.ratings`'s (the fit `minigo_core.rating.bradley_terry`'s), the plots
+tables are `minigo_core.report.run_elo`'s (the fit `minigo_core.rating.bradley_terry`'s), the plots
 `minigo_core.report.plots`'s.
 """
 
@@ -18,7 +18,7 @@ import logging
 from minigo_core.base.command import Command
 from minigo_core.data import layout, storage
 from minigo_core.report import fixed_scale, plots
-from minigo_core.report.ratings import (
+from minigo_core.report.run_elo import (
     format_table,
     format_time_to_target,
     model_times,

@@ -1,7 +1,7 @@
 """`minigo selfplay`: one job plays K games with one model and writes one game file per game, then its record.
 
-The games and the job live in the library: `minigo_core.search.selfplay` (one game: seeds, moves, record),
-`minigo_core.search.selfplay_job` (K games, keeping an earlier attempt's, the job record of
+The games and the job live in the library: `minigo_core.selfplay.selfplay_game` (one game: seeds, moves,
+record), `minigo_core.selfplay.selfplay_job` (K games, keeping an earlier attempt's, the job record of
 `minigo_core.data.jobrecord`).
 """
 
@@ -15,7 +15,7 @@ import time
 from minigo_core.base import preempt
 from minigo_core.base.command import Command
 from minigo_core.nn import modelfile
-from minigo_core.search import selfplay_job
+from minigo_core.selfplay import selfplay_job
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The CPU time of one training step of a run's net, measured here (`minigo plan` scales it to a generation).
+"""The CPU time of one training step of a run's net, measured here (`minigo cost` scales it to a generation).
 
 One rank's step as `training.sgd_step` runs it (forward with the auxiliary heads, the four losses, backward,
 SGD with momentum and L2), on random planes and targets of the run's board, features and net, at the rank's

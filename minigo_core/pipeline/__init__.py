@@ -1,3 +1,1 @@
-"""Layer 9, the pipeline: the only part of the library that knows the Snakemake workflow: what the Snakefile
-asks of the library (`workflow`), the bounded plan of one invocation (`plan`) and `minigo run` (`runner`).
-"""
+"""The one part that knows the Snakemake workflow: what the Snakefile asks, the bounded plan, `minigo run`."""

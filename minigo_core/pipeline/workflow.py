@@ -30,7 +30,7 @@ from minigo_core.data.schedule import (
     window_of,
 )
 from minigo_core.pipeline.plan import DEFAULT_MAX_JOBS, Plan, plan
-from minigo_core.search.gtp_client import find_gnugo
+from minigo_core.play.gtp_program import find_gnugo
 
 __all__ = [
     "DEFAULT_MAX_JOBS",

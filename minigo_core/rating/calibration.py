@@ -41,6 +41,8 @@ from minigo_core.base.config import RunConfig
 from minigo_core.base.machine import cpu_model
 from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
 from minigo_core.data import storage
+from minigo_core.play.match import engine_cpu_seconds, game_seeds, match_seed, play_game
+from minigo_core.play.players import Player, PlayerError, SearchSettings, make_player, resolve_spec
 from minigo_core.rating.ladder import (
     LADDER_DIR,
     REPO,
@@ -52,8 +54,6 @@ from minigo_core.rating.ladder import (
     write_ladder,
 )
 from minigo_core.rating.rung_cost import side_cost
-from minigo_core.search.match import engine_cpu_seconds, game_seeds, match_seed, play_game
-from minigo_core.search.players import Player, PlayerError, SearchSettings, make_player, resolve_spec
 
 PAIR_FORMAT = "minigo-ladder-pair"
 PAIR_FORMAT_VERSION = 1

@@ -22,6 +22,8 @@ from minigo_core.base.elo import expected_score
 from minigo_core.base.machine import cpu_model
 from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.data import storage
+from minigo_core.play.match import game_seeds, match_seed, play_game, search_settings
+from minigo_core.play.players import ResolvedPlayer, SearchSettings, make_player, resolve_spec
 from minigo_core.rating.calibration import (
     DEFAULT_SEED,
     PAIR_FORMAT,
@@ -35,8 +37,6 @@ from minigo_core.rating.calibration import (
 )
 from minigo_core.rating.ladder import Ladder, LadderError
 from minigo_core.rating.ladder_rate import read_rating, rung_name
-from minigo_core.search.match import game_seeds, match_seed, play_game, search_settings
-from minigo_core.search.players import ResolvedPlayer, SearchSettings, make_player, resolve_spec
 
 
 def binomial_band(games: int, p: float, coverage: float = 0.95) -> tuple[int, int]:

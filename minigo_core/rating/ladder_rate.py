@@ -27,11 +27,11 @@ from dataclasses import replace
 from typing import Any
 
 from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
+from minigo_core.play.gtp_program import find_gnugo
+from minigo_core.play.match import cpu_seconds, game_seeds, match_seed, play_game
+from minigo_core.play.players import Player, ResolvedPlayer, SearchSettings, make_player, resolve_spec
 from minigo_core.rating.ladder import Ladder, LadderError, Rating, rate_with_fixed_rungs
 from minigo_core.rating.ladder_walk import bracket, next_rung, off_the_end
-from minigo_core.search.gtp_client import find_gnugo
-from minigo_core.search.match import cpu_seconds, game_seeds, match_seed, play_game
-from minigo_core.search.players import Player, ResolvedPlayer, SearchSettings, make_player, resolve_spec
 
 DEFAULT_BATCH = 4  # games per step against one rung
 

@@ -1,10 +1,10 @@
 """The compiled self-play engine, `minigo_core/search/_engine*.so`, through its plain C interface (ctypes).
 
-The library holds the Go rules, the feature planes and symmetries, the PUCT and Gumbel searches and the
-scheduler that plays many games in one process, with the fused inference engine inside (no Python between
-readouts), the `uct:N` reference player's search (`uct_genmove`: UCT with random playouts, no network), and
-the replay of a game into training examples (`mg_replay_examples`, used through `game/native_replay.py`).
-Its C interface is `csrc/engine_capi.h`; `minigo_core.base.native` loads it.
+The library holds the feature planes and symmetries, the PUCT and Gumbel searches and the scheduler that
+plays many games in one process, on the rules' board (`game/csrc/board.cpp`, compiled in), with the fused
+inference engine inside (no Python between readouts), and the `uct:N` reference player's search
+(`uct_genmove`: UCT with random playouts, no network). Its C interface is `csrc/engine_capi.h`;
+`minigo_core.base.native` loads it.
 `MINIGO_ENGINE_LIB` may name another build of the library (tests of a work in progress).
 """
 
@@ -63,8 +63,7 @@ class EngineSettings(ctypes.Structure):
 _I32P, _F32P, _F64P = ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_float), ctypes.POINTER(_f64)
 _I, _I64, _CP, _SETTINGS_P = ctypes.c_int, ctypes.c_int64, ctypes.c_char_p, ctypes.POINTER(EngineSettings)
 # The C functions of csrc/engine_capi.h, in its order: (restype, argtypes). Keep the two in step. The library
-# also exports the fused inference engine (infer_capi.h, which engine_capi.h includes): fused's table first;
-# `mg_replay_examples` (last) is native_replay's table, which loads it for `minigo window` below this layer.
+# also exports the fused inference engine (infer_capi.h, which engine_capi.h includes): fused's table first.
 ENGINE_FUNCTIONS: dict[str, native.Signature] = {
     **fused.INFER_FUNCTIONS,
     "mg_engine_sizeof_EngineSettings": (ctypes.c_size_t, []),
@@ -87,7 +86,6 @@ ENGINE_FUNCTIONS: dict[str, native.Signature] = {
     "mg_searcher_set_readouts": (_I, [_vp, _I]),
     "mg_searcher_destroy": (None, [_vp]),
     "mg_uct_genmove": (_i32, [_I, _f64, _I32P, _I, _I64, ctypes.c_uint64, _f64, _F64P, _I32P]),
-    **native_replay.REPLAY_FUNCTIONS,
 }
 
 

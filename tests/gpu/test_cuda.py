@@ -246,7 +246,7 @@ def test_inference_on_cuda_matches_the_cpu(tmp_path, no_tf32):
 def test_selfplay_game_on_cuda(tmp_path):
     """One short 9x9 self-play game with the Python search, the network on the GPU (torch backend)."""
     selfplay = pytest.importorskip(
-        "minigo_core.search.selfplay", reason="self-play needs pyarrow (game files)"
+        "minigo_core.selfplay.selfplay_game", reason="self-play needs pyarrow (game files)"
     )
     from minigo_core.base import config as config_mod
     from minigo_core.nn import inference

@@ -63,10 +63,10 @@ def _table_text(tmp_path: Path) -> str:
 
 def _spec(tmp_path: Path, section: dict, rows: list[dict]) -> tuple[Path, dict, list[ablation.Row]]:
     """The spec file of a tiny 5x5 ablation (config/tiny.yaml's run) and what `load_spec` makes of it."""
-    common = yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())
-    common.update(evaluate={"games": 0})
+    common = {"evaluate": {"games": 0}}
     path = tmp_path / "spec.yaml"
-    data = {"budget_minutes": 0.5, "root": str(tmp_path / "abl"), "common": common, **section, "rows": rows}
+    data = {"budget_minutes": 0.5, "root": str(tmp_path / "abl"), "base": "config/tiny.yaml",
+            "common": common, **section, "rows": rows}  # fmt: skip
     path.write_text(yaml.safe_dump(data))
     return (path, *ablation.load_spec(str(path)))
 
@@ -97,6 +97,7 @@ def test_rows_are_rated_on_the_fixed_5x5_ladder_once_with_their_costs(tmp_path, 
 
     summary = json.loads((tmp_path / "abl" / "ablation.json").read_text())
     assert summary["cpu"] and summary["rating"] == {**RATING, "half_width": 400.0}
+    assert summary["base"]["file"] == "config/tiny.yaml" and len(summary["base"]["sha256"]) == 64
     assert summary["command"][-2:] == [str(spec_path), "--rate-only"]
     by_name = {row["name"]: row for row in summary["rows"]}
     assert set(by_name) == {"default", "replay-4"}
@@ -129,6 +130,7 @@ def test_a_bad_rating_section_is_refused_naming_the_key(tmp_path):
         spec = {
             "rating": rating,
             "rows": [{"name": "default"}],
+            "base": "config/tiny.yaml",
             "common": {"selfplay": {"parallel_readouts": 8, "readouts": 16, "fast_readouts": 8}},
         }
         spec_path.write_text(yaml.safe_dump(spec))

@@ -2,16 +2,20 @@
 
 The layers of `minigo_core`, bottom to top (docs/ARCHITECTURE.md draws them):
 
-    base -> cluster -> game -> data -> nn -> search -> gtp -> rating -> report -> jobs -> pipeline
-    -> (cli, bench)
+    base -> cluster -> game -> data -> nn -> search -> selfplay -> play -> gtp -> rating -> report -> jobs
+    -> pipeline -> (cli, bench)
 
 A module may import its own layer and the layers below it, never one above. Every import counts, also
 one inside a function: such an import must say why it is there with a `# lazy: reason` comment on its line
 (start-up time measured to need it: torch, matplotlib). The workflow (`Snakefile`, `workflow/`) reaches
 the library only through `minigo_core.pipeline` and the run layout (`minigo_core.data.layout`).
 
-Every game is played through `search`; `rating` (the fixed Elo ladder: calibration, rating a player, the
-check) plays through it, and `report` only reads a run's files, so no module of `report` reaches `search`.
+Every game is played through `selfplay` or `play` (both on `search`); `rating` (the fixed Elo ladder:
+calibration, rating a player, the check) plays through `play`, and `report` only reads a run's files, so no
+module of `report` reaches any of the three.
+
+Each package says its one concept in the one line of its `__init__` (and holds nothing else), and none is over
+~4,000 lines with its C++ (a sub-package counts apart).
 """
 
 from __future__ import annotations
@@ -24,10 +28,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "minigo_core"
-LAYERS = ["base", "cluster", "game", "data", "nn", "search", "gtp", "rating", "report", "jobs", "pipeline",
-          "top"]  # fmt: skip
+LAYERS = ["base", "cluster", "game", "data", "nn", "search", "selfplay", "play", "gtp", "rating", "report",
+          "jobs", "pipeline", "top"]  # fmt: skip
 TOP = {"minigo_core.cli", "minigo_core.bench"}  # the command dispatcher and the benchmarks
-PLAYS = "minigo_core.search"  # every game is played through this layer: the engine, players, matches, GTP
+# every game is played through these layers: the search, self-play, players and matches
+PLAYS = ("minigo_core.search", "minigo_core.selfplay", "minigo_core.play")
 READERS = "minigo_core.report"  # what a person reads about a run, from its files alone: plays no game
 TORCH_ALLOWED = ("minigo_core.nn", "minigo_core.bench")  # the benchmarks time torch as their baseline
 SNAKEMAKE_ALLOWED = ("minigo_core.pipeline",)
@@ -192,7 +197,7 @@ def own_edges(graph: list[Import]) -> dict[str, set[str]]:
     return edges
 
 
-def paths_into(edges: dict[str, set[str]], sources: list[str], forbidden: str) -> list[list[str]]:
+def paths_into(edges: dict[str, set[str]], sources: list[str], forbidden: tuple[str, ...]) -> list[list[str]]:
     """For each source, the first import chain (breadth first) that reaches a module within `forbidden`."""
     found = []
     for source in sources:
@@ -200,7 +205,7 @@ def paths_into(edges: dict[str, set[str]], sources: list[str], forbidden: str) -
         queue = [source]
         while queue:
             node = queue.pop(0)
-            if node != source and is_within(node, (forbidden,)):
+            if node != source and is_within(node, forbidden):
                 chain = [node]
                 while parent[chain[-1]] is not None:
                     chain.append(parent[chain[-1]])
@@ -214,33 +219,33 @@ def paths_into(edges: dict[str, set[str]], sources: list[str], forbidden: str) -
 
 
 def test_no_module_of_report_plays_a_game(graph):
-    """`report/` reads a run's files; a game is played only through `search` (the engine, players, matches,
-    GTP). So no module of `report` imports `search`, directly or through what it imports (a `rating`
-    module that plays, such as the calibration or `ladder rate`)."""
+    """`report/` reads a run's files; a game is played only through `search`, `selfplay` and `play`. So no
+    module of `report` imports them, directly or through what it imports (a `rating` module that plays, such
+    as the calibration or `ladder rate`)."""
     edges = own_edges(graph)
     readers = [m for m in map(module_name, package_files()) if is_within(m, (READERS,))]
     assert readers, f"no module of {READERS} found"
     bad = paths_into(edges, readers, PLAYS)
-    assert bad == [], "modules of report/ that reach the search layer (they play games):\n" + "\n".join(
+    assert bad == [], "modules of report/ that reach the layers that play games:\n" + "\n".join(
         " -> ".join(chain) for chain in bad
     )
 
 
 def test_the_play_check_finds_a_chain_through_another_layer():
-    """The check above fails where it should: report -> rating -> search is found, with its path."""
+    """The check above fails where it should: report -> rating -> play is found, with its path."""
     edges = {
         "minigo_core.report.a": {"minigo_core.data.x", "minigo_core.rating.b"},
-        "minigo_core.rating.b": {"minigo_core.search.match"},
+        "minigo_core.rating.b": {"minigo_core.play.match"},
         "minigo_core.report.c": {"minigo_core.rating.ladder"},
     }
     found = paths_into(edges, ["minigo_core.report.a", "minigo_core.report.c"], PLAYS)
-    assert found == [["minigo_core.report.a", "minigo_core.rating.b", "minigo_core.search.match"]]
+    assert found == [["minigo_core.report.a", "minigo_core.rating.b", "minigo_core.play.match"]]
 
 
-def test_rating_sits_between_search_and_report():
+def test_rating_sits_between_play_and_report():
     """The layer order of this test is the one docs/ARCHITECTURE.md draws (top first), `rating` between
-    `search` and `report`."""
-    assert LAYERS.index("search") < LAYERS.index("rating") == LAYERS.index("report") - 1
+    `play` and `report`."""
+    assert LAYERS.index("play") < LAYERS.index("rating") == LAYERS.index("report") - 1
     text = (REPO / "docs" / "ARCHITECTURE.md").read_text()
     block = text.split("## The layers", 1)[1].split("```")[1]
     drawn = [line.split()[0] for line in block.splitlines() if line.startswith("   ") and line.split()]
@@ -325,3 +330,69 @@ def test_command_modules_stay_thin():
         if (n := len(p.read_text().splitlines())) > MAX_COMMAND_MODULE_LINES
     ]
     assert long == [], f"jobs/ modules over {MAX_COMMAND_MODULE_LINES} lines:\n" + "\n".join(long)
+
+
+MAX_PACKAGE_LINES = 4000
+
+
+def packages() -> list[Path]:
+    """Every package (a folder with an `__init__.py`) of minigo_core, sub-packages included."""
+    return sorted(p.parent for p in PACKAGE.rglob("__init__.py"))
+
+
+def own_lines(package: Path) -> int:
+    """Lines of a package's Python and C++ sources, its sub-packages' not counted."""
+    subs = [p for p in packages() if p != package and package in p.parents]
+    files = [
+        f
+        for f in package.rglob("*")
+        if f.suffix in (".py", ".cpp", ".h") and not any(s in f.parents for s in subs)
+    ]
+    return sum(len(f.read_text().splitlines()) for f in files)
+
+
+def test_no_package_holds_more_than_one_room_of_code():
+    big = [f"{p.relative_to(REPO)}: {n}" for p in packages() if (n := own_lines(p)) > MAX_PACKAGE_LINES]
+    assert big == [], (
+        f"packages over {MAX_PACKAGE_LINES} lines with their C++ (split by concept):\n" + "\n".join(big)
+    )
+
+
+def test_each_package_says_its_purpose_in_one_line():
+    """A package's `__init__.py` is one docstring line: what it holds. Its code lives in named modules."""
+    bad = []
+    for package in packages():
+        if package == PACKAGE:
+            continue  # the package's face: its docstring draws the layers, and the version
+        lines = (package / "__init__.py").read_text().splitlines()
+        if len(lines) != 1 or not (lines[0].startswith('"""') and lines[0].endswith('"""')):
+            bad.append(f"{package.relative_to(REPO)}/__init__.py ({len(lines)} lines)")
+    assert bad == [], "package __init__ files that are not one line of purpose:\n" + "\n".join(bad)
+
+
+def test_a_native_library_is_loaded_by_its_own_package():
+    """A compiled library is declared (`native.Library("minigo_core.PKG", ...)`) only by a module of PKG's
+    layer, so that a layer never loads a higher layer's library by a string name the import graph cannot
+    see (`base/native.py`, the loader, names none but in its docstring's example)."""
+    pattern = re.compile(r"native\.Library\(\s*\"(minigo_core\.[\w.]+)\"")
+    bad = []
+    for path in package_files():
+        source = module_name(path)
+        if source == "minigo_core.base.native":
+            continue
+        for found in pattern.findall(path.read_text()):
+            if layer_of(found) != layer_of(source):
+                bad.append(f"{path.relative_to(REPO)}: loads {found}'s library")
+    assert bad == [], "native libraries loaded from another package:\n" + "\n".join(bad)
+
+
+def test_the_go_rules_live_in_game():
+    """The C++ board and the replay of a game are `game/csrc`'s; the searcher compiles them in from there."""
+    assert (PACKAGE / "game" / "csrc" / "board.cpp").is_file()
+    assert (PACKAGE / "game" / "csrc" / "replay.cpp").is_file()
+    elsewhere = [
+        str(p.relative_to(REPO))
+        for p in PACKAGE.rglob("*")
+        if p.name in ("board.cpp", "board.h", "replay.cpp") and p.parent != PACKAGE / "game" / "csrc"
+    ]
+    assert elsewhere == [], f"copies of the Go rules outside game/csrc: {elsewhere}"

@@ -21,7 +21,7 @@ import pytest
 from minigo_core.base import config
 from minigo_core.data import gamefile, layout, pack, storage, window
 from minigo_core.nn import model
-from minigo_core.search import selfplay_job
+from minigo_core.selfplay import selfplay_job
 
 REPO = Path(__file__).resolve().parents[2]
 FS_KB = 512

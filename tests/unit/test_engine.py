@@ -19,12 +19,12 @@ from minigo_core.data import gamefile
 from minigo_core.game import go
 from minigo_core.jobs.selfplay import cli_main
 from minigo_core.nn import fused, model
-from minigo_core.search import engine, mcts, native_board
+from minigo_core.search import engine, engine_test, mcts
 
 if os.environ.get("CI") != "true":
     try:
         engine.lib()
-        native_board.lib()
+        engine_test.lib()
     except native.NativeUnavailable as exc:  # pragma: no cover - a checkout without `make setup`
         pytest.skip(str(exc), allow_module_level=True)
 
@@ -130,7 +130,7 @@ def test_gumbel_policy_sums_to_one_and_is_zero_on_illegal_moves():
     rng = np.random.default_rng(1)
     for _ in range(50):
         prior, visits, q, legal = _policy_case(rng)
-        pi = native_board.gumbel_improved_policy(prior, visits, q, legal, float(rng.uniform(-1, 1)))
+        pi = engine_test.gumbel_improved_policy(prior, visits, q, legal, float(rng.uniform(-1, 1)))
         assert pi.sum() == pytest.approx(1.0, abs=1e-12)
         assert (pi[~legal] == 0).all() and (pi >= 0).all()
 
@@ -138,7 +138,7 @@ def test_gumbel_policy_sums_to_one_and_is_zero_on_illegal_moves():
 def test_gumbel_policy_equals_the_prior_when_no_simulation_ran():
     rng = np.random.default_rng(2)
     prior, _, q, legal = _policy_case(rng)
-    pi = native_board.gumbel_improved_policy(prior, np.zeros_like(prior, dtype=np.int32), q, legal, 0.3)
+    pi = engine_test.gumbel_improved_policy(prior, np.zeros_like(prior, dtype=np.int32), q, legal, 0.3)
     np.testing.assert_allclose(pi, prior, rtol=1e-12, atol=1e-15)
 
 
@@ -148,10 +148,10 @@ def test_gumbel_policy_prefers_the_best_completed_q_at_large_c_scale():
         prior, visits, q, legal = _policy_case(rng)
         visits[legal] = np.maximum(visits[legal], 1)  # every legal move visited: completed Q = Q
         best = int(np.argmax(np.where(legal, q, -np.inf)))
-        pi = native_board.gumbel_improved_policy(prior, visits, q, legal, 0.0, c_scale=1000.0)
+        pi = engine_test.gumbel_improved_policy(prior, visits, q, legal, 0.0, c_scale=1000.0)
         assert int(np.argmax(pi)) == best and pi[best] > 0.99
         # at a small scale the prior still counts: the policy moves from the prior towards the best Q
-        small = native_board.gumbel_improved_policy(prior, visits, q, legal, 0.0, c_scale=0.01)
+        small = engine_test.gumbel_improved_policy(prior, visits, q, legal, 0.0, c_scale=0.01)
         assert small[best] >= prior[best] - 1e-12
 
 
@@ -161,7 +161,7 @@ def test_gumbel_policy_fills_unvisited_moves_with_the_mixed_value():
     visits = np.array([4, 0, 0], np.int32)
     q = np.array([0.9, 0.0, 0.0])
     # v_mix = (v + 4 * 0.9) / 5 with v = -1: both unvisited moves get it, so they keep their prior ratio
-    pi = native_board.gumbel_improved_policy(prior, visits, q, legal, -1.0)
+    pi = engine_test.gumbel_improved_policy(prior, visits, q, legal, -1.0)
     assert pi[1] / pi[2] == pytest.approx(prior[1] / prior[2])
     assert pi[0] > prior[0]
 
@@ -307,7 +307,7 @@ def test_settings_struct_matches_the_library_and_rejects_unknown_searches(run_co
 def test_model_player_plays_through_the_compiled_engine_and_falls_back_for_set_up_stones(
     model_file, run_config
 ):
-    from minigo_core.search import players
+    from minigo_core.play import players
 
     spec = players.resolve_spec(model_file)
     search = players.SearchSettings(readouts=16, softpick_moves=2, resign_threshold=-1.0)

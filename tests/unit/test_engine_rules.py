@@ -1,4 +1,4 @@
-"""The compiled rules of the self-play engine (`minigo_core/search/csrc/board.cpp`) against the Python ones.
+"""The compiled rules of the self-play engine (`minigo_core/game/csrc/board.cpp`) against the Python ones.
 
 - Seeded random games on 5x5 .. 19x19, biased towards captures, multi-group captures, ko fights, passes and
   illegal moves, are played in `go.Position` and `NativeBoard` together; after every move the board, legal
@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 from minigo_core.base import native
-from minigo_core.game import coords, features, go, symmetries
-from minigo_core.search import mcts, native_board
+from minigo_core.game import coords, features, go, native_board, symmetries
+from minigo_core.search import mcts
 
 try:
     native_board.lib()
@@ -34,8 +34,8 @@ except (native.NativeUnavailable, OSError) as e:
         raise RuntimeError(f"CI must test the compiled engine: {e}") from e
     pytest.skip(f"compiled engine not available: {e}", allow_module_level=True)
 
-from minigo_core.search.gtp_client import GTPClient, GTPError, gnugo_argv  # noqa: E402
-from minigo_core.search.native_board import NativeBoard, random_playouts, symmetry_source  # noqa: E402
+from minigo_core.game.native_board import NativeBoard, random_playouts, symmetry_source  # noqa: E402
+from minigo_core.play.gtp_program import GTPClient, GTPError, gnugo_argv  # noqa: E402
 
 KOMI = 7.5
 FEATURE_SETS = tuple(features.FEATURE_SETS)

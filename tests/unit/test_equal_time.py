@@ -19,9 +19,9 @@ from minigo_core.game import go
 from minigo_core.game.result import result_string
 from minigo_core.jobs.evaluate import cli_main
 from minigo_core.pipeline import workflow
-from minigo_core.report.ratings import read_matches
-from minigo_core.search.match import MoveTimes, follow_opponent_time, run_match
-from minigo_core.search.players import ModelPlayer, SearchSettings, make_player, resolve_spec
+from minigo_core.play.match import MoveTimes, follow_opponent_time, run_match
+from minigo_core.play.players import ModelPlayer, SearchSettings, make_player, resolve_spec
+from minigo_core.report.run_elo import read_matches
 
 SLEEP_S = 0.05  # the stub engine's time per move
 

@@ -17,8 +17,8 @@ from minigo_core.game import coords, features, go, sgf
 from minigo_core.game.result import parse_score
 from minigo_core.jobs.evaluate import cli_main
 from minigo_core.nn.model import ModelConfig, random_model, save_model
-from minigo_core.search.match import decided, game_seeds, play_game, play_match, run_match
-from minigo_core.search.players import (
+from minigo_core.play.match import decided, game_seeds, play_game, play_match, run_match
+from minigo_core.play.players import (
     ModelPlayer,
     PlayerError,
     RandomPlayer,

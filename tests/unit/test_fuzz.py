@@ -32,8 +32,8 @@ from minigo_core.data import gamefile, shards
 from minigo_core.game import sgf
 from minigo_core.gtp import server as gtp_engine
 from minigo_core.nn import model
-from minigo_core.search import selfplay
-from minigo_core.search.players import RandomPlayer
+from minigo_core.play.players import RandomPlayer
+from minigo_core.selfplay import selfplay_game
 
 REPO = Path(__file__).resolve().parents[2]
 HANG_SECONDS = 20  # one read of a few KB that takes longer than this is a hang
@@ -108,7 +108,7 @@ def artifacts(tmp_path_factory, make_config) -> Artifacts:
     net = model.random_model(model.ModelConfig.from_run(run_cfg), seed=run_cfg.seed)
     model.save_model(model_url, net, {"generation": 0})
     net = model.load_model(model_url, backend="dsp", threads=1)
-    record = selfplay.play_game(net, run_cfg, 0, 0, model_url)
+    record = selfplay_game.play_game(net, run_cfg, 0, 0, model_url)
     game_url = str(root / "game00000.arrow")
     gamefile.write_game(game_url, record)
     planes, pi, z = gamefile.read_game(game_url).training_examples()

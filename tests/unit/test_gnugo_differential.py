@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from minigo_core.game import coords, go
-from minigo_core.search.gtp_client import GTPClient, GTPError, GTPTimeout, gnugo_argv
+from minigo_core.play.gtp_program import GTPClient, GTPError, GTPTimeout, gnugo_argv
 
 GAMES = {9: 100, 19: 10}
 KOMI = 7.5

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from minigo_core.game import coords, go, sgf
 from minigo_core.gtp.server import GTPEngine, clean_line, format_response
-from minigo_core.search.players import RESIGN, Player, RandomPlayer
+from minigo_core.play.players import RESIGN, Player, RandomPlayer
 
 REPO = Path(__file__).resolve().parents[2]
 REQUIRED = [
@@ -271,9 +271,9 @@ def test_minigo_gtp_process_speaks_only_gtp_on_stdout(tiny_model):
 
 def test_minigo_gtp_plays_a_full_game_against_gnugo(tiny_model, gnugo_path):
     """GNU Go's side of a match: `minigo gtp` as an outside GTP engine, refereed by `minigo evaluate`."""
-    from minigo_core.search.gtp_client import gnugo_argv
-    from minigo_core.search.match import play_game
-    from minigo_core.search.players import GTPPlayer
+    from minigo_core.play.gtp_program import gnugo_argv
+    from minigo_core.play.match import play_game
+    from minigo_core.play.players import GTPPlayer
 
     with (
         GTPPlayer(gtp_argv(tiny_model, "--resign-threshold", "-1"), "minigo-gtp") as minigo,

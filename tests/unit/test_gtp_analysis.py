@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from minigo_core.game import coords, go
+from minigo_core.gtp.analysis import cleanup_move
 from minigo_core.gtp.analysis_format import AnalyzeArgsError, AnalyzeRequest, parse_analyze_args
 from minigo_core.gtp.server import build_model_engine
-from minigo_core.search.analysis import cleanup_move
-from minigo_core.search.players import SearchSettings
+from minigo_core.play.players import SearchSettings
 
 LZ_INT_FIELDS = {"visits", "winrate", "prior", "lcb", "order"}
 KATA_FLOAT_FIELDS = set(

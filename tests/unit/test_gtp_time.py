@@ -12,9 +12,10 @@ import pytest
 
 from minigo_core.game import go
 from minigo_core.gtp.server import GTPEngine
-from minigo_core.search import timecontrol, timed_search
-from minigo_core.search.players import Player
-from minigo_core.search.timecontrol import Clock, TimeSettings, TimeSettingsError, move_budget
+from minigo_core.play import timecontrol
+from minigo_core.play.players import Player
+from minigo_core.play.timecontrol import Clock, TimeSettings, TimeSettingsError, move_budget
+from minigo_core.search import timed_search
 
 
 class BudgetPlayer(Player):
@@ -186,7 +187,7 @@ def test_a_model_player_stops_at_its_time_budget(tiny_model, engine_name):
     """A 0.2 s budget with a readout ceiling far beyond it: the search ends on its budget (fewer readouts than
     the ceiling, at least its first chunk) and answers a legal move. The wall time is bounded loosely (10x
     the budget, for a loaded machine): an ignored budget fails the readout count, not the clock."""
-    from minigo_core.search.players import ModelPlayer, SearchSettings, load_network
+    from minigo_core.play.players import ModelPlayer, SearchSettings, load_network
 
     backend = "dsp" if engine_name == "compiled" else "torch"
     net = load_network(tiny_model, backend, 1, engine_name)
@@ -207,8 +208,8 @@ def test_a_model_player_stops_at_its_time_budget(tiny_model, engine_name):
 def test_set_up_stones_use_the_reference_search_for_that_game_only(tiny_model):
     """A position the compiled engine cannot reach from the empty board (a loaded SGF's set-up stones) is
     searched by the reference; the next game is the compiled engine's again."""
+    from minigo_core.play.players import ModelPlayer, SearchSettings, load_network
     from minigo_core.search import engine, mcts
-    from minigo_core.search.players import ModelPlayer, SearchSettings, load_network
 
     net = load_network(tiny_model, "dsp", 1, "compiled")
     player = ModelPlayer(net, SearchSettings(readouts=16, resign_threshold=-1), engine_name="compiled")
@@ -237,9 +238,9 @@ def _refereed_game(
     """A game of the model (Black, `minigo gtp` in a subprocess) against GNU Go, refereed on `clock`. The
     engine runs with -v, its stderr to `log` (a `SEARCHED` line for each move searched by a budget), and a
     readout ceiling of 10^6 (tens of seconds here: only a search that ignores its budget reaches it)."""
-    from minigo_core.search.gtp_client import gnugo_argv
-    from minigo_core.search.match import play_game
-    from minigo_core.search.players import GTPPlayer
+    from minigo_core.play.gtp_program import gnugo_argv
+    from minigo_core.play.match import play_game
+    from minigo_core.play.players import GTPPlayer
 
     engine = _gtp_argv(tiny_model, "--resign-threshold", "-1", "-v", "--max-readouts", "1000000")
     argv = ["sh", "-c", 'exec "$@" 2>"$0"', str(log), *engine]

@@ -15,7 +15,8 @@ import torch
 from minigo_core.base.config import RunConfig, SelfplaySettings
 from minigo_core.game import go
 from minigo_core.nn import fused, model
-from minigo_core.search import engine, gumbel, mcts, native_board, selfplay
+from minigo_core.search import engine, engine_test, gumbel, mcts
+from minigo_core.selfplay import selfplay_game
 
 RUN = {
     "seed": 3,
@@ -27,7 +28,7 @@ RUN = {
 @pytest.fixture(scope="module")
 def compiled(compiled_library):
     compiled_library(engine.LIBRARY)
-    compiled_library(native_board.LIBRARY)
+    compiled_library(engine_test.LIBRARY)
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def test_improved_policy_is_the_compiled_one(compiled):
         value, c_visit, c_scale = (float(rng.uniform(lo, hi)) for lo, hi in ((-1, 1), (1, 60), (0.1, 2)))
         stats = gumbel.ChildStatistics(prior, visits.astype(np.float64), q, legal, value)
         ours = gumbel.improved_policy(stats, c_visit, c_scale)
-        theirs = native_board.gumbel_improved_policy(prior, visits, q, legal, value, c_visit, c_scale)
+        theirs = engine_test.gumbel_improved_policy(prior, visits, q, legal, value, c_visit, c_scale)
         np.testing.assert_array_equal(ours, theirs)
 
 
@@ -83,7 +84,7 @@ def test_reference_gumbel_search_gives_the_compiled_visits(
 def test_a_reference_selfplay_game_plays_the_search_its_file_names(model_file, make_config, search):
     cfg = make_config(RUN, base="default", board_size=9, selfplay={"search": search})
     net = model.load_model(model_file, backend="torch")
-    record = selfplay.play_game(net, cfg, 1, 0, model_file)
+    record = selfplay_game.play_game(net, cfg, 1, 0, model_file)
     assert record.metadata["search"]["search"] == search
     assert record.metadata["search"]["engine"] == "python"
     assert record.num_positions > 0
@@ -102,7 +103,7 @@ def test_a_reference_selfplay_game_plays_the_search_its_file_names(model_file, m
 
 def test_a_game_is_never_recorded_as_a_search_it_did_not_play():
     n = 5
-    game = selfplay.PlayedGame(go.Position(n, 7.5), [], [], 2 * n * n, True)  # no policy: PUCT
+    game = selfplay_game.PlayedGame(go.Position(n, 7.5), [], [], 2 * n * n, True)  # no policy: PUCT
     claims_gumbel = {**dataclasses.asdict(SelfplaySettings(search="gumbel")), "engine": "python"}
     with pytest.raises(ValueError, match="played by puct would be recorded as selfplay.search 'gumbel'"):
-        selfplay.game_metadata(RunConfig(board_size=n), "agz", {}, {}, game, claims_gumbel)
+        selfplay_game.game_metadata(RunConfig(board_size=n), "agz", {}, {}, game, claims_gumbel)

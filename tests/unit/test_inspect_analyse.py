@@ -27,10 +27,10 @@ class UniformNet:
 def self_play_game(tmp_path_factory):
     """A 9x9 self-play game file (a uniform net, 8 readouts a move) and its record."""
     from minigo_core.base import config
-    from minigo_core.search import selfplay
+    from minigo_core.selfplay import selfplay_game
 
     cfg = config.from_dict({"selfplay": {"readouts": 8, "fast_readouts": 8}})
-    record = selfplay.play_game(UniformNet(), cfg, 0, 0, "gen0001.safetensors")
+    record = selfplay_game.play_game(UniformNet(), cfg, 0, 0, "gen0001.safetensors")
     path = tmp_path_factory.mktemp("games") / "game00000.arrow"
     write_game(str(path), record)
     return str(path), record

@@ -16,7 +16,7 @@ import pytest
 from minigo_core.game import coords, features, go
 from minigo_core.gtp.katago_analysis import AnalysisServer
 from minigo_core.gtp.server import build_model_engine
-from minigo_core.search.players import SearchSettings
+from minigo_core.play.players import SearchSettings
 
 N = 9
 

@@ -446,8 +446,8 @@ def test_the_budget_stops_the_walk_wherever_it_is():
 
 
 def _rating_file(ladder: Ladder, played: dict[str, list[float]], max_games: int, target: float) -> dict:
+    from minigo_core.play.players import ResolvedPlayer
     from minigo_core.rating.ladder_rate import result_json
-    from minigo_core.search.players import ResolvedPlayer
 
     games = [(rung, s) for rung, scores in played.items() for s in scores]
     rating = rate_with_fixed_rungs(games, ladder)

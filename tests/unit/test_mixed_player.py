@@ -9,8 +9,8 @@ import pytest
 from minigo_core.base.config import ConfigError
 from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
 from minigo_core.game import coords, go
-from minigo_core.search.match import play_game, play_match
-from minigo_core.search.players import GTPPlayer, MixedPlayer, UCTPlayer, make_player, resolve_spec
+from minigo_core.play.match import play_game, play_match
+from minigo_core.play.players import GTPPlayer, MixedPlayer, UCTPlayer, make_player, resolve_spec
 
 
 @pytest.mark.parametrize(

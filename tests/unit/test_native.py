@@ -10,15 +10,24 @@ import re
 import pytest
 
 from minigo_core.base import native
+from minigo_core.game import native_board, native_replay
 from minigo_core.nn import fused
-from minigo_core.search import engine, native_board
+from minigo_core.search import engine, engine_test
 
-LIBRARIES = {"_infer": fused.LIBRARY, "_engine": engine.LIBRARY, "_engine_test": native_board.LIBRARY}
+LIBRARIES = {
+    "_infer": fused.LIBRARY,
+    "_rules": native_board.LIBRARY,
+    "_engine": engine.LIBRARY,
+    "_engine_test": engine_test.LIBRARY,
+}
 HEADERS = {
     "_infer": ["minigo_core/nn/dsp/csrc/infer_capi.h"],
     "_engine": ["minigo_core/nn/dsp/csrc/infer_capi.h", "minigo_core/search/csrc/engine_capi.h"],
     "_engine_test": ["minigo_core/search/csrc/engine_test_capi.h"],
+    "_rules": ["minigo_core/game/csrc/rules_capi.h"],
 }
+# A library whose functions two modules declare: the rules' board (native_board) and its replay (native_replay)
+MORE_TABLES = {"_rules": [native_replay.LIBRARY]}
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -61,8 +70,9 @@ def test_each_table_mirrors_its_header(name):
     declared = set()
     for header in HEADERS[name]:
         with open(os.path.join(ROOT, header)) as f:
-            declared |= set(re.findall(r"MG_(?:TEST_)?API\s[^;{]*?\b(mg_\w+)\s*\(", f.read()))
-    assert declared == set(LIBRARIES[name].functions)
+            declared |= set(re.findall(r"MG_(?:TEST_|RULES_)?API\s[^;{]*?\b(mg_\w+)\s*\(", f.read()))
+    tables = [LIBRARIES[name].functions, *(t.functions for t in MORE_TABLES.get(name, []))]
+    assert declared == {f for table in tables for f in table}
 
 
 def test_a_missing_library_raises_a_clear_error():
@@ -86,7 +96,7 @@ def test_a_struct_size_mismatch_raises_a_clear_error():
 
 def test_production_library_has_no_test_entry_points():
     handle = _available(engine.LIBRARY)
-    for name in ("mg_board_create", "mg_gumbel_improved_policy", "mg_numpy_sum"):
+    for name in ("mg_board_create", "mg_replay_examples", "mg_gumbel_improved_policy", "mg_numpy_sum"):
         assert not hasattr(handle, name), f"the production library _engine exports {name}"
 
 

@@ -19,10 +19,10 @@ from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
 from minigo_core.data.matchfile import ENDINGS
 from minigo_core.game import coords, go
 from minigo_core.game.result import result_string
-from minigo_core.search import gtp_client
-from minigo_core.search.gtp_client import PACHI_ENV, find_pachi
-from minigo_core.search.match import game_sgf, play_game
-from minigo_core.search.players import (
+from minigo_core.play import gtp_program
+from minigo_core.play.gtp_program import PACHI_ENV, find_pachi
+from minigo_core.play.match import game_sgf, play_game
+from minigo_core.play.players import (
     PachiPlayer,
     PlayerError,
     RandomPlayer,
@@ -278,7 +278,7 @@ def test_find_pachi_looks_beside_python_then_on_path_then_says_make_pachi(tmp_pa
 def pachi(unavailable) -> str:
     """Path of Pachi (`make pachi`); without it the test skips (CI=true: fails)."""
     try:
-        return gtp_client.find_pachi()
+        return gtp_program.find_pachi()
     except FileNotFoundError as e:
         unavailable(str(e))
 

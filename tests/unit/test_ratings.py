@@ -13,7 +13,7 @@ from minigo_core.base.elo import elo_difference, expected_score, wilson_interval
 from minigo_core.data import layout, storage
 from minigo_core.jobs import ratings as ratings_command
 from minigo_core.rating.bradley_terry import fit_bradley_terry, sorted_players
-from minigo_core.report import fixed_scale, plots, ratings
+from minigo_core.report import fixed_scale, plots, run_elo
 
 
 def synthetic_games(true_elo: dict[str, float], games_per_pair: int, seed: int, pairs=None):
@@ -118,7 +118,7 @@ def synthetic_run(tmp_path, write_match):
 
 def test_time_to_target_from_timestamps(synthetic_run):
     root, start = synthetic_run
-    fit, rows, ttt = ratings.summarise_run(root, "gen0")
+    fit, rows, ttt = run_elo.summarise_run(root, "gen0")
     assert ttt["reached"] and ttt["generation"] == 3
     assert ttt["seconds"] == pytest.approx(3 * 3600, abs=1)
     assert ttt["evaluated_seconds"] == pytest.approx(3 * 3600 + 900, abs=1)
@@ -132,7 +132,7 @@ def test_time_to_target_from_timestamps(synthetic_run):
     assert elo["gen0000"] == 0.0 and elo["gnugo:1"] > elo["gen0004"] > elo["gen0001"]
     assert elo["gen0003"] > elo["gen0002"]
     # A target never passed.
-    _, _, never = ratings.summarise_run(root, "gnugo:1")
+    _, _, never = run_elo.summarise_run(root, "gnugo:1")
     assert not never["reached"] and never["seconds"] is None
 
 
@@ -170,7 +170,7 @@ def test_the_learning_curve_is_the_fixed_scale_and_the_summary_leads_with_it(syn
     fixed = printed.index("strength on the fixed Elo ladder (9x9 table")
     assert fixed < printed.index("run-relative Bradley-Terry fit (anchor gen0000 = 0)")
     assert "650       [560, 740]" in printed and "between uct:91 and uct:128" in printed
-    points = fixed_scale.curve(root, ratings.model_times(root))
+    points = fixed_scale.curve(root, run_elo.model_times(root))
     assert [p["elo"] for p in points] == [300.0, 650.0]
     expected = plots.plot_learning_curve(points, fixed_scale.ladder_rungs(9), 9)
     assert (out / layout.LEARNING_CURVE_PLOT).read_bytes() == expected
@@ -183,5 +183,5 @@ def test_players_sort_by_kind_and_strength():
     assert sorted_players(names) == [
         "gen0000", "gen0002", "gnugo:1", "gnugo:10", "uct:64", "uct:1024", "gtp:x", "random",
     ]  # fmt: skip
-    kinds = [ratings.player_kind(n) for n in ("gen0003", "gnugo:1", "random", "uct:64", "gtp:x")]
+    kinds = [run_elo.player_kind(n) for n in ("gen0003", "gnugo:1", "random", "uct:64", "gtp:x")]
     assert kinds == ["generation", "gnugo", "random", "uct", "other"]

@@ -1,4 +1,4 @@
-"""The compiled replay of a game (`game/native_replay.py`, `search/csrc/replay.cpp`) against the Python rules:
+"""The compiled replay of a game (`game/native_replay.py`, `game/csrc/replay.cpp`) against the Python rules:
 the same planes, colours to move, ownership and score as go.replay + features.extract_batch +
 Position.ownership/score, and a window built with it byte for byte the window of the Python path."""
 
@@ -12,7 +12,7 @@ import pytest
 from minigo_core.base import config, native
 from minigo_core.bench.window import random_moves, synthetic_game
 from minigo_core.data import gamefile, layout, storage, window
-from minigo_core.game import coords, features, go, native_replay
+from minigo_core.game import coords, features, go, native_board, native_replay
 from minigo_core.search import engine
 
 
@@ -193,14 +193,14 @@ def test_bad_arguments_are_refused():
         native_replay.replay_examples([], 20, 7.5, "agz", [0])
 
 
-def test_the_engine_table_and_the_replay_table_share_one_library():
+def test_the_board_table_and_the_replay_table_share_the_rules_library():
+    """The Go rules are one library of `game/` (`_rules`): the replay's table and the board's are declared on
+    one handle; the searcher's library compiles the board in but exports neither."""
     handle = native.load(native_replay.LIBRARY)
-    assert native.load(engine.LIBRARY) is handle
-    assert (
-        engine.ENGINE_FUNCTIONS["mg_replay_examples"] == native_replay.REPLAY_FUNCTIONS["mg_replay_examples"]
-    )
-    assert native.loaded(engine.LIBRARY) is handle and handle.mg_uct_genmove.argtypes is not None
-    other = native.Library("minigo_core.search", "_engine", {"mg_replay_examples": (None, [])})
+    assert native.load(native_board.LIBRARY) is handle
+    assert handle.mg_board_create.argtypes is not None and handle.mg_replay_examples.argtypes is not None
+    assert not hasattr(native.load(engine.LIBRARY), "mg_replay_examples")
+    other = native.Library("minigo_core.game", "_rules", {"mg_replay_examples": (None, [])})
     with pytest.raises(ValueError, match="mg_replay_examples is declared differently by two tables"):
         native.load(other)
     assert native.loaded(other) is None

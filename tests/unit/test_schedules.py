@@ -19,8 +19,9 @@ from minigo_core.bench.dag import build_run
 from minigo_core.data import gamefile, layout, schedule, window
 from minigo_core.jobs.selfplay import cli_main as selfplay_main
 from minigo_core.pipeline import plan as planning
-from minigo_core.search import costplan, engine
-from minigo_core.search.selfplay import play_game
+from minigo_core.search import engine
+from minigo_core.selfplay import cost
+from minigo_core.selfplay.selfplay_game import play_game
 
 REPO = Path(__file__).resolve().parents[2]
 READOUTS = {"readouts_schedule": [[0, 8], [3, 32]], "fast_readouts": 16}  # tiny: parallel_readouts 8
@@ -177,15 +178,13 @@ def test_the_workflow_s_window_and_pack_inputs_follow_the_growing_window(tmp_pat
 
 
 def test_the_cost_plan_prices_each_generation_at_its_readouts_and_window(make_config):
-    units = costplan.Measured("test CPU", 4, 0.001, 0.002, 0.5, 100.0, 2000.0, 300.0, 1_000_000)
+    units = cost.Measured("test CPU", 4, 0.001, 0.002, 0.5, 100.0, 2000.0, 300.0, 1_000_000)
     plain = {"generations": 8, "selfplay": {"full_search_fraction": 1.0}, "train": {"replay_ratio": None}}
     cfg = make_config(plain, selfplay=READOUTS, window=GROWING)
-    costs = [costplan.generation_cost(cfg, units, 10, g) for g in range(cfg.generations + 1)]
+    costs = [cost.generation_cost(cfg, units, 10, g) for g in range(cfg.generations + 1)]
     assert costs[3].selfplay_core_s == pytest.approx(4 * costs[2].selfplay_core_s)  # 32 readouts, not 8
     assert costs[3].train_examples == pytest.approx(3 * costs[2].train_examples)  # 3 generations, not 1
-    assert [c.last_window for c in costs[:3]] == [3, 4, 5] and costplan.steady_generation(cfg) == 3
-    packed = costplan.run_cost(
-        cfg, units, 10, packed=True
-    )  # 0..5 packed: their last windows, 3..8, are built
+    assert [c.last_window for c in costs[:3]] == [3, 4, 5] and cost.steady_generation(cfg) == 3
+    packed = cost.run_cost(cfg, units, 10, packed=True)  # 0..5 packed: their last windows, 3..8, are built
     assert costs[5].last_window == 8 < costs[6].last_window
     assert packed.files_kept == packed.total("files_created") - sum(c.files_packable - 3 for c in costs[:6])

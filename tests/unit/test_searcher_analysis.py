@@ -12,10 +12,10 @@ from test_gtp_analysis import Session, check_records, parse_analysis_line
 
 from minigo_core.base.config import RunConfig
 from minigo_core.game import coords, features, go
+from minigo_core.gtp.analysis import Analysis
 from minigo_core.gtp.server import build_model_engine
+from minigo_core.play.players import ModelPlayer, SearchSettings, load_network
 from minigo_core.search import engine, mcts
-from minigo_core.search.analysis import Analysis
-from minigo_core.search.players import ModelPlayer, SearchSettings, load_network
 
 N = 9
 OPENING = [40, 30, 50, 22]  # E5 D6 F4 E7

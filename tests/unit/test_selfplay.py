@@ -15,7 +15,7 @@ from minigo_core.data.gamefile import game_bytes, read_game
 from minigo_core.game import go
 from minigo_core.jobs.selfplay import cli_main
 from minigo_core.nn import model
-from minigo_core.search.selfplay import game_rng, play_game
+from minigo_core.selfplay.selfplay_game import game_rng, play_game
 
 
 def run_config(board_size: int = 9, **selfplay) -> config.RunConfig:

@@ -15,9 +15,9 @@ from minigo_core.base.config import ConfigError
 from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
 from minigo_core.game import coords, go
 from minigo_core.jobs.evaluate import cli_main
+from minigo_core.play.match import play_game, play_match
+from minigo_core.play.players import UCTPlayer, make_player, resolve_spec
 from minigo_core.search import engine
-from minigo_core.search.match import play_game, play_match
-from minigo_core.search.players import UCTPlayer, make_player, resolve_spec
 
 
 def random_positions(board_size: int, count: int, seed: int) -> list[list[int]]:

@@ -18,9 +18,9 @@ import pytest
 from minigo_core.base import project_files
 from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.pipeline.workflow import without_unavailable_opponents
+from minigo_core.play import gtp_program
 from minigo_core.rating.ladder import read_ladder
 from minigo_core.rating.ladder_rate import playable_rungs
-from minigo_core.search import gtp_client
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -87,15 +87,15 @@ def test_ladder_rate_without_gnugo_rates_on_the_other_rungs(tmp_path, write_conf
 def test_the_default_gnugo_path_falls_back_to_path(tmp_path, monkeypatch):
     """GNU Go installed without root (on PATH, not in /usr/games) is found with the config's default path."""
     default = _no_gnugo(tmp_path)
-    monkeypatch.setattr(gtp_client, "DEFAULT_GNUGO", default)  # as if /usr/games/gnugo were not installed
+    monkeypatch.setattr(gtp_program, "DEFAULT_GNUGO", default)  # as if /usr/games/gnugo were not installed
     fake = tmp_path / "bin" / "gnugo"
     fake.parent.mkdir()
     fake.write_text("#!/bin/sh\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(fake.parent))
-    assert gtp_client.find_gnugo(default) == str(fake)
+    assert gtp_program.find_gnugo(default) == str(fake)
     with pytest.raises(FileNotFoundError, match="evaluate.gnugo"):
-        gtp_client.find_gnugo(str(tmp_path / "elsewhere" / "gnugo"))  # another path is never looked up
+        gtp_program.find_gnugo(str(tmp_path / "elsewhere" / "gnugo"))  # another path is never looked up
 
 
 def test_project_files_from_a_checkout_and_by_relative_path(tmp_path, monkeypatch):

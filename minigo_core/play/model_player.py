@@ -13,8 +13,8 @@ import numpy as np
 
 from minigo_core.base.config import RunConfig, SelfplaySettings
 from minigo_core.game import coords, go
+from minigo_core.play.player import RESIGN, Player, PlayerError
 from minigo_core.search import engine, mcts, timed_search
-from minigo_core.search.player_base import RESIGN, Player, PlayerError
 
 log = logging.getLogger(__name__)
 

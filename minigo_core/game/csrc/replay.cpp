@@ -1,4 +1,4 @@
-// mg_replay_examples (engine_capi.h): a finished game's moves replayed on the engine's board (board.h) into
+// mg_replay_examples (rules_capi.h): a finished game's moves replayed on the engine's board (board.h) into
 // what a training example needs besides the search's targets: the feature planes of the sampled positions
 // and the final position's ownership and score. The same bytes as go.replay + features.extract_batch +
 // Position.ownership/score (tests/unit/test_replay.py compares them); `minigo window` calls it through
@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "board.h"
-#include "engine_capi.h"
+#include "rules_capi.h"
 
 namespace {
 
@@ -18,9 +18,9 @@ constexpr int kMaxMoves = 999999;  // -1-i for an illegal move i stays above kBa
 
 extern "C" {
 
-MG_API int mg_replay_examples(int N, double komi, int feature_set, const int32_t* moves, int n_moves,
-                              const int32_t* at, int n_at, uint8_t* planes_out, int8_t* to_play_out,
-                              int8_t* ownership_out, double* score_out) {
+MG_RULES_API int mg_replay_examples(int N, double komi, int feature_set, const int32_t* moves, int n_moves,
+                                    const int32_t* at, int n_at, uint8_t* planes_out, int8_t* to_play_out,
+                                    int8_t* ownership_out, double* score_out) {
   const int planes = mgengine::num_planes(feature_set);
   if (N < 2 || N > mgengine::kMaxN || planes < 0 || n_moves < 0 || n_moves > kMaxMoves || n_at < 0)
     return kBadArguments;

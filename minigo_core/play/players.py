@@ -5,7 +5,7 @@ The base class is `player_base.Player`; `ModelPlayer`, `SearchSettings`, `RESIGN
 
 A player is told the game's board size, komi and seed (`new_game`), asked for a move in a position whose
 `to_play` is its colour (`genmove` -> a move, `None` for pass, or `RESIGN`), and told each move its opponent
-played (`play`). The referee (`minigo_core.search.match`) keeps the authoritative `go.Position`; players that
+played (`play`). The referee (`minigo_core.play.match`) keeps the authoritative `go.Position`; players that
 keep their own board (GTP engines) are kept in step through `play`.
 
 Player specs (command line and config `evaluate.opponents`):
@@ -39,13 +39,13 @@ from minigo_core.base.playerspec import HELP, MODEL_SUFFIXES, PlayerSpec, Player
 from minigo_core.data import layout, storage
 from minigo_core.game import coords, go
 from minigo_core.nn.inference import load_for_inference
+from minigo_core.play.gtp_program import GTPClient, GTPError, find_pachi, gnugo_argv
+from minigo_core.play.model_player import ModelPlayer, SearchSettings
+from minigo_core.play.player import RESIGN, Player, PlayerError
 from minigo_core.search import engine
-from minigo_core.search.gtp_client import GTPClient, GTPError, find_pachi, gnugo_argv
-from minigo_core.search.model_player import ModelPlayer, SearchSettings
-from minigo_core.search.player_base import RESIGN, Player, PlayerError
 
 __all__ = ["RESIGN", "ModelPlayer", "Player", "PlayerError", "SearchSettings", "make_player", "resolve_spec"]
-from minigo_core.search.timecontrol import TimeSettings
+from minigo_core.play.timecontrol import TimeSettings
 
 STARTUP_TIMEOUT = 60.0  # seconds an outside engine gets to answer its first command
 
@@ -209,7 +209,7 @@ class UCTPlayer(Player):
 
 
 class GTPPlayer(Player):
-    """An outside engine over GTP (`minigo_core.search.gtp_client`), kept in step with the referee's board."""
+    """An outside engine over GTP (`minigo_core.play.gtp_program`), kept in step with the referee's board."""
 
     def __init__(self, argv: list[str] | tuple[str, ...], name: str, timeout: float = 600.0) -> None:
         self.name = name

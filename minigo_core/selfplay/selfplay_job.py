@@ -3,7 +3,7 @@
 The compiled engine (`minigo_core.search.engine`, the default on the dsp backend) plays the job's K games
 concurrently, batching the network across them, and each game's file is written the moment the game ends.
 The Python reference (`--engine python`, `minigo_core.search.mcts`) plays them one after another
-(`minigo_core.search.selfplay`). The start-up (imports, model load) is paid once per job.
+(`minigo_core.selfplay.selfplay_game`). The start-up (imports, model load) is paid once per job.
 
 After its last game the job writes its record (`minigo_core.data.jobrecord`: each game's file name, size and
 SHA-256; the attempt's host and timings). A game whose file an earlier attempt of the same job already wrote
@@ -28,7 +28,7 @@ from minigo_core.data import gamefile, jobrecord, storage
 from minigo_core.data.gamefile import GameRecord
 from minigo_core.nn import inference, modelfile
 from minigo_core.search import engine
-from minigo_core.search.selfplay import GameTiming, compiled_game_record, play_game, search_metadata
+from minigo_core.selfplay.selfplay_game import GameTiming, compiled_game_record, play_game, search_metadata
 
 
 def process_start_time() -> float | None:

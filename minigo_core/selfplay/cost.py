@@ -1,4 +1,4 @@
-"""What a run costs before it runs: `minigo plan --config C` (per generation and for the whole run). It plays
+"""What a run costs before it runs: `minigo cost --config C` (per generation and for the whole run). It plays
 (a probe self-play job of the compiled engine), so it sits in the search layer, not in `report`.
 
 Measured here, on this CPU, in process CPU seconds (one core per self-play job and per training rank):
@@ -40,7 +40,8 @@ from minigo_core.data import schedule, shards
 from minigo_core.data.gamefile import GameRecord, write_game
 from minigo_core.nn import steptime
 from minigo_core.nn.model import ModelConfig, random_model, save_model
-from minigo_core.search import engine, selfplay
+from minigo_core.search import engine
+from minigo_core.selfplay import selfplay_game
 
 MAX_PROBE_K = 64
 PROBE_READOUTS = 16
@@ -85,7 +86,7 @@ def _play_probe(cfg: RunConfig, url: str, k: int, moves: int, out_dir: str) -> t
     net = engine.load_network(url, threads=1)
     settings = engine.settings_for(cfg, cfg.features)
     settings.stop_after_moves = moves  # the games stop there; their searches are the full games' own
-    search_meta = selfplay.search_metadata(cfg, "compiled")
+    search_meta = selfplay_game.search_metadata(cfg, "compiled")
     model = {"url": url, "generation": 0, "sha256": None}
     start = time.process_time()
     games = engine.SelfplayGames(
@@ -93,7 +94,8 @@ def _play_probe(cfg: RunConfig, url: str, k: int, moves: int, out_dir: str) -> t
         count=k,
     )  # fmt: skip
     records = [
-        selfplay.compiled_game_record(g, cfg, cfg.features, model, search_meta, 0) for g in games.finished()
+        selfplay_game.compiled_game_record(g, cfg, cfg.features, model, search_meta, 0)
+        for g in games.finished()
     ]
     cpu = time.process_time() - start
     return cpu, games.stats().readouts, records
@@ -357,7 +359,7 @@ def to_json(cfg: RunConfig, m: Measured, moves: int, run: RunCost) -> dict:
     }
 
 
-def format_plan(cfg: RunConfig, source: str, m: Measured, moves: int, run: RunCost) -> str:
+def format_cost(cfg: RunConfig, source: str, m: Measured, moves: int, run: RunCost) -> str:
     """The plan as text: what was measured, what is assumed, a generation at steady state, the whole run."""
     n = cfg.board_size
     steady = run.generations[steady_generation(cfg)]

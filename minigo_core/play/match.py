@@ -54,7 +54,7 @@ from minigo_core.data import storage
 from minigo_core.data.matchfile import ENDINGS, MATCH_FORMAT, MATCH_FORMAT_VERSION, POINTS
 from minigo_core.game import coords, go, sgf
 from minigo_core.game.result import parse_score, result_string
-from minigo_core.search.players import (
+from minigo_core.play.players import (
     RESIGN,
     ModelPlayer,
     Player,
@@ -64,7 +64,7 @@ from minigo_core.search.players import (
     make_player,
     resolve_spec,
 )
-from minigo_core.search.timecontrol import Clock, TimeSettings
+from minigo_core.play.timecontrol import Clock, TimeSettings
 
 # ------------------------------------------------------------------------------------------------- one game
 

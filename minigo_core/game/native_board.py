@@ -1,13 +1,12 @@
-"""The engine's test library `minigo_core/search/_engine_test*.so` (`csrc/engine_test_capi.h`) from Python.
+"""The compiled rules' board, `minigo_core/game/_rules*.so` (`csrc/rules_capi.h`), from Python.
 
 `NativeBoard` wraps one C++ `Board` (`csrc/board.h`) through the library's `mg_board_*` functions (ctypes):
 the same rules, feature planes and symmetries as `minigo_core.game` (tests/unit/test_engine_rules.py
 compares them move by move). Unlike `go.Position` it is mutable: `play` changes it in place; `copy` gives an
-independent one. Points are flat indices `row * N + col`; the pass is `N * N`. `gumbel_improved_policy` is the
-search's.
+independent one. Points are flat indices `row * N + col`; the pass is `N * N`.
 
-Only tests and the rules benchmark load this library; the jobs use the production library through
-`minigo_core.search.engine`, which exports none of these functions.
+Tests and the rules benchmark drive a board with it; the searcher (`minigo_core.search.engine`) plays on
+the same board.cpp compiled into its own library, and the window replays games through `native_replay`.
 """
 
 from __future__ import annotations
@@ -17,14 +16,13 @@ import ctypes
 import numpy as np
 
 from minigo_core.base import native
-from minigo_core.game import coords, go
-from minigo_core.search import engine
+from minigo_core.game import coords, go, native_replay
 
 _P = ctypes.c_void_p
 _I = ctypes.c_int
 _F64 = ctypes.c_double
-# The C functions of csrc/engine_test_capi.h, in its order: (restype, argtypes). Keep the two in step.
-TEST_FUNCTIONS: dict[str, native.Signature] = {
+# The board's C functions of csrc/rules_capi.h, in its order: (restype, argtypes). Keep the two in step.
+RULES_FUNCTIONS: dict[str, native.Signature] = {
     "mg_board_create": (_P, [_I, _F64]),
     "mg_board_destroy": (None, [_P]),
     "mg_board_copy": (_P, [_P]),
@@ -51,13 +49,12 @@ TEST_FUNCTIONS: dict[str, native.Signature] = {
     "mg_board_features": (_I, [_P, _I, _I, _P]),
     "mg_board_symmetry_source": (_I, [_I, _I, _P]),
     "mg_board_random_playouts": (ctypes.c_int64, [_I, _I, ctypes.c_uint64, _P]),
-    "mg_gumbel_improved_policy": (None, [_I, _P, _P, _P, _P, _F64, _F64, _F64, _P]),
 }
-LIBRARY = native.Library("minigo_core.search", "_engine_test", TEST_FUNCTIONS)
+LIBRARY = native.Library("minigo_core.game", "_rules", RULES_FUNCTIONS)
 
 
 def lib() -> ctypes.CDLL:
-    """The loaded test library (loaded on first use)."""
+    """The loaded rules library (loaded on first use)."""
     return native.load(LIBRARY)
 
 
@@ -66,7 +63,7 @@ def _ptr(a: np.ndarray) -> int:
 
 
 class NativeBoard:
-    """A Go position in the compiled engine: `play` (a flat point, in place); queries as `go.Position`'s."""
+    """A Go position on the compiled board: `play` (a flat point, in place); queries as `go.Position`'s."""
 
     __slots__ = ("_h", "_lib", "board_size", "n2")
 
@@ -168,7 +165,7 @@ class NativeBoard:
 
     def features(self, feature_set: str, sym: int = 0) -> np.ndarray:
         """uint8 `(P, N, N)`: `symmetries.apply_planes(sym, features.extract(position, feature_set))`."""
-        fs = engine.feature_set_id(feature_set)
+        fs = native_replay.feature_set_id(feature_set)
         out = self._buffer(np.uint8, self._lib.mg_board_num_planes(fs) * self.n2)
         if self._lib.mg_board_features(self._h, fs, int(sym), _ptr(out)) < 0:
             raise ValueError(f"symmetry must be 0..7, got {sym}")
@@ -246,25 +243,3 @@ def random_playouts(board_size: int, games: int, seed: int = 0) -> tuple[int, fl
     if moves < 0:
         raise ValueError(f"bad board size {board_size} or games {games}")
     return int(moves), float(seconds[0]), float(seconds[1])
-
-
-def gumbel_improved_policy(
-    prior: np.ndarray,
-    visits: np.ndarray,
-    q_mover: np.ndarray,
-    legal: np.ndarray,
-    raw_value: float,
-    c_visit: float = 50.0,
-    c_scale: float = 1.0,
-) -> np.ndarray:
-    """The engine's Gumbel improved policy softmax(logits + sigma(completed Q)) (see search.h), for tests."""
-    a = len(prior)
-    prior = np.ascontiguousarray(prior, np.float64)
-    visits = np.ascontiguousarray(visits, np.int32)
-    q = np.ascontiguousarray(q_mover, np.float64)
-    legal_u8 = np.ascontiguousarray(legal, np.uint8)
-    out = np.zeros(a, np.float64)
-    lib().mg_gumbel_improved_policy(
-        a, _ptr(prior), _ptr(visits), _ptr(q), _ptr(legal_u8), raw_value, c_visit, c_scale, _ptr(out)
-    )
-    return out
