@@ -68,6 +68,59 @@ class SelfplaySettings:
 
 
 @dataclass(frozen=True)
+class SearchSettings:
+    """How one tree search plays: the one type of a search's settings, whoever searches.
+
+    Self-play's search and a model player's (a match, GTP, analysis) are two values of it: self-play's is the
+    run config's `selfplay` section as a generation plays it (`search_settings`), a player's the same search
+    by fixed readouts a move, every move a full search and no root noise (`play_settings`, `for_play`), or by
+    a time budget a move (`move_time`). The reference search (`mcts.MCTSPlayer`) reads it as it is; the
+    compiled engine gets it as its C struct, converted in one place (`search.engine.settings_for`).
+
+    The defaults are a model player's without a run config: config.yaml's search at 32 readouts a move, no
+    root noise, no softpick.
+    """
+
+    search: str = SelfplaySettings.search  # the root search: puct or gumbel
+    readouts: int = 32  # a full search's readouts (a player's: a move's)
+    fast_readouts: int = 32  # a fast search's (playout-cap randomisation: self-play only)
+    full_search_fraction: float = 1.0  # the share of moves given a full search
+    parallel_readouts: int = SelfplaySettings.parallel_readouts  # leaves sent to the network at once
+    c_base: float = SelfplaySettings.c_base
+    c_init: float = SelfplaySettings.c_init
+    dirichlet_weight: float = 0.0  # root noise's share of the prior (0: none)
+    dirichlet_alpha: float | None = None  # root noise's alpha; None: the board size's (`noise_alpha`)
+    softpick_moves: int = 0  # moves (from the start of the game) chosen in proportion to visits
+    # resign below this root value (mover's view), except in this share of self-play games
+    resign_threshold: float = SelfplaySettings.resign_threshold
+    resign_disabled_fraction: float = SelfplaySettings.resign_disabled_fraction
+    init_unvisited: str = SelfplaySettings.init_unvisited
+    gumbel_considered: int = SelfplaySettings.gumbel_considered
+    gumbel_c_visit: float = SelfplaySettings.gumbel_c_visit
+    gumbel_c_scale: float = SelfplaySettings.gumbel_c_scale
+    random_symmetry: bool = True  # each network batch under a random one of the 8 symmetries
+    move_time: float | None = None  # seconds a move may search (None: by readouts)
+    max_readouts: int | None = None  # the ceiling of a timed search (None: `readouts`)
+    chunk_readouts: int = 8  # a timed search reads the clock after every chunk of this many readouts
+
+    def noise_alpha(self, board_size: int) -> float:
+        """The Dirichlet alpha of root noise: `dirichlet_alpha`, or the board size's rule."""
+        return board_dirichlet_alpha(board_size) if self.dirichlet_alpha is None else self.dirichlet_alpha
+
+    def for_play(self, readouts: int) -> SearchSettings:
+        """This search as a player plays a move: `readouts` readouts, every move a full search, no root
+        noise."""
+        return dataclasses.replace(
+            self, readouts=readouts, fast_readouts=readouts, full_search_fraction=1.0, dirichlet_weight=0.0
+        )
+
+
+def board_dirichlet_alpha(board_size: int) -> float:
+    """Root noise's Dirichlet alpha on an N x N board: MiniGo's 0.03 on 19x19, scaled by the legal moves."""
+    return 0.03 * 361 / board_size**2
+
+
+@dataclass(frozen=True)
 class WindowSettings:
     generations: int = 3
     generations_schedule: tuple | None = None  # ((generation, window size), ...): a window that grows
@@ -92,6 +145,7 @@ class TrainSettings:
     backend: str = "dsp"
     replay_ratio: float | None = 0.75
     ema_decay: float | None = None  # the exported weights' moving average per step (nn.ema); None: off
+    timeout_s: float = 600.0  # seconds a rank waits for the others; $MINIGO_TRAIN_TIMEOUT_S overrides it
 
 
 @dataclass(frozen=True)
@@ -142,7 +196,7 @@ class RunConfig:
 
     @property
     def dirichlet_alpha(self) -> float:
-        return 0.03 * 361 / self.board_size**2
+        return board_dirichlet_alpha(self.board_size)
 
     def to_dict(self) -> dict:
         return to_plain(self)
@@ -297,6 +351,7 @@ def validate(cfg: RunConfig) -> RunConfig:
                  "number in (0, 1000]", t.replay_ratio)  # fmt: skip
     if t.ema_decay is not None:
         _require(0 < t.ema_decay < 1, "train.ema_decay", "null (off) or a number in (0, 1)", t.ema_decay)
+    _require(0 < t.timeout_s <= 86400, "train.timeout_s", "(0, 86400] seconds", t.timeout_s)
     e = cfg.evaluate
     _require(0 <= e.games <= 100000, "evaluate.games", "0..100000", e.games)
     _require(
@@ -403,6 +458,46 @@ def selfplay_config(cfg: RunConfig, generation: int) -> RunConfig:
         s, readouts=readouts, fast_readouts=min(s.fast_readouts, readouts), readouts_schedule=None
     )
     return dataclasses.replace(cfg, selfplay=resolved)
+
+
+def search_settings(cfg: RunConfig, generation: int | None = None) -> SearchSettings:
+    """Self-play's search: the `selfplay` section as generation `generation` plays it (`selfplay_config`: with
+    `selfplay.readouts_schedule`, the generation's readouts), softpick moves and the Dirichlet alpha resolved
+    for the board size. ValueError when a schedule is set and no generation is given."""
+    if generation is not None:
+        cfg = selfplay_config(cfg, generation)
+    if cfg.selfplay.readouts_schedule is not None:
+        raise ValueError("selfplay.readouts_schedule is set: give the generation whose self-play this is")
+    return _search_of(cfg)
+
+
+def play_settings(cfg: RunConfig, readouts: int) -> SearchSettings:
+    """A model player's search under the run config: self-play's search (its readouts schedule aside) by
+    `readouts` readouts a move, every move a full search, no root noise, no softpick
+    (`SearchSettings.for_play`); it resigns at `selfplay.resign_threshold`."""
+    return dataclasses.replace(_search_of(cfg), softpick_moves=0).for_play(readouts)
+
+
+def _search_of(cfg: RunConfig) -> SearchSettings:
+    s = cfg.selfplay
+    return SearchSettings(
+        search=s.search,
+        readouts=s.readouts,
+        fast_readouts=s.fast_readouts,
+        full_search_fraction=s.full_search_fraction,
+        parallel_readouts=s.parallel_readouts,
+        c_base=s.c_base,
+        c_init=s.c_init,
+        dirichlet_weight=s.dirichlet_weight,
+        dirichlet_alpha=cfg.dirichlet_alpha,
+        softpick_moves=cfg.softpick_moves,
+        resign_threshold=s.resign_threshold,
+        resign_disabled_fraction=s.resign_disabled_fraction,
+        init_unvisited=s.init_unvisited,
+        gumbel_considered=s.gumbel_considered,
+        gumbel_c_visit=s.gumbel_c_visit,
+        gumbel_c_scale=s.gumbel_c_scale,
+    )
 
 
 def window_size(cfg: RunConfig, generation: int) -> int:

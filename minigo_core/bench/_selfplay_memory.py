@@ -49,9 +49,9 @@ def peak_rss_mib() -> int:
 
 
 def run(url: str, k: int, readouts: int, moves: int, search: str) -> dict:
-    net = engine.load_network(url, threads=1)
+    net = engine.load_network(url)  # one DSP core
     cfg = probe_config(net.cfg.board_size, net.cfg.feature_set, readouts, search)
-    settings = engine.settings_for(cfg, net.cfg.feature_set)
+    settings = engine.settings_for(config_mod.search_settings(cfg), net.cfg.feature_set, cfg.board_size)
     settings.stop_after_moves = moves
     games = engine.SelfplayGames(
         net, settings, board_size=cfg.board_size, komi=cfg.komi, seed=1, generation=0, first_game=0, count=k

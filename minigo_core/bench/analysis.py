@@ -13,17 +13,18 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from minigo_core.base.config import load_config
+from minigo_core.base.config import load_config, play_settings
 from minigo_core.base.machine import cpu_model
 from minigo_core.base.project_files import project_dir
 from minigo_core.game import go
 from minigo_core.gtp.analysis import Analysis, Ponder
 from minigo_core.jobs.gtp import available_cores
-from minigo_core.play.players import ModelPlayer, SearchSettings, load_network
+from minigo_core.play.players import ModelPlayer, load_network
 
 
 def opening(board_size: int, moves: int, seed: int = 7) -> go.Position:
@@ -89,10 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(max(1, args.rounds)):  # interleaved, so a busy moment of the machine hits every row
             for label, engine_name, root, parallel, threads in ROWS:
                 net = load_network(model, "dsp", threads or cores, engine_name)
-                search = SearchSettings(
-                    readouts=run_cfg.evaluate.readouts, root=root, parallel_readouts=parallel
-                )
-                player = ModelPlayer(net, search, "model", run_cfg, engine_name)
+                search = play_settings(run_cfg, run_cfg.evaluate.readouts)
+                search = replace(search, search=root or search.search,
+                                 parallel_readouts=parallel or search.parallel_readouts)  # fmt: skip
+                player = ModelPlayer(net, search, "model", engine_name)
                 player.new_game(net.cfg.board_size, run_cfg.komi, 1)
                 position = opening(net.cfg.board_size, args.moves)
                 result = ponder_rate(player, position, args.seconds)

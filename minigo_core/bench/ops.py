@@ -23,7 +23,7 @@ the dsp kernels are forced to avx2 (both peaks are printed).
 
 torch and dsp are timed interleaved (one torch run, one dsp run, repeated) and medians reported, so a busy
 shared machine slows both alike. Both get the same number of threads (`--threads N`, or `all`: the cores
-given to the job): torch.set_num_threads and the DSP cores of dsp.set_num_threads.
+given to the job): torch.set_num_threads, and the DSP cores of the Runtime every dsp op and network is given.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ import torch
 import torch.nn.functional as F
 
 from minigo_core.base.machine import cpu_model
-from minigo_core.nn import dsp
+from minigo_core.base.runtime import Runtime, job_cores
+from minigo_core.nn.dsp import ops as dsp
 from minigo_core.nn.model import DualNet, ModelConfig, random_model
 
 PRESETS = {
@@ -118,16 +119,10 @@ def resolve_isas(name: str) -> list[str]:
 
 def measure_peaks(isa: str, onednn: str, seconds: float = 0.5) -> tuple[float, float, str]:
     """(dsp peak, torch peak, ISA of the torch peak), FP32 GFLOP/s of one core's FMA loop. The dsp peak is on
-    the dsp ISA (set here); torch's on oneDNN's ISA where it is wider and the extension has it (set for
-    the measurement, then the dsp ISA again), else the dsp peak."""
-    dsp.set_isa(isa)
-    peak = dsp.measure_peak_gflops(seconds)
+    the dsp ISA; torch's on oneDNN's ISA where it is wider and the extension has it, else the dsp peak."""
+    peak = dsp.measure_peak_gflops(seconds, Runtime(isa=isa))
     if VECTOR_LANES.get(onednn, 0) > VECTOR_LANES.get(isa, 0) and onednn in dsp.supported_isas():
-        dsp.set_isa(onednn)
-        try:
-            return peak, dsp.measure_peak_gflops(seconds), onednn
-        finally:
-            dsp.set_isa(isa)
+        return peak, dsp.measure_peak_gflops(seconds, Runtime(isa=onednn)), onednn
     return peak, peak, isa
 
 
@@ -150,8 +145,11 @@ def _nchw(x: torch.Tensor) -> torch.Tensor:
 
 
 def bench_conv(
-    name: str, b: int, n: int, c: int, k: int, r: int, input_grad: bool, repeats: int
+    name: str, shape: tuple[int, int, int, int, int], input_grad: bool, repeats: int, rt: Runtime
 ) -> list[dict]:
+    """One conv `name` of `shape` (batch, board, input and output channels, kernel size), torch vs dsp."""
+    b, n, c, k, r = shape
+    run = dsp.kernel_run(rt)
 
     g = torch.Generator().manual_seed(0)
     x = torch.randn(b, n, n, c, generator=g)
@@ -164,7 +162,7 @@ def bench_conv(
         return F.conv2d(_nchw(x), w_cl, padding=r // 2)
 
     def dsp_fwd():
-        return dsp._C.conv_forward(x, w)
+        return dsp._C.conv_forward(run, x, w)
 
     xg = x.clone().requires_grad_(input_grad)
     wg = w_cl.clone().requires_grad_(True)
@@ -175,7 +173,7 @@ def bench_conv(
         return torch.autograd.grad(yt, inputs_t, _nchw(dy), retain_graph=True)
 
     def dsp_bwd():
-        return dsp._C.conv_backward(dy, x, w, input_grad, True)
+        return dsp._C.conv_backward(run, dy, x, w, input_grad, True)
 
     fwd = interleaved({"torch": torch_fwd, "dsp": dsp_fwd}, repeats)
     bwd = interleaved({"torch": torch_bwd, "dsp": dsp_bwd}, repeats)
@@ -184,7 +182,7 @@ def bench_conv(
         _row(name, "forward", fwd, flops, (b, n, c, k, r)),
         _row(name, "backward", bwd, bwd_flops, (b, n, c, k, r)),
     ]
-    tile = dsp.winograd_training_tile(n, n, c, k) if r == 3 else 0
+    tile = dsp.winograd_training_tile(n, n, c, k, rt.winograd_training) if r == 3 else 0
     for row in rows:  # the multiplications the dsp kernels actually do (Winograd: fewer than direct)
         row["dsp_conv"] = f"F({tile}x{tile},3x3)" if tile else "direct"
         row["dsp_mult_flops"] = row["flops"] * winograd_mult_ratio(n, tile)
@@ -215,17 +213,17 @@ def _row(op: str, direction: str, t: dict[str, float], flops: float | None, shap
     return row
 
 
-def bench_bn_relu(b: int, n: int, c: int, repeats: int) -> tuple[list[dict], dict]:
+def bench_bn_relu(b: int, n: int, c: int, repeats: int, rt: Runtime) -> tuple[list[dict], dict]:
     """Fused dsp bn_relu vs torch batch_norm + relu (training mode), forward and backward."""
+    run = dsp.kernel_run(rt)
 
     g = torch.Generator().manual_seed(1)
     bn = torch.nn.BatchNorm2d(c, momentum=0.05)
     x = torch.randn(b, n, n, c, generator=g).requires_grad_(True)
     dy = torch.randn(b, n, n, c, generator=g)
     y_torch = dsp.torch_bn_relu(x, bn, True)
-    y_dsp = dsp.BnReluFunction.apply(
-        x, bn.weight, bn.bias, None, bn.running_mean, bn.running_var, True, 0.05, 1e-5
-    )
+    state = dsp.BnState(bn.running_mean, bn.running_var, True, 0.05, 1e-5)
+    y_dsp = dsp.BnReluFunction.apply(x, bn.weight, bn.bias, None, state, run)
     params = (x, bn.weight, bn.bias)
 
     def torch_fwd():
@@ -233,6 +231,7 @@ def bench_bn_relu(b: int, n: int, c: int, repeats: int) -> tuple[list[dict], dic
 
     def dsp_fwd():
         return dsp._C.bn_relu_forward(
+            run,
             x.detach(),
             bn.weight.detach(),
             bn.bias.detach(),
@@ -266,17 +265,17 @@ def bench_bn_relu(b: int, n: int, c: int, repeats: int) -> tuple[list[dict], dic
     return rows, choice
 
 
-def _nets(args: argparse.Namespace):
+def _nets(args: argparse.Namespace, rt: Runtime):
 
     cfg = ModelConfig(args.board_size, args.blocks, args.filters, args.fc_width, args.features)
     net_t = random_model(cfg, 0, backend="torch")
-    net_d = DualNet(cfg, backend="dsp")
+    net_d = DualNet(cfg, backend="dsp", runtime=rt)
     net_d.load_state_dict(net_t.state_dict())
     return cfg, net_t, net_d
 
 
-def bench_training_step(args: argparse.Namespace, repeats: int) -> dict:
-    cfg, net_t, net_d = _nets(args)
+def bench_training_step(args: argparse.Namespace, repeats: int, rt: Runtime) -> dict:
+    cfg, net_t, net_d = _nets(args, rt)
     g = torch.Generator().manual_seed(2)
     b, n = args.batch, cfg.board_size
     x = torch.randint(0, 2, (b, cfg.planes, n, n), generator=g).float()
@@ -302,12 +301,13 @@ def bench_training_step(args: argparse.Namespace, repeats: int) -> dict:
 WINOGRAD_LABELS = {1: "", 3: ", Winograd F(3x3)", 2: ", Winograd F(2x2)", 0: ", direct conv"}
 
 
-def bench_inference(args: argparse.Namespace, batch: int, repeats: int, winograd: int = 1) -> dict:
+def bench_inference(
+    args: argparse.Namespace, batch: int, repeats: int, rt: Runtime, winograd: int = 1
+) -> dict:
     """torch predict vs the fused dsp predict; 3x3 convs: `winograd` 1 = the engine's choice for the board
     (F(3x3,3x3) on 5x5 to 19x19), 2 / 3 = F(2x2,3x3) / F(3x3,3x3), 0 = direct."""
 
-    dsp.set_winograd(winograd)
-    cfg, net_t, net_d = _nets(args)
+    cfg, net_t, net_d = _nets(args, rt.replace(winograd=winograd))
     net_t.eval()
     net_d.eval()
     rng = np.random.default_rng(3)
@@ -315,7 +315,6 @@ def bench_inference(args: argparse.Namespace, batch: int, repeats: int, winograd
     t = interleaved(
         {"torch": lambda: net_t.predict(planes), "dsp": lambda: net_d.predict(planes)}, repeats, 3
     )
-    dsp.set_winograd(True)
     label = f"batch {batch}{WINOGRAD_LABELS[winograd]}"
     return _row("inference", label, t, None, (batch, cfg.board_size, cfg.blocks, cfg.filters))
 
@@ -325,24 +324,24 @@ def run(args: argparse.Namespace, machine: dict | None = None) -> dict:
     global _clock
 
     machine = machine or machine_info()
-    threads = dsp.default_num_threads() if args.threads == "all" else int(args.threads)
+    threads = job_cores(os.environ) if args.threads == "all" else int(args.threads)
     if args.clock == "auto":
         args.clock = "cpu" if threads == 1 else "wall"
     _clock = CLOCKS[args.clock]
     torch.set_num_threads(threads)
-    dsp.set_num_threads(threads)
     isa = resolve_isas(args.isa)[0]
+    rt = Runtime(threads=threads, isa=isa)
     peak_core, torch_peak_core, torch_peak_isa = measure_peaks(isa, machine["onednn_isa"])
     b, n, f = args.batch, args.board_size, args.filters
 
     planes = ModelConfig(n, args.blocks, f, args.fc_width, args.features).planes
     r = args.repeats
     rows = []
-    rows += bench_conv("conv3_initial", b, n, planes, f, 3, False, r)
-    rows += bench_conv("conv3_residual", b, n, f, f, 3, True, r)
-    rows += bench_conv("conv1_policy", b, n, f, 2, 1, True, r)
-    rows += bench_conv("conv1_value", b, n, f, 1, 1, True, r)
-    bn_rows, bn_choice = bench_bn_relu(b, n, f, r)
+    rows += bench_conv("conv3_initial", (b, n, planes, f, 3), False, r, rt)
+    rows += bench_conv("conv3_residual", (b, n, f, f, 3), True, r, rt)
+    rows += bench_conv("conv1_policy", (b, n, f, 2, 1), True, r, rt)
+    rows += bench_conv("conv1_value", (b, n, f, 1, 1), True, r, rt)
+    bn_rows, bn_choice = bench_bn_relu(b, n, f, r, rt)
     rows += bn_rows
     for row in rows:
         if "flops" in row:
@@ -352,25 +351,23 @@ def run(args: argparse.Namespace, machine: dict | None = None) -> dict:
             row["dsp_mult_pct_peak"] = (
                 100 * row["dsp_mult_flops"] / (row["dsp_ms"] / 1e3) / 1e9 / (peak_core * threads)
             )
-    whole = [bench_training_step(args, max(3, r // 2))]
-    dsp.set_winograd_training(False)
-    whole.append(bench_training_step(args, max(3, r // 2)))
+    whole = [bench_training_step(args, max(3, r // 2), rt)]
+    whole.append(bench_training_step(args, max(3, r // 2), rt.replace(winograd_training=0)))
     whole[-1]["direction"] += ", direct conv"
-    dsp.set_winograd_training(True)
     for batch in args.infer_batches:
-        whole.append(bench_inference(args, batch, max(10, 4 * r)))
+        whole.append(bench_inference(args, batch, max(10, 4 * r), rt))
         for mode in args.other_convs:
-            whole.append(bench_inference(args, batch, max(10, 4 * r), winograd=mode))
+            whole.append(bench_inference(args, batch, max(10, 4 * r), rt, winograd=mode))
     return {
         "shape": {
             k: getattr(args, k) for k in ("board_size", "blocks", "filters", "fc_width", "features", "batch")
         },
         "threads": threads,
         "torch_threads": torch.get_num_threads(),
-        "dsp_threads": dsp.get_num_threads(),
+        "dsp_threads": rt.threads,
         "clock": args.clock,
         **machine,
-        "isa": dsp.get_isa(),
+        "isa": dsp.isa_of(rt),
         "peak_gflops_per_core": peak_core,
         "peak_gflops": peak_core * threads,
         "torch_peak_isa": torch_peak_isa,
@@ -452,7 +449,7 @@ def print_report(res: dict) -> None:
 
 
 def _threads(text: str) -> int | str:
-    """--threads: a positive integer, or "all" (dsp.default_num_threads(), resolved by run)."""
+    """--threads: a positive integer, or "all" (the job's cores, `runtime.job_cores`, resolved by run)."""
     if text == "all":
         return text
     try:

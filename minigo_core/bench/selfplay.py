@@ -35,7 +35,7 @@ from minigo_core.game import go
 from minigo_core.nn import inference, model
 from minigo_core.search import engine
 from minigo_core.selfplay import selfplay_game
-from minigo_core.selfplay.selfplay_game import GameTiming, play_game
+from minigo_core.selfplay.selfplay_game import GameTiming, play_selfplay_game
 
 
 def _play(net, cfg, games: int, generation: int, model_url: str, out_dir: str, clock) -> dict:
@@ -53,7 +53,7 @@ def _play(net, cfg, games: int, generation: int, model_url: str, out_dir: str, c
     )
     for game in range(games):
         timing = GameTiming(clock=clock)
-        record = play_game(net, cfg, generation, game, model_url, timing=timing)
+        record = play_selfplay_game(net, cfg, generation, game, model_url, timing=timing)
         size = write_game(os.path.join(out_dir, f"game{game:05d}.arrow"), record)
         for key in ("wall_s", "search_s", "network_s", "features_s", "readouts", "moves"):
             totals[key] += getattr(timing, key)
@@ -143,7 +143,7 @@ def _go_rules_share(net, cfg, model_url: str, out_dir: str, clock, other_us: flo
 def _engine_games(net, cfg, search: str, k: int, out_dir: str, *, max_moves: int = 0) -> dict:
     """K games of one job in the compiled engine, files written as the job writes them; CPU seconds."""
     cfg = dataclasses.replace(cfg, selfplay=dataclasses.replace(cfg.selfplay, search=search))
-    settings = engine.settings_for(cfg, cfg.features)
+    settings = engine.settings_for(config_mod.search_settings(cfg), cfg.features, cfg.board_size)
     settings.max_game_length = max_moves
     search_meta = selfplay_game.search_metadata(cfg, "compiled")  # the files name the search the games played
     model = {"url": "bench.safetensors", "generation": 0, "sha256": None}
@@ -266,7 +266,7 @@ def _engine_vs_reference(args, cfg, model_url: str, tmp: str, result: dict) -> N
     """The Python reference's games, then the engine's for each search and K; the ratio at the default K."""
     s = cfg.selfplay
     default_k = s.games_per_job
-    ref_net = inference.load_for_inference(model_url, backend="dsp", threads=1)  # the same fused network
+    ref_net = inference.load_for_inference(model_url, backend="dsp")  # the same fused network, one core
     # the reference at its own best: batches of `--reference-parallel` leaves of its one tree (MiniGo's 8)
     p = args.reference_parallel
     ref_cfg = dataclasses.replace(cfg, selfplay=dataclasses.replace(s, parallel_readouts=p))
@@ -277,7 +277,7 @@ def _engine_vs_reference(args, cfg, model_url: str, tmp: str, result: dict) -> N
     result["reference_readouts_per_s"] = round(ref_rate, 1)
     result["reference_non_network_share"] = round(1 - t["network_s"] / t["wall_s"], 4)
 
-    net = engine.load_network(model_url, threads=1)
+    net = engine.load_network(model_url)  # one DSP core
     print(
         f"\ncompiled engine, K games per job, {max(1, s.parallel_readouts)} leaves per game per batch "
         "(PUCT; Gumbel: 1):"
@@ -330,7 +330,7 @@ def _paper_section(cfg, moves: int, tmp: str, result: dict) -> None:
     url19 = os.path.join(tmp, "paper19.safetensors")
     net19 = model.random_model(model.ModelConfig.from_run(paper), cfg.seed, backend="torch")
     model.save_model(url19, net19, {"generation": 0, "kind": "benchmark"})
-    engine19 = engine.load_network(url19, threads=1)
+    engine19 = engine.load_network(url19)  # one DSP core
     k19 = 16
     r = _engine_games(engine19, paper, cfg.selfplay.search, k19, os.path.join(tmp, "p19"), max_moves=moves)
     print(f"\n19x19, 6x64 mlperf07 (the paper's net), {moves} moves of {k19} games:")

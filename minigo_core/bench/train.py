@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 from minigo_core.base import config as config_mod
-from minigo_core.bench.window import make_window_games
+from minigo_core.bench.window import SyntheticGames, make_window_games
 from minigo_core.data import layout, window
 from minigo_core.jobs import train
 from minigo_core.nn import model
@@ -58,9 +58,8 @@ def _prepare(scratch: str, setup: str, backend: str, steps: int) -> dict:
     board, feats, _, _, batch, _ = SETUPS[setup]
     root = os.path.join(scratch, setup)
     games = max(8, int(2 * steps * batch / (0.75 * 0.7 * board * board)) + 4)
-    make_window_games(
-        root, board, [0], games, seed=1, features=feats, pool=0, max_moves=int(0.7 * board * board)
-    )
+    shape = SyntheticGames(board, features=feats, max_moves=int(0.7 * board * board), pool=0, seed=1)
+    make_window_games(root, [0], games, shape)
     out = {"root": root}
     for ranks in (1, 2):
         cfg = config_mod.from_dict(_config(root, setup, backend, ranks, 8))

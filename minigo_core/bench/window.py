@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -95,18 +96,24 @@ def synthetic_game(
     )
 
 
-def make_window_games(
-    root: str,
-    board_size: int,
-    generations: list[int],
-    games_per_gen: int,
-    seed: int = 0,
-    pool: int = 24,
-    recorded_fraction: float = 0.75,
-    features: str = "agz",
-    max_moves: int | None = None,
-) -> float:
+@dataclass(frozen=True)
+class SyntheticGames:
+    """What `make_window_games` writes: games of random moves (at most `max_moves`; None: to the end) on a
+    `board_size` board, drawn from a pool of `pool` move sequences (0: fresh moves every file), with
+    `recorded_fraction` of their positions recorded, for the `features` set, from the seed `seed`."""
+
+    board_size: int
+    features: str = "agz"
+    recorded_fraction: float = 0.75
+    max_moves: int | None = None
+    pool: int = 24
+    seed: int = 0
+
+
+def make_window_games(root: str, generations: list[int], games_per_gen: int, games: SyntheticGames) -> float:
     """Write synthetic game files under `{root}/games/genXXXX/`; returns seconds taken."""
+    board_size, seed, pool, max_moves = games.board_size, games.seed, games.pool, games.max_moves
+    features, recorded_fraction = games.features, games.recorded_fraction
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
     pool_moves = [random_moves(board_size, rng, max_moves) for _ in range(pool)]
@@ -216,15 +223,9 @@ def _bench_a(args: argparse.Namespace, scratch: str) -> None:
         f"(a) synthetic window: {len(gens)} generations x {args.games_per_gen} games, "
         f"{args.board_size}x{args.board_size}"
     )
-    gen_s = make_window_games(
-        root,
-        args.board_size,
-        gens,
-        args.games_per_gen,
-        recorded_fraction=0.8,
-        pool=200,
-        max_moves=int(0.7 * args.board_size**2),
-    )
+    shape = SyntheticGames(args.board_size, recorded_fraction=0.8, max_moves=int(0.7 * args.board_size**2),
+                           pool=200)  # fmt: skip
+    gen_s = make_window_games(root, gens, args.games_per_gen, shape)
     n_files = len(gens) * args.games_per_gen
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(root) for f in fs)
     print(f"    generated {n_files} game files ({size / 2**20:.0f} MiB) in {gen_s:.0f} s")
@@ -284,8 +285,8 @@ def _bench_d(args: argparse.Namespace, scratch: str) -> None:
         # Random play, cut at 0.7 N^2 moves (about the length of real 19x19 self-play games).
         max_moves = int(0.7 * board_size**2)
         gens = [0, 1, 2, 3, 4]
-        gen_s = make_window_games(root, board_size, gens, games, seed=games, features=feats, pool=0,
-                                  max_moves=max_moves)  # fmt: skip
+        shape = SyntheticGames(board_size, features=feats, max_moves=max_moves, pool=0, seed=games)
+        gen_s = make_window_games(root, gens, games, shape)
         cfg_path = os.path.join(root, "config.yaml")
         with open(cfg_path, "w") as fh:
             json.dump({"root": root, "board_size": board_size, "features": feats,

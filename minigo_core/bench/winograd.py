@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import time
 
@@ -25,8 +26,10 @@ import torch.nn.functional as F
 from minigo_core.base import native
 from minigo_core.base.config import RunConfig
 from minigo_core.base.machine import cpu_model
+from minigo_core.base.runtime import Runtime
 from minigo_core.bench.ops import resolve_isas
-from minigo_core.nn import dsp, training
+from minigo_core.nn import training
+from minigo_core.nn.dsp import ops as dsp
 from minigo_core.nn.flatsgd import FlatSGD
 from minigo_core.nn.model import DualNet, ModelConfig, random_model
 
@@ -66,9 +69,11 @@ def _trainer(net: DualNet, lr: float = 0.01):
     return step
 
 
-def _with_mode(mode: int, fn):
+def _with_runtime(net: DualNet, rt: Runtime, fn):
+    """`fn` with `net` running as `rt` says (two variants of one net, interleaved, share its weights)."""
+
     def run(*args):
-        dsp.set_winograd_training(mode)
+        net.runtime = rt
         return fn(*args)
 
     return run
@@ -88,14 +93,16 @@ def keep_heap() -> None:
         libc.mallopt(-1, 1 << 28)  # M_TRIM_THRESHOLD: 256 MiB
 
 
-def bench_step(shape: str, repeats: int) -> dict:
+def bench_step(shape: str, repeats: int, rt: Runtime) -> dict:
     cfg, b = SHAPES[shape]
     net_t = random_model(cfg, 0, backend="torch")
-    net_d = DualNet(cfg, backend="dsp")
+    net_d = DualNet(cfg, backend="dsp", runtime=rt)
     net_d.load_state_dict(net_t.state_dict())
     mb = _batch(cfg, b, 2)
     step_t, step_d = _trainer(net_t, 1e-3), _trainer(net_d, 1e-3)
-    fns = {"torch": step_t, "dsp direct": _with_mode(0, step_d), "dsp winograd": _with_mode(1, step_d)}
+    direct, winograd = rt.replace(winograd_training=0), rt.replace(winograd_training=1)
+    fns = {"torch": step_t, "dsp direct": _with_runtime(net_d, direct, step_d),
+           "dsp winograd": _with_runtime(net_d, winograd, step_d)}  # fmt: skip
     for fn in fns.values():
         fn(mb)
     times: dict[str, list[float]] = {k: [] for k in fns}
@@ -104,7 +111,6 @@ def bench_step(shape: str, repeats: int) -> dict:
             t0 = time.process_time()
             fn(mb)
             times[name].append(time.process_time() - t0)
-    dsp.set_winograd_training(True)
     return {k: statistics.median(v) * 1e3 for k, v in times.items()}
 
 
@@ -132,8 +138,8 @@ def numerics(shape: str) -> dict[str, list[float]]:
     def torch_conv(xx, ww):
         return F.conv2d(xx, ww, padding=1)
 
-    def dsp_conv(xx, ww):
-        return dsp.conv(xx.permute(0, 2, 3, 1), ww).permute(0, 3, 1, 2)
+    def dsp_conv(xx, ww, rt):
+        return dsp.conv(xx.permute(0, 2, 3, 1), ww, rt).permute(0, 3, 1, 2)
 
     ref = _conv_passes(x, w, dy, torch_conv)
     f32 = (x.float(), w.float(), dy.float())
@@ -141,9 +147,8 @@ def numerics(shape: str) -> dict[str, list[float]]:
         "torch float32 direct": [_rel(a, r) for a, r in zip(_conv_passes(*f32, torch_conv), ref, strict=True)]
     }
     for mode, name in ((0, "dsp direct"), (2, "dsp F(2x2,3x3)"), (3, "dsp F(3x3,3x3)")):
-        dsp.set_winograd_training(mode)
-        out[name] = [_rel(a, r) for a, r in zip(_conv_passes(*f32, dsp_conv), ref, strict=True)]
-    dsp.set_winograd_training(True)
+        conv = functools.partial(dsp_conv, rt=Runtime(winograd_training=mode))
+        out[name] = [_rel(a, r) for a, r in zip(_conv_passes(*f32, conv), ref, strict=True)]
     return out
 
 
@@ -156,9 +161,9 @@ def losses(shape: str, steps: int, every: int) -> list[tuple[int, dict[str, list
     runs = {}
     wino = 3 if cfg.filters < 16 else 1  # the tiny net's 8 filters run direct unless forced
     for name, backend, mode in (("winograd", "dsp", wino), ("direct", "dsp", 0), ("torch", "torch", 1)):
-        net = DualNet(cfg, backend=backend)
+        net = DualNet(cfg, backend=backend, runtime=Runtime(winograd_training=mode))
         net.load_state_dict(start)
-        runs[name] = _with_mode(mode, _trainer(net))
+        runs[name] = _trainer(net)
     rows, window = [], {name: [] for name in runs}
     for s in range(1, steps + 1):
         mb = _batch(cfg, b, 1000 + s % 16)  # 16 batches seen again and again: the losses fall
@@ -169,7 +174,6 @@ def losses(shape: str, steps: int, every: int) -> list[tuple[int, dict[str, list
                 (s, {k: [statistics.mean(col) for col in zip(*v, strict=True)] for k, v in window.items()})
             )
             window = {name: [] for name in runs}
-    dsp.set_winograd_training(True)
     return rows
 
 
@@ -181,15 +185,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=11, help="step: timed steps per variant (median)")
     parser.add_argument("--steps", type=int, default=200, help="losses: training steps per run")
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)
-    dsp.set_num_threads(1)
+    torch.set_num_threads(1)  # and every dsp net and op runs on one core (a Runtime's default)
     keep_heap()
     print(f"cpu: {cpu_model()}; 1 torch thread, 1 dsp core; malloc keeps freed memory")
     if args.part in ("step", "all"):
         for isa in resolve_isas(args.isa):
-            dsp.set_isa(isa)
             for shape in ("paper", "default", "default-b32"):
-                t = bench_step(shape, max(3, args.repeats // 2) if shape == "paper" else args.repeats)
+                repeats = max(3, args.repeats // 2) if shape == "paper" else args.repeats
+                t = bench_step(shape, repeats, Runtime(isa=isa))
                 d, w = t["dsp direct"], t["dsp winograd"]
                 print(
                     f"step {shape:<11} dsp {isa:<7} torch {t['torch']:8.2f} ms  dsp direct {d:8.2f} ms "

@@ -9,7 +9,7 @@ Time per move (optional, so files written before these fields read the same): ea
 ({black, white}: `moves`, `mean_s`, `p95_s` of the genmove wall times) and the match's `time_per_move`
 ({player, opponent}: `name`, `moves`, `mean_s`, `p95_s`, `cpu_s`); `move_time_ms` (null: the models searched
 by fixed readouts; else each model's budget per move), `equal_time` (how that budget was measured, see
-`minigo_core.play.match.measure_time_per_move`) and `reproducible` (false for time-budgeted games: their
+`minigo_core.play.equal_time.measure_time_per_move`) and `reproducible` (false for time-budgeted games: their
 moves depend on the machine's speed and load, so a rerun plays other games). `read_match` checks these
 fields where they are present (`check_time_fields`).
 """

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -64,6 +65,20 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
+class _Tracker(NamedTuple):
+    """A position's liberty tracker (MiniGo's `LibertyTracker`): each point's colour and group id (0 where
+    empty), each group's (stones, liberties) by id (never mutated once stored), the next free id, and the
+    flat arrays the vectorised queries read: colours with the off-board sentinel last, and the liberty count
+    of the group on each point (0 where empty)."""
+
+    colors: list[int]
+    gid: list[int]
+    groups: dict[int, tuple[set[int], set[int]]]
+    next_gid: int
+    board_ext: np.ndarray  # int8, N*N points + the off-board sentinel
+    libs_ext: np.ndarray  # int16
+
+
 class Position:
     """A Go position: board, side to move, ko point, history. Immutable; `play_move` returns a new one.
 
@@ -103,21 +118,17 @@ class Position:
         n2 = board_size * board_size
         board_ext = np.zeros(n2 + 1, dtype=np.int8)
         board_ext[n2] = _EDGE
+        empty = _Tracker([EMPTY] * n2, [0] * n2, {}, 1, _readonly(board_ext),
+                         _readonly(np.zeros(n2 + 1, dtype=np.int16)))  # fmt: skip
         self._init(
             board_size=board_size,
             komi=float(komi),
             to_play=BLACK,
-            n=0,
             recent=(),
             board_history=(),
             caps=(0, 0),
             ko=-1,
-            colors=[EMPTY] * n2,
-            gid=[0] * n2,
-            groups={},
-            next_gid=1,
-            board_ext=_readonly(board_ext),
-            libs_ext=_readonly(np.zeros(n2 + 1, dtype=np.int16)),
+            tracker=empty,
         )
 
     def _init(
@@ -126,51 +137,46 @@ class Position:
         board_size: int,
         komi: float,
         to_play: int,
-        n: int,
         recent: tuple,
         board_history: tuple,
         caps: tuple[int, int],
         ko: int,
-        colors: list[int],
-        gid: list[int],
-        groups: dict[int, tuple[set[int], set[int]]],
-        next_gid: int,
-        board_ext: np.ndarray,
-        libs_ext: np.ndarray,
+        tracker: _Tracker,
     ) -> None:
         self.board_size = board_size
         self.komi = komi
         self.to_play = to_play
-        self.n = n
+        self.n = len(recent)  # every move is in `recent`, passes included
         self.recent = recent
         self.board_history = board_history
         self.caps = caps
         self._geom = _geometry(board_size)
-        self._colors = colors  # flat list of colours: fast scalar access in the move loop
-        self._gid = gid  # flat list: id of the group on each point, 0 where empty
-        self._groups = groups  # id -> (stones, liberties); never mutated once stored
-        self._next_gid = next_gid
-        self._board_ext = board_ext  # flat int8, N*N points + the off-board sentinel
-        self._libs_ext = libs_ext  # flat int16: liberty count of the group on each point, 0 where empty
+        # the tracker's parts, one attribute each: fast scalar access in the move loop
+        self._colors, self._gid, self._groups, self._next_gid, self._board_ext, self._libs_ext = tracker
         self._ko = ko  # flat index, -1 when there is none
         self._score: float | None = None  # Tromp-Taylor score, computed on first use
         self.ko = None if ko < 0 else divmod(ko, board_size)
-        self.board = board_ext[: board_size * board_size].reshape(board_size, board_size)
+        self.board = self._board_ext[: board_size * board_size].reshape(board_size, board_size)
 
     def __getstate__(self) -> dict:
         return {
-            "board_size": self.board_size, "komi": self.komi, "to_play": self.to_play, "n": self.n,
-            "recent": self.recent, "board_history": self.board_history, "caps": self.caps, "ko": self._ko,
-            "colors": self._colors, "gid": self._gid, "groups": self._groups, "next_gid": self._next_gid,
-            "board_ext": self._board_ext, "libs_ext": self._libs_ext,
+            "board_size": self.board_size, "komi": self.komi, "to_play": self.to_play, "recent": self.recent,
+            "board_history": self.board_history, "caps": self.caps, "ko": self._ko,
+            "tracker": tuple(self._tracker()),
         }  # fmt: skip
 
     def __setstate__(self, state: dict) -> None:
         state = dict(state)
-        state["board_ext"] = _readonly(np.array(state["board_ext"]))
-        state["libs_ext"] = _readonly(np.array(state["libs_ext"]))
+        colors, gid, groups, next_gid, board_ext, libs_ext = state["tracker"]
+        board_ext, libs_ext = _readonly(np.array(board_ext)), _readonly(np.array(libs_ext))
+        state["tracker"] = _Tracker(colors, gid, groups, next_gid, board_ext, libs_ext)
         state["board_history"] = tuple(_readonly(np.array(b)) for b in state["board_history"])
         self._init(**state)
+
+    def _tracker(self) -> _Tracker:
+        return _Tracker(
+            self._colors, self._gid, self._groups, self._next_gid, self._board_ext, self._libs_ext
+        )
 
     # -------------------------------------------------------------------------------------------- building
 
@@ -211,21 +217,17 @@ class Position:
         ko_flat = -1 if ko is None else coords.to_flat(ko, pos.board_size)
         if ko_flat >= 0 and colors[ko_flat] != EMPTY:
             raise ValueError(f"ko point {ko!r} is not empty")
+        tracker = _Tracker(colors, gid, groups, max(groups, default=0) + 1, _readonly(board_ext),
+                           _readonly(libs_ext))  # fmt: skip
         pos._init(
             board_size=pos.board_size,
             komi=float(komi),
             to_play=to_play,
-            n=0,
             recent=(),
             board_history=(),
             caps=(0, 0),
             ko=ko_flat,
-            colors=colors,
-            gid=gid,
-            groups=groups,
-            next_gid=max(groups, default=0) + 1,
-            board_ext=_readonly(board_ext),
-            libs_ext=_readonly(libs_ext),
+            tracker=tracker,
         )
         return pos
 
@@ -316,17 +318,11 @@ class Position:
             board_size=self.board_size,
             komi=self.komi,
             to_play=-color,
-            n=self.n + 1,
             recent=self.recent + (None,),
             board_history=history,
             caps=self.caps,
             ko=-1,
-            colors=self._colors,
-            gid=self._gid,
-            groups=self._groups,
-            next_gid=self._next_gid,
-            board_ext=self._board_ext,
-            libs_ext=self._libs_ext,
+            tracker=self._tracker(),
         )
         return pos
 
@@ -362,11 +358,10 @@ class Position:
         board_ext[p] = color
         new_id, stones, liberties, next_gid = _merge_from_played(p, empties, own, groups, gid, self._next_gid)
         captured_stones = _take_liberty(p, opponents, groups, libs_ext) if opponents else []
+        tracker = _Tracker(colors, gid, groups, next_gid, board_ext, libs_ext)
         if captured_stones:
-            _remove_stones(captured_stones, colors, gid, board_ext, libs_ext)
-            _handle_captures(
-                captured_stones, color, new_id, liberties, colors, gid, groups, libs_ext, neighbors
-            )
+            _remove_stones(captured_stones, tracker)
+            _handle_captures(captured_stones, color, new_id, liberties, tracker, neighbors)
         groups[new_id] = (stones, liberties)
         libs_ext[list(stones)] = len(liberties)
 
@@ -382,17 +377,11 @@ class Position:
             board_size=self.board_size,
             komi=self.komi,
             to_play=-color,
-            n=self.n + 1,
             recent=self.recent + ((p // self.board_size, p % self.board_size),),
             board_history=history,
             caps=caps,
             ko=ko,
-            colors=colors,
-            gid=gid,
-            groups=groups,
-            next_gid=next_gid,
-            board_ext=_readonly(board_ext),
-            libs_ext=_readonly(libs_ext),
+            tracker=tracker._replace(board_ext=_readonly(board_ext), libs_ext=_readonly(libs_ext)),
         )
         return pos
 
@@ -552,10 +541,9 @@ def _take_liberty(p: int, opponents: list[int], groups: dict, libs_ext: np.ndarr
     return captured
 
 
-def _remove_stones(
-    captured: list[int], colors: list[int], gid: list[int], board_ext: np.ndarray, libs_ext: np.ndarray
-) -> None:
-    """Empty the captured points."""
+def _remove_stones(captured: list[int], tracker: _Tracker) -> None:
+    """Empty the captured points (in the tracker's copies, changed in place)."""
+    colors, gid, board_ext, libs_ext = tracker.colors, tracker.gid, tracker.board_ext, tracker.libs_ext
     for s in captured:
         colors[s] = EMPTY
         gid[s] = 0
@@ -568,14 +556,13 @@ def _handle_captures(
     color: int,
     new_id: int,
     liberties: set[int],
-    colors: list[int],
-    gid: list[int],
-    groups: dict,
-    libs_ext: np.ndarray,
+    tracker: _Tracker,
     neighbors: tuple[tuple[int, ...], ...],
 ) -> None:
     """The emptied points become liberties of the groups of `color` next to them: the new group's
-    `liberties` (not yet stored) grow in place, the other groups are stored anew with their counts."""
+    `liberties` (not yet stored) grow in place, the other groups are stored anew with their counts (in the
+    tracker's copies, changed in place)."""
+    colors, gid, groups, libs_ext = tracker.colors, tracker.gid, tracker.groups, tracker.libs_ext
     gained: dict[int, set[int]] = {}
     for s in captured:
         for q in neighbors[s]:

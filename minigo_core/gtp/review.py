@@ -20,6 +20,7 @@ from typing import Any
 
 from sgfmill import sgf as sgfmill_sgf
 
+from minigo_core.data.gamefile import GameRecord, result_of
 from minigo_core.game import coords, go, sgf
 from minigo_core.game.coords import Move
 from minigo_core.gtp.katago_analysis import AnalysisServer
@@ -146,10 +147,7 @@ def move_comment(before: TurnAnalysis, after: TurnAnalysis, played: str, thresho
 
 
 def analysed_sgf(
-    moves: Sequence[Move],
-    board_size: int,
-    komi: float,
-    result: str,
+    record: GameRecord,
     turns: Sequence[TurnAnalysis],
     *,
     model: str,
@@ -158,8 +156,9 @@ def analysed_sgf(
     game: str | None = None,
     threshold: float = MISTAKE,
 ) -> bytes:
-    """The game as SGF with the analysis: a comment on every move (`move_comment`), `BM[1]` on the
+    """The game `record` as SGF with the analysis: a comment on every move (`move_comment`), `BM[1]` on the
     mistakes, `SBKV` (Black's win rate after the move, percent), and a root comment naming the model."""
+    moves, board_size, komi, result = record.moves, record.board_size, record.komi, result_of(record.metadata)
     if len(turns) != len(moves) + 1:
         raise ValueError(f"{len(turns)} analysed positions for {len(moves)} moves: need one more than moves")
     played = [coords.to_gtp(m, board_size) for m in moves]

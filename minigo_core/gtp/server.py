@@ -37,14 +37,14 @@ from dataclasses import replace
 from typing import IO, Any
 
 from minigo_core import __version__
-from minigo_core.base.config import load_config
+from minigo_core.base.config import SearchSettings, load_config
 from minigo_core.data import storage
 from minigo_core.game import coords, go, sgf
 from minigo_core.game.result import result_string
 from minigo_core.gtp.analysis_commands import AnalysisCommands
 from minigo_core.gtp.protocol import GTPFailure, RawResponse
 from minigo_core.nn.modelfile import digest as model_digest
-from minigo_core.play.players import RESIGN, ModelPlayer, Player, SearchSettings, load_network
+from minigo_core.play.players import RESIGN, ModelPlayer, Player, load_network
 from minigo_core.play.timecontrol import Clock, TimeSettings, TimeSettingsError, move_budget
 
 PROTOCOL_VERSION = 2
@@ -438,7 +438,8 @@ def build_model_engine(
     """A GTP engine playing `model_url` with `search` (the best move, no noise, no softpick): its readouts a
     move without a clock; with one (or `search.move_time`, seconds a move: the clock's budget, when shorter,
     wins) the search runs until the budget, `search.max_readouts` the ceiling. `config`: the run config whose
-    search settings, komi and resign threshold the engine starts from."""
+    komi the engine starts from and whose board size the model must play (its search settings are
+    `search`'s: `jobs.gtp.play_search` builds them from it)."""
 
     run_cfg = None
     if config:
@@ -452,8 +453,7 @@ def build_model_engine(
         )
     readouts = search.readouts
     name = os.path.basename(model_url)
-    player = ModelPlayer(net, replace(search, softpick_moves=0), name=name, run_cfg=run_cfg,
-                         engine_name=engine_name)  # fmt: skip
+    player = ModelPlayer(net, replace(search, softpick_moves=0), name=name, engine_name=engine_name)
     digest = model_digest(model_url)[:12]
     default_komi = run_cfg.komi if run_cfg is not None else 7.5
     return GTPEngine(

@@ -1,12 +1,12 @@
 """`minigo evaluate`: play a match between two players; write its results file (and SGF), say the win rate.
 
-The match itself is `minigo_core.play.match` (the referee, seeds, totals); its file is
-`minigo_core.data.matchfile`.
+The match itself is `minigo_core.play.match` (the players, the results, the totals; its games are
+`minigo_core.play.referee`'s); its file is `minigo_core.data.matchfile`.
 
 By default the models search a fixed number of readouts a move (`--readouts`, `evaluate.readouts`) and a
 rerun replays the match exactly. `--move-time MS` makes every model side search MS milliseconds a move
 instead, and `--equal-time` gives the player the opponent's measured mean time per move on this machine
-(`match.measure_time_per_move`: `--equal-time-probe-games` probe games before the match). A timed search
+(`equal_time.measure_time_per_move`: `--equal-time-probe-games` probe games before the match). A timed search
 makes at least its first chunk of readouts (`SearchSettings.chunk_readouts`, or Gumbel's considered moves)
 and at most `--max-readouts` (the same semantics as `minigo gtp --move-time`): the floor is that small, not
 `--readouts`, so a model given a short budget does not take more time than it was given. Time-budgeted games
@@ -21,8 +21,9 @@ from dataclasses import replace
 
 from minigo_core.base.command import Command, UsageError
 from minigo_core.data import storage
-from minigo_core.play import match
-from minigo_core.play.players import PlayerError
+from minigo_core.play import equal_time, match
+from minigo_core.play.players import PlayerError, PlayerSetup
+from minigo_core.play.referee import MatchSettings, match_seed
 from minigo_core.report import tensorboard
 from minigo_core.search.timed_search import DEFAULT_MAX_READOUTS
 
@@ -34,7 +35,7 @@ def evaluate(args: argparse.Namespace) -> None:
     games = e.games if args.games is None else args.games
     if games < 0:
         raise UsageError(f"--games must be >= 0, got {games}")
-    search = match.search_settings(cfg, args.readouts, args.softpick_moves, args.resign_threshold)
+    search = match.match_search(cfg, args.readouts, args.softpick_moves, args.resign_threshold)
     player_spec, opponent_spec = match.resolve_players(cfg, args.player, args.opponent, args.generation, root)
     if args.max_readouts < 1:
         raise UsageError(f"--max-readouts must be at least 1, got {args.max_readouts}")
@@ -60,21 +61,27 @@ def evaluate(args: argparse.Namespace) -> None:
             )
         opponent_search = search  # the opponent plays as it always does: its time is the measure
         search = replace(search, max_readouts=args.max_readouts)
-    results = match.run_match(
-        player_spec,
-        opponent_spec,
+    settings = MatchSettings(
         games=games,
         board_size=cfg.board_size,
         komi=cfg.komi,
-        search=search,
-        seed=cfg.seed,
-        generation=args.generation,
+        seed=match_seed(cfg.seed, args.generation, player_spec.name, opponent_spec.name),
         early_stop=e.early_stop if args.early_stop is None else args.early_stop,
-        run_cfg=cfg,
+        max_moves=args.max_moves,
+    )
+    setup = PlayerSetup(
+        search=search,
         backend=args.backend or cfg.model.backend,
         threads=cfg.selfplay.threads if args.threads is None else max(1, args.threads),
-        max_moves=args.max_moves,
+        gnugo=cfg.evaluate.gnugo,
+    )
+    results = match.run_match(
+        player_spec,
+        opponent_spec,
+        settings,
+        setup,
         opponent_search=opponent_search,
+        generation=args.generation,
         equal_time_probe_games=args.equal_time_probe_games if args.equal_time else 0,
     )
     results["command"] = ["minigo", "evaluate", *args.argv]
@@ -150,10 +157,10 @@ def cli_main(argv: list[str]) -> int:
     parser.add_argument(
         "--equal-time-probe-games",
         type=int,
-        default=match.EQUAL_TIME_PROBE_GAMES,
+        default=equal_time.EQUAL_TIME_PROBE_GAMES,
         metavar="N",
         help=f"games of the probe that measures the opponent's time per move (default "
-        f"{match.EQUAL_TIME_PROBE_GAMES})",
+        f"{equal_time.EQUAL_TIME_PROBE_GAMES})",
     )
     parser.add_argument(
         "--max-readouts",

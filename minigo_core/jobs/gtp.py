@@ -12,14 +12,15 @@ import argparse
 import logging
 import os
 import sys
+from dataclasses import replace
 from typing import IO
 
 from minigo_core.base import preempt
 from minigo_core.base.command import Command
-from minigo_core.base.config import load_config
+from minigo_core.base.config import SearchSettings, load_config, play_settings
 from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.gtp.server import GTPEngine, build_model_engine
-from minigo_core.play.players import MixedPlayer, RandomPlayer, SearchSettings, UCTPlayer
+from minigo_core.play.players import MixedPlayer, RandomPlayer, UCTPlayer
 from minigo_core.search.timed_search import DEFAULT_MAX_READOUTS
 
 log = logging.getLogger(__name__)
@@ -106,21 +107,27 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def play_search(args: argparse.Namespace, readouts: int) -> SearchSettings:
-    """The search settings of a model engine from the command line (the config fills what it leaves out)."""
-    threshold = args.resign_threshold
-    if threshold is None:
-        threshold = load_config(args.config).selfplay.resign_threshold if args.config else -0.9
-    root = None if args.search == "config" else args.search
+    """The search settings of a model engine from the command line; the run config (`--config`) fills what it
+    leaves out (`config.play_settings`), else `SearchSettings`' defaults. GUI play and analysis default to
+    PUCT with 8 leaves a batch (docs/GTP.md says why); `--search config` keeps the config's search."""
+    readouts = max(1, readouts)
+    base = (
+        play_settings(load_config(args.config), readouts)
+        if args.config
+        else SearchSettings(readouts=readouts)
+    )
+    threshold = base.resign_threshold if args.resign_threshold is None else args.resign_threshold
+    root = base.search if args.search == "config" else args.search
     parallel = args.parallel_readouts
-    if parallel is None and root == "puct":
+    if parallel is None and args.search == "puct":
         parallel = 8
-    return SearchSettings(
-        readouts=max(1, readouts),
+    return replace(
+        base,
+        search=root,
         resign_threshold=threshold,
         move_time=None if args.move_time is None else max(0.0, args.move_time) / 1000.0,
         max_readouts=max(1, args.max_readouts),
-        root=root,
-        parallel_readouts=None if parallel is None else max(1, parallel),
+        parallel_readouts=base.parallel_readouts if parallel is None else max(1, parallel),
     )
 
 

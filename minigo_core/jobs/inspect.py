@@ -23,7 +23,7 @@ import sys
 
 from minigo_core.base.command import Command, UsageError
 from minigo_core.data import pack, storage
-from minigo_core.data.gamefile import GameFileError, GameRecord, game_from_bytes, result_of
+from minigo_core.data.gamefile import GameFileError, GameRecord, game_from_bytes
 from minigo_core.gtp import review
 from minigo_core.gtp.server import build_model_engine
 from minigo_core.jobs.gtp import add_search_arguments, available_cores, play_search
@@ -100,8 +100,8 @@ def analyse(args: argparse.Namespace) -> None:
     generation = (record.metadata.get("model") or {}).get("generation")
     name = "minigo" if generation is None else f"minigo gen{generation}"
     data = review.analysed_sgf(
-        record.moves, n, record.komi, result_of(record.metadata), turns, model=os.path.basename(args.model),
-        visits=args.visits, players=(name, name), game=args.path,
+        record, turns, model=os.path.basename(args.model), visits=args.visits, players=(name, name),
+        game=args.path,
     )  # fmt: skip
     if args.sgf in (None, "-"):
         sys.stdout.write(data.decode())

@@ -23,7 +23,7 @@ from minigo_core.base.command import Command, UsageError
 from minigo_core.base.config import RunConfig, load_config
 from minigo_core.data import storage
 from minigo_core.play import match
-from minigo_core.play.players import PlayerError, SearchSettings, resolve_spec
+from minigo_core.play.players import PlayerError
 from minigo_core.rating import calibration as cal
 from minigo_core.rating import ladder_check, ladder_rate
 from minigo_core.rating.ladder import CGOS_ANCHOR, CGOS_ANCHOR_ELO, LadderError
@@ -64,9 +64,7 @@ def calibrate(args: argparse.Namespace) -> None:
     )
     ladder, played = cal.calibrate(
         design,
-        anchor=args.anchor,
-        anchor_elo=args.anchor_elo,
-        command=["minigo", "ladder", *args.argv],
+        cal.FitSettings(args.anchor, args.anchor_elo, ["minigo", "ladder", *args.argv]),
         jobs=args.jobs,
         max_new_games=args.max_new_games,
         fit_only=args.fit_only,
@@ -84,18 +82,19 @@ def _calibrate_adaptive(args: argparse.Namespace, design: cal.CalibrationDesign)
     from minigo_core.rating import adaptive_calibration as adaptive  # lazy: only the adaptive calibration
 
     log.info("%d rungs to +-%g Elo: %s", len(design.rungs), args.target_ci, design.pair_dir)
-    ladder, played = adaptive.run_adaptive(
-        design,
-        anchor=args.anchor,
-        anchor_elo=args.anchor_elo,
-        command=["minigo", "ladder", *args.argv],
+    aim = adaptive.AdaptiveSettings(
         target=args.target_ci,
         batch=args.batch,
-        jobs=args.jobs,
         max_cpu_s=None if args.max_cpu_hours is None else 3600 * args.max_cpu_hours,
+        round_cpu_s=args.round_cpu_seconds,
+    )
+    ladder, played = adaptive.run_adaptive(
+        design,
+        cal.FitSettings(args.anchor, args.anchor_elo, ["minigo", "ladder", *args.argv]),
+        aim,
+        jobs=args.jobs,
         log=log.info,
         progress=args.verbose,
-        round_cpu_s=args.round_cpu_seconds,
     )
     if ladder is None:
         print(f"{played} new game(s); no table yet: run the same command again to go on")
@@ -125,13 +124,13 @@ def rate(args: argparse.Namespace) -> None:
         start_elo = ladder_rate.start_from(args.start_from) if args.start_from else args.start_elo
     except ValueError as exc:
         raise UsageError(f"--start-from {exc}") from None
+    setup = match.player_setup(cfg)
     try:
-        gnugo = cfg.evaluate.gnugo if cfg else None
-        resolved = resolve_spec(args.spec, cfg.root if cfg else None, None, gnugo)
+        resolved = setup.resolve(args.spec, cfg.root if cfg else None)
         table, without = ladder_rate.without_rungs(
             cal.read_ladder_at(args.board_size, args.ladder_dir), _names(args.without)
         )
-        ladder, left_out, note = ladder_rate.playable_rungs(table, gnugo)
+        ladder, left_out, note = ladder_rate.playable_rungs(table, setup.gnugo)
     except (LadderError, PlayerError) as exc:
         raise UsageError(str(exc)) from None
     if note:
@@ -143,23 +142,16 @@ def rate(args: argparse.Namespace) -> None:
         log.warning(
             "the ladder was calibrated at komi %g; rating at %g, not the config's %g", komi, komi, cfg.komi
         )
-    result = ladder_rate.rate_player(
-        resolved,
-        ladder,
+    request = ladder_rate.RatingRequest(
         komi=komi,
-        search=match.search_settings(cfg) if cfg else SearchSettings(),
         seed=args.seed,
         start_elo=start_elo,
         target_half_width=args.target_half_width,
         max_games=args.max_games,
         batch=args.batch,
         min_games_per_rung=args.min_games_per_rung,
-        run_cfg=cfg,
-        backend=cfg.model.backend if cfg else "dsp",
-        threads=cfg.selfplay.threads if cfg else 1,
-        gnugo=gnugo,
-        log=log.info,
     )
+    result = ladder_rate.rate_player(resolved, ladder, request, setup, log=log.info)
     result["start_elo"] = start_elo
     result["without"] = without
     if left_out:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
 
 from minigo_core.base import preempt
 from minigo_core.base.command import Command
+from minigo_core.base.runtime import Runtime
 from minigo_core.nn import modelfile
 from minigo_core.selfplay import selfplay_job
 
@@ -84,19 +86,16 @@ def _selfplay(cmd: Command, args: argparse.Namespace, start: float) -> None:
         )
     run_cfg = cmd.config(args)
     backend = args.backend or run_cfg.model.backend
+    games = selfplay_job.JobGames(args.generation, args.game, args.count, args.out, args.model_generation)
     job = selfplay_job.open_job(
         run_cfg,
+        games,
         config=args.config,
         model=args.model,
-        generation=args.generation,
-        first_game=args.game,
-        count=args.count,
-        out=args.out,
         backend=backend,
-        threads=args.threads or run_cfg.selfplay.threads,
+        runtime=Runtime.from_environ(os.environ, threads=args.threads or run_cfg.selfplay.threads),
         engine_name=args.engine or ("compiled" if backend == "dsp" else "python"),
         start=start,
-        model_generation=args.model_generation,
     )
     # a scheduler's SIGTERM (preemption, time limit) ends the job at once; the files written stay
     with preempt.exit_on_sigterm(

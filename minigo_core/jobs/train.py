@@ -18,22 +18,13 @@ import sys
 
 from minigo_core.base import preempt
 from minigo_core.base.command import Command, UsageError, setup_logging
+from minigo_core.base.runtime import TRAIN_TIMEOUT_ENV, Runtime
 from minigo_core.cluster import launch
 from minigo_core.cluster.slurm import ClusterError, Master, slurm_master, slurm_rank_env
 from minigo_core.data import layout, shards, storage
 from minigo_core.data.window import WindowError
 from minigo_core.nn import modelfile
-from minigo_core.nn.train_job import (
-    DEFAULT_TIMEOUT_S,
-    STOPPED_EARLY,
-    TIMEOUT_ENV,
-    TrainError,
-    TrainJob,
-    TrainStopped,
-    default_timeout,
-    launch_ranks,
-    train,
-)
+from minigo_core.nn.train_job import STOPPED_EARLY, TrainError, TrainJob, TrainStopped, launch_ranks, train
 from minigo_core.report import tensorboard
 
 
@@ -77,7 +68,7 @@ def _command() -> Command:
         type=float,
         default=None,
         help="seconds a rank waits for the others (to meet at the store, in every collective) before failing "
-        f"and naming them (default: ${TIMEOUT_ENV}, else {DEFAULT_TIMEOUT_S:g})",
+        f"and naming them (default: ${TRAIN_TIMEOUT_ENV}, else the config's train.timeout_s)",
     )
     p.add_argument(
         "--no-wall-time",
@@ -101,7 +92,11 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
     if args.generation < 1:
         raise UsageError("--generation must be >= 1 (generation 0 is `minigo bootstrap`)")
     work_dir = args.work_dir or layout.train_dir(cfg.root, args.generation)
-    timeout_s = args.timeout if args.timeout is not None else default_timeout(os.environ)
+    # how each rank runs: train.threads_per_rank cores; the ISA and the timeout from here, the command line
+    runtime = Runtime.from_environ(
+        os.environ, threads=cfg.train.threads_per_rank, cfg=cfg, train_timeout_s=args.timeout
+    )
+    timeout_s = runtime.train_timeout_s
     job = TrainJob(
         cfg=cfg,
         generation=args.generation,
@@ -111,7 +106,7 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
         work_dir=work_dir,
         stop_after=args.stop_after,
         prefetch_threads=args.prefetch_threads,
-        timeout_s=timeout_s,
+        runtime=runtime,
         record_wall_time=not args.no_wall_time,
     )
     slurm = slurm_rank_env()

@@ -4,62 +4,53 @@ Self-play and evaluation only run the network forward, in eval mode, on small ba
 model file with numpy (`minigo_core.nn.modelfile`), folds each BN into its convolution, and hands the weights
 to the fused inference engine of the compiled library `minigo_core/nn/dsp/_infer*.so` (the same kernels as the
 torch extension `minigo_core.nn.dsp._C`: NHWC direct and Winograd 3x3 convolutions on a pool of worker threads
-standing for DSP cores; see `minigo_core.nn.dsp`). No torch import: self-play starts with numpy + pyarrow.
+standing for DSP cores; see `minigo_core.nn.dsp.ops`). No torch import: self-play starts with numpy + pyarrow.
 
-    net = fused.load("runs/x/models/gen0003.safetensors", threads=1)
+    net = fused.load("runs/x/models/gen0003.safetensors", Runtime(threads=1))
     probs, values = net.predict(planes_uint8)      # (B, N*N+1) move probabilities, (B,) values
     heads = net.predict_all(planes_uint8)           # the ownership and score heads too, if the model has them
 
-`FusedModel` has what the search and the players use of a network: `cfg`, `provenance`, `predict`.
+`FusedModel` has what the search and the players use of a network: `cfg`, `provenance`, `predict`. How it
+runs (its DSP cores, the kernels' instruction set, Winograd or direct 3x3 convs) is the `Runtime` it is built
+with, given to the engine once at creation: no setting of this module or of the library is process-wide.
 """
 
 from __future__ import annotations
 
 import ctypes
-import os
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from minigo_core.base import native
+from minigo_core.base.runtime import AUTO, DEFAULT_RUNTIME, ISAS, Runtime
 from minigo_core.nn import modelfile
 from minigo_core.nn.modelfile import ModelConfig
 
 BN_EPS = 1e-5
-_THREADS: int | None = None  # wanted before the library was loaded
 
 _F32P, _VP, _I = ctypes.POINTER(ctypes.c_float), ctypes.c_void_p, ctypes.c_int
 # The C functions of csrc/infer_capi.h, in its order: (restype, argtypes). Keep the two in step. The self-play
 # engine library `_engine` exports the same functions (its table, search/engine.py's, starts with this one).
 INFER_FUNCTIONS: dict[str, native.Signature] = {
     "mg_fused_create": (_VP, [_I, _I, _I, _I, _I, ctypes.POINTER(_F32P), ctypes.POINTER(_F32P),
-                              _F32P, _F32P, _F32P, _F32P, _F32P, ctypes.c_float, ctypes.c_char_p, _I]),
+                              _F32P, _F32P, _F32P, _F32P, _F32P, ctypes.c_float, _I, _I, _I,
+                              ctypes.c_char_p, _I]),
     "mg_fused_set_gpool": (_I, [_VP, _I, _I, _F32P, _F32P, ctypes.c_char_p, _I]),
     "mg_fused_set_aux": (_I, [_VP, _F32P, ctypes.c_float, _F32P, ctypes.c_float, ctypes.c_char_p, _I]),
     "mg_fused_run_aux": (_I, [_VP, _VP, _I, _I, _I, _F32P, _F32P, _F32P, _F32P]),
     "mg_fused_run": (_I, [_VP, _VP, _I, _I, _I, _F32P, _F32P]),
     "mg_fused_destroy": (None, [_VP]),
-    "mg_set_num_threads": (None, [_I]),
-    "mg_get_num_threads": (_I, []),
-    "mg_set_winograd": (None, [_I]),
-    "mg_winograd_enabled": (_I, []),
-    "mg_set_isa": (_I, [_I]),
-    "mg_get_isa": (_I, []),
     "mg_isa_supported": (_I, [_I]),
+    "mg_widest_isa": (_I, []),
     "mg_cpu_has_avx2": (_I, []),
 }  # fmt: skip
-
-
-def _size_pool(handle: ctypes.CDLL) -> None:
-    handle.mg_set_num_threads(_THREADS if _THREADS is not None else default_num_threads())
-
 
 LIBRARY = native.Library(
     "minigo_core.nn.dsp",
     "_infer",
     INFER_FUNCTIONS,
     hint="or use the torch backend (model.backend: torch)",
-    on_load=_size_pool,
 )
 
 
@@ -68,48 +59,10 @@ def lib() -> ctypes.CDLL:
     return native.load(LIBRARY)
 
 
-def default_num_threads() -> int:
-    """The cores given to this job: SLURM_CPUS_PER_TASK if set, else the CPU affinity mask."""
-    slurm = os.environ.get("SLURM_CPUS_PER_TASK", "")
-    if slurm.isdigit() and int(slurm) > 0:
-        return int(slurm)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def set_num_threads(n: int) -> None:
-    """Number of DSP cores (worker threads) of the inference engine."""
-    global _THREADS
-    if int(n) < 1:
-        raise ValueError(f"the number of DSP cores must be at least 1, got {n}")
-    _THREADS = int(n)
-    handle = native.loaded(LIBRARY)
-    if handle is not None:
-        handle.mg_set_num_threads(int(n))
-
-
-def get_num_threads() -> int:
-    return int(lib().mg_get_num_threads())
-
-
-def set_winograd(on: bool | int) -> None:
-    """3x3 convs with >= 16 input channels: True (1, default) Winograd with the output tile of fewer
-    multiplications for the board (F(3x3,3x3) on 5x5 to 19x19), 2 or 3 to force F(2x2,3x3) or F(3x3,3x3),
-    False (0) the direct kernel. The choice depends on the board only: the same floats on every CPU."""
-    mode = int(on)
-    if mode not in (0, 1, 2, 3):
-        raise ValueError(f"winograd mode must be False, True, 2 or 3, got {on!r}")
-    lib().mg_set_winograd(mode)
-
-
-# The kernels' instruction sets, by number: every path has the same loop structure and gives the same floats
-# in the fused engine (each multiply-add one FMA, in the same order); the widest the CPU has is the default
-# (environment MINIGO_DSP_ISA=avx512|avx2|portable overrides it when the library loads). "portable16" is the
-# portable code at AVX-512's width (16 lanes, 24 accumulators): never a default, it lets the AVX-512 path's
-# tiling run (in tests) on CPUs without AVX-512.
-ISAS = ("portable", "avx2", "avx512", "portable16")
+# The kernels' instruction sets (base/runtime.py's ISAS) by number; every path has the same loop structure
+# and gives the same floats in the fused engine (each multiply-add one FMA, in the same order). "auto" is the
+# widest the CPU runs; "portable16" (the portable code at AVX-512's width: 16 lanes, 24 accumulators) is never
+# chosen by "auto": it lets the AVX-512 path's tiling run (in tests) on CPUs without AVX-512.
 WIDEST_FIRST = (2, 1, 0, 3)
 
 
@@ -117,7 +70,7 @@ def isa_number(isa: str | int) -> int:
     """0, 1, 2, 3 for "portable", "avx2", "avx512", "portable16" (or the number); else ValueError."""
     if isinstance(isa, str) and isa in ISAS:
         return ISAS.index(isa)
-    if isinstance(isa, int) and 0 <= isa < len(ISAS):
+    if isinstance(isa, int) and not isinstance(isa, bool) and 0 <= isa < len(ISAS):
         return int(isa)
     raise ValueError(f"unknown instruction set {isa!r}: use one of {', '.join(ISAS)}")
 
@@ -128,19 +81,17 @@ def supported_isas(handle: ctypes.CDLL | None = None) -> list[str]:
     return [ISAS[n] for n in WIDEST_FIRST if h.mg_isa_supported(n)]
 
 
-def set_isa(isa: str | int, handle: ctypes.CDLL | None = None) -> None:
-    """Force the kernels of one instruction set (tests, benchmarks); ValueError if this CPU cannot run it."""
+def resolve_isa(isa: str, handle: ctypes.CDLL | None = None) -> int:
+    """The number of a runtime's instruction set: "auto" the widest this CPU runs; ValueError for one it
+    cannot run."""
     h = handle or lib()
+    if isa == AUTO:
+        return int(h.mg_widest_isa())
     n = isa_number(isa)
-    if not h.mg_set_isa(n):
-        raise ValueError(
-            f"this CPU cannot run the {ISAS[n]} kernels; it runs: {', '.join(supported_isas(h))}"
-        )
-
-
-def get_isa(handle: ctypes.CDLL | None = None) -> str:
-    """The instruction set of the kernels in use: "avx512", "avx2" or "portable"."""
-    return ISAS[int((handle or lib()).mg_get_isa())]
+    if not h.mg_isa_supported(n):
+        runs = ", ".join(supported_isas(h))
+        raise ValueError(f"this CPU cannot run the {ISAS[n]} kernels; it runs: {runs}")
+    return n
 
 
 def _f32(a: np.ndarray) -> np.ndarray:
@@ -208,6 +159,8 @@ class FusedModel:
 
     `library`: a loaded library with the fused engine's C interface (infer_capi.h), default `_infer`; the
     self-play engine builds its network in its own library (`handle` is what its C functions take).
+    `runtime`: how the engine runs (its `threads` DSP cores, `isa`, `winograd`), fixed at creation; `isa` is
+    the instruction set it resolved to.
     """
 
     backend = "fused"
@@ -218,18 +171,22 @@ class FusedModel:
         tensors: dict[str, np.ndarray],
         provenance: dict | None = None,
         library: ctypes.CDLL | None = None,
+        runtime: Runtime = DEFAULT_RUNTIME,
     ) -> None:
         self.cfg = cfg
         self.provenance = dict(provenance or {})
+        self.runtime = runtime
         w = fold(tensors, cfg)
         conv_w = (ctypes.POINTER(ctypes.c_float) * len(w["convs"]))(*[_ptr(cw) for cw, _ in w["convs"]])
         conv_b = (ctypes.POINTER(ctypes.c_float) * len(w["convs"]))(*[_ptr(cb) for _, cb in w["convs"]])
         err = ctypes.create_string_buffer(512)
         self._lib = library if library is not None else lib()
+        isa = resolve_isa(runtime.isa, self._lib)
+        self.isa = ISAS[isa]
         handle = self._lib.mg_fused_create(
             cfg.board_size, cfg.planes, cfg.filters, cfg.blocks, cfg.fc_width, conv_w, conv_b,
             _ptr(w["policy_wt"]), _ptr(w["policy_b"]), _ptr(w["value_w1t"]), _ptr(w["value_b1"]),
-            _ptr(w["value_w2"]), w["value_b2"], err, len(err),
+            _ptr(w["value_w2"]), w["value_b2"], runtime.threads, isa, runtime.winograd, err, len(err),
         )  # fmt: skip
         if not handle:
             raise ValueError(f"cannot build the inference engine: {err.value.decode(errors='replace')}")
@@ -316,9 +273,7 @@ class FusedModel:
         return self.run(x, False)
 
 
-def load(url: str, threads: int | None = None) -> FusedModel:
-    """Read the model file at `url` (no torch for format 2) into a FusedModel; `threads` DSP cores."""
+def load(url: str, runtime: Runtime = DEFAULT_RUNTIME) -> FusedModel:
+    """Read the model file at `url` (no torch for format 2) into a FusedModel that runs as `runtime` says."""
     f = modelfile.read(url)
-    if threads is not None:
-        set_num_threads(threads)
-    return FusedModel(f.config, f.tensors, f.provenance)
+    return FusedModel(f.config, f.tensors, f.provenance, runtime=runtime)

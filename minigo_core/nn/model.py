@@ -5,9 +5,10 @@ state dict moves between them unchanged):
 
 - `torch`: PyTorch's own operators: on the CPU oneDNN convolutions, channels_last; on a GPU after
   `net.to("cuda")` (training with `train.backend: torch` puts each rank there when torch sees CUDA).
-- `dsp`: the compiled DSP-emulation kernels `minigo_core.nn.dsp` (NHWC conv3x3/conv1x1 and fused BN+ReLU, run
-  on a pool of worker threads standing for DSP cores). In `eval()` mode with gradients off (what `predict`
-  does), the whole network runs in one call into the extension with BN folded into the convolutions.
+- `dsp`: the compiled DSP-emulation kernels `minigo_core.nn.dsp.ops` (NHWC conv3x3/conv1x1 and fused
+  BN+ReLU, run on a pool of worker threads standing for DSP cores, as the net's `runtime` says: its cores,
+  instruction set and Winograd modes). In `eval()` mode with gradients off (what `predict` does), the whole
+  network runs in one call into the extension with BN folded into the convolutions.
 
 Model file (`{root}/models/genNNNN.safetensors`): a safetensors file with the state dict and one metadata
 entry holding the format, `ModelConfig` and provenance (`minigo_core.nn.modelfile`, which reads it without
@@ -24,6 +25,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from minigo_core import __version__
+from minigo_core.base.runtime import DEFAULT_RUNTIME, Runtime
 from minigo_core.nn import modelfile
 from minigo_core.nn.dsp_device import require_cpu
 from minigo_core.nn.gpool import global_pool_bias
@@ -87,14 +89,20 @@ class DualNet(nn.Module):
     the search): ownership logits per point from a 1x1 conv of the trunk (`forward_all`: (B, N*N), the
     mover's point where positive) and the final score margin / N*N from the value head's hidden layer (B,).
     With `cfg.global_pooling`, the blocks `cfg.gpool_blocks()` have a global pooling bias (`ResidualBlock`).
+    `runtime`: how the dsp backend's kernels run (DSP cores, instruction set, Winograd modes).
     """
 
     def __init__(
-        self, cfg: ModelConfig, backend: str = "torch", dsp_options: DspOptions | None = None
+        self,
+        cfg: ModelConfig,
+        backend: str = "torch",
+        dsp_options: DspOptions | None = None,
+        runtime: Runtime = DEFAULT_RUNTIME,
     ) -> None:
         super().__init__()
         self.cfg = cfg
         self.dsp_options = dsp_options or DspOptions()
+        self.runtime = runtime
         self.provenance: dict = {}
         n, f = cfg.board_size, cfg.filters
         self.conv3_initial = ConvBN(cfg.planes, f, 3)
@@ -120,7 +128,7 @@ class DualNet(nn.Module):
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
         if backend == "dsp":
-            from minigo_core.nn import dsp  # noqa: F401  # lazy: fail early; the torch backend needs no extension
+            from minigo_core.nn.dsp import ops  # noqa: F401  # lazy: fail early; the torch backend needs no extension
 
             require_cpu("DualNet.set_backend('dsp')", *self.parameters(), *self.buffers())
         else:  # oneDNN's fast CPU path: channels_last activations and weights (no weight reorder per call)
@@ -198,19 +206,20 @@ class DualNet(nn.Module):
         p, v, own = heads.heads(self, h, self.training)
         return h, p, v, own
 
-    def fused_inference(self):  # -> minigo_core.nn.dsp.FusedNet
+    def fused_inference(self):  # -> minigo_core.nn.dsp.ops.FusedNet
         """The BN-folded whole-network inference engine of the dsp backend, rebuilt when parameters change."""
-        from minigo_core.nn import dsp  # lazy: the torch backend works without the compiled extension
+        from minigo_core.nn.dsp import ops  # lazy: the torch backend works without the compiled extension
 
         # cheap staleness check (a few microseconds): every in-place update (optimizer step, load_state_dict,
-        # BN running stats) bumps a tensor's version counter; a replaced tensor changes its data pointer
+        # BN running stats) bumps a tensor's version counter; a replaced tensor changes its data pointer; a
+        # new `runtime` builds the engine again too
         if self._fused is not None:
-            key = tuple((t._version, t.data_ptr()) for t in self._fused_tensors)
+            key = (self.runtime, *((t._version, t.data_ptr()) for t in self._fused_tensors))
             if key == self._fused_key:
                 return self._fused
         self._fused_tensors = [*self.parameters(), *self.buffers()]
-        self._fused = dsp.FusedNet(self)
-        self._fused_key = tuple((t._version, t.data_ptr()) for t in self._fused_tensors)
+        self._fused = ops.FusedNet(self)
+        self._fused_key = (self.runtime, *((t._version, t.data_ptr()) for t in self._fused_tensors))
         return self._fused
 
     @torch.no_grad()
@@ -270,23 +279,24 @@ def save_model(url: str, net: DualNet, provenance: dict) -> None:
     net.provenance = {"software_version": __version__, **provenance}
 
 
-def load_model(url: str, backend: str = "dsp", threads: int = 1) -> DualNet:
-    """Load a model file into a DualNet on `backend` (eval mode); `threads` DSP cores for the dsp backend.
+def load_model(url: str, backend: str = "dsp", runtime: Runtime = DEFAULT_RUNTIME) -> DualNet:
+    """Load a model file into a DualNet on `backend` (eval mode); the dsp backend's kernels run as `runtime`
+    says.
 
     For inference only (self-play, evaluation, GTP), `minigo_core.nn.fused.load` reads the same file without
     torch.
     """
-    return model_from_file(modelfile.read(url), backend, threads)
+    return model_from_file(modelfile.read(url), backend, runtime)
 
 
 def model_from_file(
-    f: modelfile.ModelFile, backend: str = "dsp", threads: int = 1, raw: bool = False
+    f: modelfile.ModelFile, backend: str = "dsp", runtime: Runtime = DEFAULT_RUNTIME, raw: bool = False
 ) -> DualNet:
     """A read model file (`modelfile.read`) as a DualNet, as `load_model`. `raw=True`: the raw training
     weights when the file holds them (a model trained with `train.ema_decay`), else its weights: where
     training goes on from."""
     tensors = f.raw if raw and f.raw is not None else f.tensors
-    net = DualNet(f.config, backend="torch")
+    net = DualNet(f.config, backend="torch", runtime=runtime)
     state = {k: torch.from_numpy(np.array(v)) for k, v in tensors.items()}
     try:
         net.load_state_dict(state, strict=True)
@@ -297,10 +307,6 @@ def model_from_file(
         ) from None
     net.provenance = dict(f.provenance)
     net.eval()
-    if backend == "dsp":
-        from minigo_core.nn import dsp  # lazy: the torch backend works without the compiled extension
-
-        dsp.set_num_threads(threads)
     net.set_backend(backend)
     return net
 
@@ -310,9 +316,12 @@ def model_digest(url: str) -> str:
     return modelfile.digest(url)
 
 
-def random_model(cfg: ModelConfig, seed: int, backend: str = "torch") -> DualNet:
-    """A randomly initialised network; the same seed gives the same weights on any machine."""
+def random_model(
+    cfg: ModelConfig, seed: int, backend: str = "torch", runtime: Runtime = DEFAULT_RUNTIME
+) -> DualNet:
+    """A randomly initialised network (its dsp kernels run as `runtime` says); the same seed gives the same
+    weights on any machine."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(seed) % 2**63)
-        net = DualNet(cfg, backend=backend)
+        net = DualNet(cfg, backend=backend, runtime=runtime)
     return net

@@ -40,6 +40,7 @@ from safetensors.numpy import load as load_safetensors
 from safetensors.numpy import save as save_safetensors
 
 from minigo_core import __version__
+from minigo_core.base.config import RunConfig
 from minigo_core.data import storage
 from minigo_core.game import features
 
@@ -126,7 +127,7 @@ class ModelConfig:
         return self.board_size * self.board_size + 1
 
     @classmethod
-    def from_run(cls, run_cfg: Any) -> ModelConfig:
+    def from_run(cls, run_cfg: RunConfig) -> ModelConfig:
         """The model shape of a `minigo_core.base.config.RunConfig`."""
         m = run_cfg.model
         return cls(

@@ -2,8 +2,8 @@
 
 One rank's step as `training.sgd_step` runs it (forward with the auxiliary heads, the four losses, backward,
 SGD with momentum and L2), on random planes and targets of the run's board, features and net, at the rank's
-batch, with the run's training backend, `threads` torch threads. The first step is a warm-up; the rest are
-timed in process CPU seconds and the median is returned.
+batch, with the run's training backend, `threads` torch threads and DSP cores. The first step is a warm-up;
+the rest are timed in process CPU seconds and the median is returned.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from minigo_core.base.config import RunConfig
+from minigo_core.base.runtime import Runtime
 from minigo_core.nn.flatsgd import FlatSGD
 from minigo_core.nn.model import ModelConfig, random_model
 from minigo_core.nn.training import MicroBatch, param_groups, sgd_step, torch_state_kept
@@ -45,7 +46,7 @@ def step_seconds(run_cfg: RunConfig, batch: int, steps: int = 3, threads: int = 
     times = []
     with torch_state_kept():
         torch.set_num_threads(threads)
-        net = random_model(cfg, 0, backend=tcfg.backend)
+        net = random_model(cfg, 0, backend=tcfg.backend, runtime=Runtime(threads=threads))
         net.train()
         opt = FlatSGD(param_groups(net, tcfg.l2), lr=1e-3, momentum=tcfg.momentum)
         for i in range(steps + 1):

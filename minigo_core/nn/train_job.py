@@ -4,7 +4,8 @@ One pass over the window's shards, starting from generation g-1's model; rank 0 
 with its provenance. The ranks are torch.distributed processes (gloo on CPU, nccl on CUDA) that meet at a TCP
 store (`torch.distributed.TCPStore`) hosted by rank 0 at a master address and port unique to each attempt
 (`minigo_core.cluster`: `launch` starts N local ranks, `slurm` finds the address of an srun step's). A rank
-that does not arrive fails the job after `--timeout` seconds (default $MINIGO_TRAIN_TIMEOUT_S, else 600);
+that does not arrive fails the job after `--timeout` seconds (default $MINIGO_TRAIN_TIMEOUT_S, else the config
+key `train.timeout_s`, 600 by default; the job's `Runtime`);
 one that dies mid-training, or whose node is lost, breaks its peers' collectives (gloo at once when its
 connections close, else after the timeout, which bounds every collective): the rank that notices fails
 naming the step, its peers and their nodes, and the timeout, and the train rule's `srun
@@ -39,13 +40,14 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 import numpy as np
 
 from minigo_core.base import config as config_mod
+from minigo_core.base.runtime import TRAIN_TIMEOUT_ENV, Runtime
 from minigo_core.cluster import launch
 from minigo_core.cluster.slurm import Master, node_name
 from minigo_core.data import layout, prefetch, shards, storage
@@ -58,8 +60,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TIMEOUT_S = 600.0
-TIMEOUT_ENV = "MINIGO_TRAIN_TIMEOUT_S"  # the default of `minigo train --timeout` when set
 STOPPED_EARLY = 3  # exit code of `--stop-after`: checkpointed, no model written
 RECENT_LOSSES = 20  # the final losses are the mean over this many last steps
 LOSS_NAMES = ("policy", "value", "ownership", "score")  # what a training step returns (nn.training.LOSSES)
@@ -72,21 +72,6 @@ class TrainError(RuntimeError):
 
 class TrainStopped(Exception):
     """The ranks stopped at a step boundary for `stop_requested` (SIGTERM), after rank 0's checkpoint."""
-
-
-def default_timeout(env: Mapping[str, str]) -> float:
-    """Seconds a rank waits for the others (at the store, in every collective): `TIMEOUT_ENV` from `env`
-    (which the Slurm profile's jobs inherit from the submitting shell), else DEFAULT_TIMEOUT_S."""
-    text = env.get(TIMEOUT_ENV, "").strip()
-    if not text:
-        return DEFAULT_TIMEOUT_S
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if value <= 0:
-        raise TrainError(f"{TIMEOUT_ENV}={text!r} is not a positive number of seconds; set it or unset it")
-    return value
 
 
 # ---- the job and its plan ----------------------------------------------------------------------------------
@@ -106,13 +91,26 @@ class TrainJob:
     master: Master | None = None  # where the ranks meet (None: one rank, no process group)
     stop_after: int | None = None
     prefetch_threads: int = 1
-    timeout_s: float = DEFAULT_TIMEOUT_S
+    # how the rank runs: its DSP cores and torch threads, ISA, the ranks' timeout (`minigo train` builds it
+    # from the command line); None: train.threads_per_rank cores and train.timeout_s
+    runtime: Runtime | None = None
     log_every: int = 10
     quiet: bool = False
     record_wall_time: bool = True  # False: identical inputs give a byte-identical model file
     extra_provenance: dict = field(default_factory=dict)
     # asked at every step boundary: True (on any rank) stops every rank there with a checkpoint (SIGTERM)
     stop_requested: Callable[[], bool] | None = None
+
+    @property
+    def rank_runtime(self) -> Runtime:
+        """`runtime`, or the config's: train.threads_per_rank cores, train.timeout_s."""
+        tcfg = self.cfg.train
+        return self.runtime or Runtime(threads=tcfg.threads_per_rank, train_timeout_s=tcfg.timeout_s)
+
+    @property
+    def timeout_s(self) -> float:
+        """Seconds a rank waits for the others (at the store, in every collective)."""
+        return self.rank_runtime.train_timeout_s
 
 
 @dataclass
@@ -287,7 +285,7 @@ def _train(job: TrainJob, trainer_cls: type[Trainer]) -> dict | None:
     plan = make_plan(job)
     tcfg = job.cfg.train
     seed = (job.cfg.seed * 1_000_003 + job.generation) % 2**63
-    trainer = trainer_cls.from_parent(job.parent, tcfg, seed, job.local_rank, plan.world)
+    trainer = trainer_cls.from_parent(job.parent, tcfg, seed, job.local_rank, plan.world, job.rank_runtime)
     run = _resume(job, plan, trainer, clock)
     feeder = _start(run)
     for step, micro in enumerate(feeder, start=run.start_step):
@@ -327,7 +325,9 @@ def _checkpoint_identity(job: TrainJob, plan: TrainPlan) -> dict:
         "chunk": plan.chunk,
         "shards": len(plan.window.shard_urls),
         "seed": job.cfg.seed,
-        "train": config_mod.to_plain(job.cfg.train),
+        # the training settings, less how long a rank waits for the others: a retry with a longer timeout
+        # (what a timed-out attempt asks for) resumes the same steps
+        "train": {k: v for k, v in config_mod.to_plain(job.cfg.train).items() if k != "timeout_s"},
     }
 
 
@@ -422,7 +422,8 @@ def _join(run: _Run) -> None:
     _say(
         job,
         f"rank {job.rank} of {run.plan.world} on node {node_name()} joined at {master.addr}:{master.port} "
-        f"(it waits at most {job.timeout_s:g} s for the others in a collective: --timeout, {TIMEOUT_ENV})",
+        f"(it waits at most {job.timeout_s:g} s for the others in a collective: --timeout, "
+        f"{TRAIN_TIMEOUT_ENV}, train.timeout_s)",
     )
 
 
@@ -589,11 +590,12 @@ def lost_peer_message(job: TrainJob, world: int, nodes: list[str], what: str, ex
     me = nodes[job.rank] if job.rank < len(nodes) else node_name()
     peers = [f"rank {r}" + (f" on node {nodes[r]}" if r < len(nodes) else "") for r in range(world)]
     peers = [p for r, p in enumerate(peers) if r != job.rank]
+    checkpoint = storage.join(job.work_dir, layout.CHECKPOINT)
     return (
         f"rank {job.rank} of {world} (node {me}): {what} failed ({type(exc).__name__}: {first_line}): a peer "
         f"({', '.join(peers)}) is gone, its process or its node lost, or did not answer within the process "
-        f"group's timeout of {job.timeout_s:g} s (--timeout, {TIMEOUT_ENV}); this rank stops. A retry of the "
-        f"job resumes from its last checkpoint ({storage.join(job.work_dir, layout.CHECKPOINT)}, every "
+        f"group's timeout of {job.timeout_s:g} s (--timeout, {TRAIN_TIMEOUT_ENV}, train.timeout_s); this "
+        f"rank stops. A retry of the job resumes from its last checkpoint ({checkpoint}, every "
         "train.checkpoint_every steps)"
     )
 

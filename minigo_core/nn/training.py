@@ -22,6 +22,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 from minigo_core.base import config as config_mod
+from minigo_core.base.runtime import Runtime
 from minigo_core.data import storage
 from minigo_core.nn import model as model_mod
 from minigo_core.nn import modelfile
@@ -252,17 +253,25 @@ class Trainer:
 
     @classmethod
     def from_parent(
-        cls, parent: str, tcfg: config_mod.TrainSettings, seed: int, local_rank: int, world: int
+        cls,
+        parent: str,
+        tcfg: config_mod.TrainSettings,
+        seed: int,
+        local_rank: int,
+        world: int,
+        runtime: Runtime | None = None,
     ) -> Trainer:
         """Set up torch for the rank (`seed` seeds its RNG), load the parent model, make the optimiser.
 
         Training goes on from the parent's raw weights where it has them (a model trained with
         `train.ema_decay`), else from its weights; the moving average from its weights (for generation 0,
-        or a parent trained without the average, the two are the same).
+        or a parent trained without the average, the two are the same). `runtime`: how the rank runs, its
+        `threads` the torch threads and the dsp kernels' cores (default: `tcfg.threads_per_rank` of them).
         """
-        device = _setup_torch(seed, tcfg.threads_per_rank, tcfg.backend, local_rank)
+        runtime = runtime or Runtime(threads=tcfg.threads_per_rank)
+        device = _setup_torch(seed, runtime.threads, tcfg.backend, local_rank)
         f = modelfile.read(parent)
-        net = model_mod.model_from_file(f, backend=tcfg.backend, threads=tcfg.threads_per_rank, raw=True)
+        net = model_mod.model_from_file(f, backend=tcfg.backend, runtime=runtime, raw=True)
         ema_start = None
         if tcfg.ema_decay is not None:
             ema_start = {k: torch.from_numpy(np.array(v)) for k, v in f.tensors.items()}

@@ -1,39 +1,21 @@
 """A model as a player: a network with MCTS (the compiled searcher, or the reference search), fixed readouts
-or a time budget a move, no root noise, seeded softpick; its search settings (`SearchSettings`)."""
+or a time budget a move, no root noise, seeded softpick; it searches as its `config.SearchSettings` say."""
 
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from minigo_core.base.config import RunConfig, SelfplaySettings
+from minigo_core.base.config import SearchSettings
 from minigo_core.game import coords, go
 from minigo_core.play.player import RESIGN, Player, PlayerError
 from minigo_core.search import engine, mcts, timed_search
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class SearchSettings:
-    """How a model player searches: fixed readouts, no root noise, softpick for the first moves, resign."""
-
-    readouts: int = 32
-    softpick_moves: int = 0  # moves (counted from the start of the game) chosen in proportion to visits
-    resign_threshold: float = -0.9  # resign when the root value, from the mover's view, is below this
-    move_time: float | None = None  # seconds a move may search (None: by readouts)
-    max_readouts: int | None = None  # the ceiling of a timed search (None: `readouts`)
-    chunk_readouts: int = 8  # a timed search reads the clock after every chunk of this many readouts
-    # the root search and the leaves a tree sends to the network at once (virtual loss when > 1); None: the
-    # run config's selfplay.search and selfplay.parallel_readouts. GUI play and analysis (`minigo gtp`,
-    # `minigo analysis`) default to PUCT with 8 leaves a batch (docs/GTP.md says why).
-    root: str | None = None
-    parallel_readouts: int | None = None
 
 
 class ModelPlayer(Player):
@@ -47,21 +29,17 @@ class ModelPlayer(Player):
     `search.move_time`), growing chunks of readouts on the kept tree until the budget or `max_readouts` (else
     `readouts`) (`timed_search.search_for`); before move `softpick_moves` the move is drawn in proportion
     to visits (seeded per game, so E games are E different games), after it the most visited move.
-    It resigns when the root value from its own view is below `resign_threshold` (-1 never resigns).
+    It resigns when the root value from its own view is below `resign_threshold` (-1 never resigns). The
+    other settings (the root search, the leaves a batch, PUCT's and Gumbel's constants) are `search`'s, whose
+    every move is `search.for_play`: no root noise, every move a full search.
     """
 
     def __init__(
-        self,
-        net: Any,
-        search: SearchSettings,
-        name: str = "model",
-        run_cfg: Any = None,
-        engine_name: str = "python",
+        self, net: Any, search: SearchSettings, name: str = "model", engine_name: str = "python"
     ) -> None:
         self.net = net
         self.search = search
         self.name = name
-        self.run_cfg = run_cfg
         self.engine_name = engine_name
         self.board_size = int(net.cfg.board_size)
         self._rng = np.random.default_rng(0)
@@ -84,15 +62,6 @@ class ModelPlayer(Player):
         self._mcts = None
         self._replayed = None
 
-    def _selfplay_base(self) -> SelfplaySettings:
-        """The run config's search settings with this player's root search and batch, where it sets them."""
-        base = self.run_cfg.selfplay if self.run_cfg is not None else SelfplaySettings()
-        if self.search.root is not None:
-            base = replace(base, search=self.search.root)
-        if self.search.parallel_readouts is not None:
-            base = replace(base, parallel_readouts=max(1, int(self.search.parallel_readouts)))
-        return base
-
     def new_search(self, komi: float, engine_name: str | None = None, seed: int | None = None) -> Any:
         """A search of this player's (its settings; `engine_name` default the player's): an `engine.Searcher`
         (compiled) or an `mcts.MCTSPlayer` (python), seeded with `seed` (default the game's)."""
@@ -106,24 +75,12 @@ class ModelPlayer(Player):
         return self._new_search(komi, engine_name or self.engine_name)
 
     def _new_search(self, komi: float, engine_name: str) -> Any:
-        settings = mcts.settings_for_evaluation(self._selfplay_base(), max(1, int(self.search.readouts)))
+        settings = self.search.for_play(max(1, int(self.search.readouts)))
         if engine_name == "compiled":
-            run_cfg = self.run_cfg or RunConfig(board_size=self.board_size, komi=komi)
-            compiled = engine.settings_for(
-                run_cfg,
-                self.net.cfg.feature_set,
-                selfplay=settings,
-                softpick_moves=self.search.softpick_moves,
-            )
+            compiled = engine.settings_for(settings, self.net.cfg.feature_set, self.board_size)
             return engine.Searcher(self.net, compiled, board_size=self.board_size, komi=komi, seed=self._seed)
         return mcts.MCTSPlayer(
-            self.net,
-            settings,
-            self.board_size,
-            komi,
-            self._rng,
-            feature_set=self.net.cfg.feature_set,
-            softpick_moves=self.search.softpick_moves,
+            self.net, settings, self.board_size, komi, self._rng, feature_set=self.net.cfg.feature_set
         )
 
     def genmove(self, position: go.Position) -> coords.Move | str:
@@ -177,8 +134,7 @@ class ModelPlayer(Player):
     def timed_chunk(self) -> int:
         """Readouts of a timed search's first chunk (Gumbel: at least its considered moves, so that chunk's
         sequential halving looks at all of them)."""
-        base = self._selfplay_base()
-        considered = base.gumbel_considered if base.search == "gumbel" else 1
+        considered = self.search.gumbel_considered if self.search.search == "gumbel" else 1
         return max(1, int(self.search.chunk_readouts), int(considered))
 
     def _search_step(self, position: go.Position) -> Callable[[int], tuple[coords.Move, float]]:
@@ -205,7 +161,7 @@ class ModelPlayer(Player):
 
         def python(n: int) -> tuple[coords.Move, float]:
             self.searched += n
-            reference.settings = mcts.settings_for_evaluation(reference.settings, n)
+            reference.settings = reference.settings.for_play(n)
             result = reference.search(position, full_search=True, noise=False)
             return result.move, float(result.root_value)
 

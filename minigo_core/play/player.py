@@ -15,7 +15,7 @@ class PlayerError(RuntimeError):
 
 class Player:
     """Base class: a player in a game refereed elsewhere. `komi_points`: the komi it receives beyond the
-    game's (reverse komi when negative, `SPEC+kP`/`SPEC-kP`); the referee (`match.play_game`) shifts the
+    game's (reverse komi when negative, `SPEC+kP`/`SPEC-kP`); the referee (`referee.referee_game`) shifts the
     game's komi by it and tells both players the komi actually played."""
 
     name: str = "player"

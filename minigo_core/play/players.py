@@ -1,18 +1,18 @@
 """Players for matches and for the GTP engine: a model (MCTS; `model_player`), an outside GTP engine,
 uniformly random moves, plain Monte-Carlo tree search (`uct:N`); `make_player` makes the one a spec names.
-The base class is `player_base.Player`; `ModelPlayer`, `SearchSettings`, `RESIGN`, `Player` and
-`PlayerError` are importable from here too.
+The base class is `player.Player`; `ModelPlayer`, `RESIGN`, `Player` and `PlayerError` are importable from
+here too. A model's search is a `config.SearchSettings`; `PlayerSetup` says how a match makes its players.
 
 A player is told the game's board size, komi and seed (`new_game`), asked for a move in a position whose
 `to_play` is its colour (`genmove` -> a move, `None` for pass, or `RESIGN`), and told each move its opponent
-played (`play`). The referee (`minigo_core.play.match`) keeps the authoritative `go.Position`; players that
+played (`play`). The referee (`minigo_core.play.referee`) keeps the authoritative `go.Position`; players that
 keep their own board (GTP engines) are kept in step through `play`.
 
 Player specs (command line and config `evaluate.opponents`):
 
 - `gen0`, `genN`, `previous` -- the model file `{root}/models/genNNNN.safetensors` (`previous`: generation
   G-1)
-- `gnugo:LEVEL` -- GNU Go at that level through GTP (`gtp_client.gnugo_argv`: Chinese rules, simple ko,
+- `gnugo:LEVEL` -- GNU Go at that level through GTP (`gtp_program.gnugo_argv`: Chinese rules, simple ko,
   no suicide, `--capture-all-dead`, so its games score the same under Tromp-Taylor)
 - `gnugo:LEVEL+rP`, `uct:N+rP` -- that player, except that on P% of its moves (a seeded coin per move) it
   plays `random`'s move instead (`MixedPlayer`): cheap, smoothly graded ladder rungs where neither `uct:N` nor
@@ -30,21 +30,23 @@ Player specs (command line and config `evaluate.opponents`):
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from minigo_core.base.config import SearchSettings
 from minigo_core.base.playerspec import HELP, MODEL_SUFFIXES, PlayerSpec, PlayerSpecError
+from minigo_core.base.runtime import Runtime
 from minigo_core.data import layout, storage
 from minigo_core.game import coords, go
 from minigo_core.nn.inference import load_for_inference
 from minigo_core.play.gtp_program import GTPClient, GTPError, find_pachi, gnugo_argv
-from minigo_core.play.model_player import ModelPlayer, SearchSettings
+from minigo_core.play.model_player import ModelPlayer
 from minigo_core.play.player import RESIGN, Player, PlayerError
 from minigo_core.search import engine
 
-__all__ = ["RESIGN", "ModelPlayer", "Player", "PlayerError", "SearchSettings", "make_player", "resolve_spec"]
+__all__ = ["RESIGN", "ModelPlayer", "Player", "PlayerError", "make_player", "resolve_spec"]
 from minigo_core.play.timecontrol import TimeSettings
 
 STARTUP_TIMEOUT = 60.0  # seconds an outside engine gets to answer its first command
@@ -82,6 +84,26 @@ class ResolvedPlayer:
         if self.argv:
             out["argv"] = list(self.argv)
         return out
+
+
+@dataclass(frozen=True)
+class PlayerSetup:
+    """How a match makes its players from their specs: a model's search, its network's backend and DSP
+    cores, and the GNU Go that `gnugo:L` specs run (None: the one installed)."""
+
+    search: SearchSettings = field(default_factory=SearchSettings)
+    backend: str = "dsp"
+    threads: int = 1
+    gnugo: str | None = None
+
+    def resolve(self, text: str, root: str | None = None, generation: int | None = None) -> ResolvedPlayer:
+        return resolve_spec(text, root, generation, self.gnugo)
+
+    def make(
+        self, spec: ResolvedPlayer, search: SearchSettings | None = None, nets: dict | None = None
+    ) -> Player:
+        """The player `spec` names; a model searches as `search` says (default: this setup's)."""
+        return make_player(spec, search or self.search, self.backend, self.threads, nets=nets)
 
 
 def resolve_spec(
@@ -367,19 +389,19 @@ class MixedPlayer(Player):
 
 def make_player(
     spec: ResolvedPlayer,
-    search: SearchSettings,
-    run_cfg: Any = None,
+    search: SearchSettings | None,
     backend: str = "dsp",
     threads: int = 1,
     gtp_timeout: float = 600.0,
     nets: dict | None = None,
     engine_name: str | None = None,
 ) -> Player:
-    """Create the player a spec names; `nets` shares one loaded network between players. `engine_name`:
-    compiled or python (default: compiled on the dsp backend, see `ModelPlayer`)."""
+    """Create the player a spec names, a model searching as `search` says (None: `SearchSettings()`); `nets`
+    shares one loaded network between players. `engine_name`: compiled or python (default: compiled on the
+    dsp backend, see `ModelPlayer`)."""
     if spec.komi_points is not None:
-        player = make_player(replace(spec, komi_points=None), search, run_cfg, backend, threads, gtp_timeout,
-                             nets, engine_name)  # fmt: skip
+        player = make_player(replace(spec, komi_points=None), search, backend, threads, gtp_timeout, nets,
+                             engine_name)  # fmt: skip
         player.name, player.komi_points = spec.name, float(spec.komi_points)
         return player
     if spec.random_percent is not None:
@@ -405,14 +427,15 @@ def make_player(
         net = load_network(spec.url, backend, threads, engine_name)
         if nets is not None:
             nets[key] = net
-    return ModelPlayer(net, search, name=spec.name, run_cfg=run_cfg, engine_name=engine_name)
+    return ModelPlayer(net, search or SearchSettings(), name=spec.name, engine_name=engine_name)
 
 
 def load_network(url: str, backend: str, threads: int, engine_name: str) -> Any:
-    """A model file's network for play: in the compiled engine's library (`compiled`, dsp only) or through
-    `nn/inference.py` (`python`: the fused engine, or torch)."""
+    """A model file's network for play, on `threads` DSP cores (or torch threads): in the compiled engine's
+    library (`compiled`, dsp only) or through `nn/inference.py` (`python`: the fused engine, or torch)."""
+    runtime = Runtime(threads=threads)
     if engine_name == "compiled":
         if backend != "dsp":
             raise PlayerError("the compiled engine runs the network in the dsp kernels: use the dsp backend")
-        return engine.load_network(url, threads=threads)
-    return load_for_inference(url, backend=backend, threads=threads)
+        return engine.load_network(url, runtime)
+    return load_for_inference(url, backend=backend, runtime=runtime)

@@ -33,7 +33,7 @@ import math
 import re
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from multiprocessing import get_context
 
 import numpy as np
@@ -42,11 +42,23 @@ from minigo_core.base.elo import NATS_PER_ELO, Z95, expected_score
 from minigo_core.rating import calibration as cal
 from minigo_core.rating.bradley_terry import information
 from minigo_core.rating.ladder import Ladder, LadderError, write_ladder
-from minigo_core.rating.rung_cost import side_cost
+from minigo_core.rating.ladder_walk import side_cost
 
 MAX_GAP = 250.0  # neighbours' largest fitted distance (Elo) before a uct:N rung is added between them
 MAX_PAIR_GAP = 600.0  # pairs further apart than this (fitted) carry too little per game to be chosen
 MAX_ROUND_GAMES = 2000  # games a chosen pair plays in a round at most
+
+
+@dataclass(frozen=True)
+class AdaptiveSettings:
+    """What the adaptive calibration aims at and how it spends: every rung's 95% half-width within +-`target`
+    Elo, `batch` games a chosen pair a round (more of a cheap pair: `round_cpu_s` CPU-seconds' worth), and at
+    most `max_cpu_s` CPU-seconds of new games (None: no limit)."""
+
+    target: float
+    batch: int = 20
+    max_cpu_s: float | None = None
+    round_cpu_s: float = 60.0
 
 
 def pair_costs(design: cal.CalibrationDesign) -> dict[tuple[str, str], float]:
@@ -115,13 +127,15 @@ def _covariance(
 
 
 def best_pairs(
-    rungs: tuple[str, ...], elos: dict[str, float], counts: dict[tuple[str, str], int],
-    costs: dict[tuple[str, str], float], anchor: str, target: float, batch: int, how_many: int,
-    board_size: int = 9, anchor_relative: bool = False,
+    design: cal.CalibrationDesign, elos: dict[str, float], counts: dict[tuple[str, str], int],
+    costs: dict[tuple[str, str], float], anchor: str, aim: AdaptiveSettings, how_many: int,
+    anchor_relative: bool = False,
 ) -> list[tuple[str, str]]:  # fmt: skip
-    """The `how_many` pairs whose next `batch` games cut the rungs' excess variance most per CPU-second:
-    the variance with the other rungs held fixed, or with `anchor_relative` that relative to the anchor."""
-    limit = (target / Z95 * NATS_PER_ELO) ** 2
+    """The `how_many` pairs of the design's rungs whose next `aim.batch` games cut the rungs' variance above
+    `aim.target` most per CPU-second: the variance with the other rungs held fixed, or with `anchor_relative`
+    that relative to the anchor."""
+    rungs, board_size, batch = design.rungs, design.board_size, aim.batch
+    limit = (aim.target / Z95 * NATS_PER_ELO) ** 2
     if anchor_relative:
         cov, index = _covariance(rungs, elos, counts, anchor, 1.0)
         var = np.diag(cov)
@@ -201,12 +215,12 @@ def _play(
 
 
 def run_adaptive(
-    design: cal.CalibrationDesign, *, anchor: str, anchor_elo: float, command: list[str], target: float,
-    batch: int, jobs: int, max_cpu_s: float | None, log: Callable[[str], None], progress: bool = False,
-    round_cpu_s: float = 60.0,
+    design: cal.CalibrationDesign, fit_settings: cal.FitSettings, aim: AdaptiveSettings, *, jobs: int,
+    log: Callable[[str], None], progress: bool = False,
 ) -> tuple[Ladder | None, int]:  # fmt: skip
     """Rounds of (neighbours' first games, fit, write the table, add a rung or play the best pairs) until
-    every rung is within +-`target` or `max_cpu_s` CPU-seconds of new games are spent."""
+    every rung is within +-`aim.target` or `aim.max_cpu_s` CPU-seconds of new games are spent."""
+    anchor, target, max_cpu_s = fit_settings.anchor, aim.target, aim.max_cpu_s
     played, spent0 = 0, cal.stored_games(design)[1]
     ladder = None
     while True:
@@ -218,7 +232,7 @@ def run_adaptive(
         if short:
             played += _play(design, short, first, jobs, progress)
             continue
-        ladder = cal.fit(design, anchor, anchor_elo, command)
+        ladder = cal.fit(design, fit_settings)
         ladder.provenance.update(target_ci=target, design="adaptive")
         try:
             write_ladder(ladder, design.ladder_file)
@@ -237,12 +251,13 @@ def run_adaptive(
         if worst <= target or (max_cpu_s is not None and spent >= max_cpu_s):
             return ladder, played
         costs = pair_costs(design)
-        pairs = best_pairs(design.rungs, elos, counts, costs, anchor, target, batch, max(1, jobs),
-                           design.board_size)  # fmt: skip
+        pairs = best_pairs(design, elos, counts, costs, anchor, aim, max(1, jobs))
         if not pairs:
             return ladder, played
         more = {
-            p: round_games(costs.get(p, sum(side_cost(r, design.board_size) for r in p)), batch)
+            p: round_games(
+                costs.get(p, sum(side_cost(r, design.board_size) for r in p)), aim.batch, aim.round_cpu_s
+            )
             for p in pairs
         }
         log("next: " + ", ".join(f"{a} vs {b} (+{more[(a, b)]})" for a, b in pairs))

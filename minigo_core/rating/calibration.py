@@ -5,7 +5,7 @@
 `uct:N`, `gnugo:L`, `gtp:...`), G games per pair, the pairs (every rung against the next `reach` rungs above
 it: neighbours and jumps of two by default), and one calibration seed. Each pair (lower rung a, upper rung
 b) is a match of G games, a taking Black in even-numbered games, seeded as `minigo evaluate` seeds a match
-(`search.match.match_seed(seed, None, a, b)`, then `game_seeds(match seed, game index)`), so game i of a
+(`play.referee.match_seed(seed, None, a, b)`, then `game_seeds(match seed, game index)`), so game i of a
 pair is the same game however and whenever it is played.
 
 Each pair's games are kept in `{ladder_dir}/{N}x{N}/{a}_vs_{b}.json` (a, b: `PlayerSpec.slug`), rewritten
@@ -37,12 +37,12 @@ from multiprocessing import get_context
 from pathlib import Path
 
 import minigo_core
-from minigo_core.base.config import RunConfig
+from minigo_core.base.config import RunConfig, SearchSettings
 from minigo_core.base.machine import cpu_model
 from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
 from minigo_core.data import storage
-from minigo_core.play.match import engine_cpu_seconds, game_seeds, match_seed, play_game
-from minigo_core.play.players import Player, PlayerError, SearchSettings, make_player, resolve_spec
+from minigo_core.play.players import Player, PlayerError, make_player, resolve_spec
+from minigo_core.play.referee import engine_cpu_seconds, game_seeds, match_seed, referee_game
 from minigo_core.rating.ladder import (
     LADDER_DIR,
     REPO,
@@ -53,7 +53,7 @@ from minigo_core.rating.ladder import (
     read_ladder,
     write_ladder,
 )
-from minigo_core.rating.rung_cost import side_cost
+from minigo_core.rating.ladder_walk import side_cost
 
 PAIR_FORMAT = "minigo-ladder-pair"
 PAIR_FORMAT_VERSION = 1
@@ -62,7 +62,7 @@ RUNG_KINDS = ("random", "uct", "gnugo", "pachi", "gtp")
 # so the uct:N series doubles up to there; GNU Go's levels form two plateaus (1-3 and 4-10) that short probe
 # matches cannot split further, so levels 1, 4, 6, 8 and 10 (the others add cost, not resolution). The probe
 # matches and the cost per game side behind this choice are in docs/BENCHMARKS.md ("The fixed Elo ladder");
-# `rung_cost.py` holds the cost model. The adaptive calibration (`--target-ci`, adaptive_calibration.py)
+# `ladder_walk.side_cost` is the cost model. The adaptive calibration (`--target-ci`, adaptive_calibration.py)
 # starts from uct:N every 4x (it adds a rung between two uct rungs fitted > 250 apart) up to the largest uct
 # rung whose games cost less than they narrow, then GNU Go levels 1, 4 and 10 (one per plateau, the anchor).
 DEFAULT_RUNGS: dict[int, tuple[str, ...]] = {
@@ -226,7 +226,7 @@ def _new_pair(design: CalibrationDesign, lower: str, upper: str) -> dict:
 
 def engine_cpu(players: list[Player]) -> float:
     """CPU seconds of the players' outside engines (GNU Go, Pachi) so far, from /proc (0 where unreadable):
-    the sum of `match.engine_cpu_seconds` (a player that starts a process per game counts every one)."""
+    the sum of `referee.engine_cpu_seconds` (a player that starts a process per game counts every one)."""
     return sum(engine_cpu_seconds(p) for p in players)
 
 
@@ -276,7 +276,7 @@ def play_pair(
             black, white = players if i % 2 == 0 else players[::-1]
             seeds = game_seeds(data["seed"], i)
             cpu0 = time.process_time() + engine_cpu(players)
-            game = play_game(black, white, design.board_size, design.komi, seeds)
+            game = referee_game(black, white, design.board_size, design.komi, seeds)
             cpu = time.process_time() + engine_cpu(players) - cpu0
             record = {**game, "black_name": black.name, "moves": len(game["moves"])}
             data["games"].append(_game_entry(i, lower, seeds, record, cpu))
@@ -437,8 +437,19 @@ def _versions(design: CalibrationDesign) -> dict:
     return out
 
 
-def fit(design: CalibrationDesign, anchor: str, anchor_elo: float, command: list[str]) -> Ladder:
+@dataclass(frozen=True)
+class FitSettings:
+    """How a calibration's table is fitted and recorded: the rung held fixed (`anchor`) at `anchor_elo`, and
+    the command its provenance names."""
+
+    anchor: str
+    anchor_elo: float
+    command: tuple[str, ...] | list[str]
+
+
+def fit(design: CalibrationDesign, fit_settings: FitSettings) -> Ladder:
     """One fit over every stored game between the design's rungs, with the calibration's provenance."""
+    anchor, anchor_elo, command = fit_settings.anchor, fit_settings.anchor_elo, fit_settings.command
     if anchor not in design.rungs:
         raise LadderError(
             f"the anchor {anchor} is not a rung ({', '.join(design.rungs)}); add it to --rungs or give "
@@ -498,10 +509,8 @@ def default_design(board_size: int, cfg: RunConfig | None = None) -> Calibration
 
 def calibrate(
     design: CalibrationDesign,
+    fit_settings: FitSettings,
     *,
-    anchor: str,
-    anchor_elo: float,
-    command: list[str],
     jobs: int = 1,
     max_new_games: int | None = None,
     fit_only: bool = False,
@@ -519,7 +528,7 @@ def calibrate(
         ]
         if short:
             return None, played
-    ladder = fit(design, anchor, anchor_elo, command)
+    ladder = fit(design, fit_settings)
     if fit_only and storage.exists(design.ladder_file):
         try:
             before = load_ladder(design.ladder_file).provenance

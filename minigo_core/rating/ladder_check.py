@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from dataclasses import dataclass
 
+from minigo_core.base.config import RunConfig, SearchSettings
 from minigo_core.base.elo import expected_score
 from minigo_core.base.machine import cpu_model
 from minigo_core.base.playerspec import PlayerSpec
 from minigo_core.data import storage
-from minigo_core.play.match import game_seeds, match_seed, play_game, search_settings
-from minigo_core.play.players import ResolvedPlayer, SearchSettings, make_player, resolve_spec
+from minigo_core.play.match import player_setup
+from minigo_core.play.players import PlayerSetup, ResolvedPlayer, make_player
+from minigo_core.play.referee import game_seeds, match_seed, referee_game
 from minigo_core.rating.calibration import (
     DEFAULT_SEED,
     PAIR_FORMAT,
@@ -212,27 +214,34 @@ def _outside_header(rating: dict, opponent: str, komi: float, seed: int) -> dict
     }
 
 
+@dataclass(frozen=True)
+class OutsideCheck:
+    """A check of a rating against a rung it was not rated on: `games` games against `opponent`, seeded by
+    `seed` (one the rating did not use)."""
+
+    opponent: str
+    games: int
+    seed: int
+
+
 def play_outside(
     rating: dict,
-    opponent: str,
-    games: int,
-    seed: int,
+    check: OutsideCheck,
     path: str,
     komi: float,
     *,
     resolved: ResolvedPlayer | None = None,
-    search: SearchSettings | None = None,
-    run_cfg: Any = None,
-    backend: str = "dsp",
-    threads: int = 1,
-    gnugo: str | None = None,
+    setup: PlayerSetup | None = None,
 ) -> dict:
-    """Play the missing games of the first `games` of the rated player against the rung `opponent`, saving
-    them in `path` as they finish (at most once a second, and after the last or a failure), and return the
-    file's data. Game i is seeded `game_seeds(match_seed(seed, None, player, opponent), i)`, the player Black
-    in even-numbered games, as `ladder rate` seeds its games against a rung: a rerun plays only what is
-    missing, the same games. `resolved`/`search`/`run_cfg`: the player (default: `rating["spec"]` resolved,
-    a model's search from the run config as `ladder rate` has it)."""
+    """Play the missing games of the first `check.games` of the rated player against the rung
+    `check.opponent`, saving them in `path` as they finish (at most once a second, and after the last or a
+    failure), and return the file's data. Game i is seeded `game_seeds(match_seed(check.seed, None, player,
+    opponent), i)`, the player Black in even-numbered games, as `ladder rate` seeds its games against a rung:
+    a rerun plays only what is missing, the same games. `resolved`: the player (default: `rating["spec"]`
+    resolved), made by `setup` (default: `PlayerSetup()`; a model's search from the run config as `ladder
+    rate` has it: `match.player_setup`)."""
+    opponent, games, seed = check.opponent, check.games, check.seed
+    setup = setup or PlayerSetup()
     header = _outside_header(rating, opponent, komi, seed)
     data = read_pair(path) or {**header, "games": []}
     for key, value in header.items():
@@ -245,18 +254,18 @@ def play_outside(
     todo = [i for i in range(games) if i not in have]
     if not todo:
         return data
-    resolved = resolved or resolve_spec(rating["spec"], gnugo_path=gnugo)
+    resolved = resolved or setup.resolve(rating["spec"])
     players = []
     saved, unsaved = time.monotonic(), False
     try:
-        players.append(make_player(resolved, search or SearchSettings(), run_cfg, backend, threads))
-        players.append(make_player(resolve_spec(opponent, gnugo_path=gnugo), SearchSettings(readouts=1)))
+        players.append(setup.make(resolved))
+        players.append(make_player(setup.resolve(opponent), SearchSettings(readouts=1)))
         for i in todo:
             player_black = i % 2 == 0
             black, white = players if player_black else players[::-1]
             seeds = game_seeds(header["seed"], i)
             cpu0 = time.process_time() + engine_cpu(players)
-            game = play_game(black, white, rating["board_size"], komi, seeds)
+            game = referee_game(black, white, rating["board_size"], komi, seeds)
             cpu = time.process_time() + engine_cpu(players) - cpu0
             colour = game["winner_colour"]
             data["games"].append(
@@ -292,29 +301,23 @@ def _save(path: str, data: dict) -> bool:
 def check_outside(
     ladder: Ladder,
     rating: dict,
-    opponent: str,
-    games: int,
-    seed: int,
+    check: OutsideCheck,
     out_dir: str,
     *,
     rating_file: str = "<rating>",
     resolved: ResolvedPlayer | None = None,
-    search: SearchSettings | None = None,
-    run_cfg: Any = None,
-    backend: str = "dsp",
-    threads: int = 1,
-    gnugo: str | None = None,
+    setup: PlayerSetup | None = None,
 ) -> dict:
     """Check a rating (`ladder_rate.read_rating` of `rating_file`) against a rung it was not rated on:
-    `outside_refusal` first (nothing is played when it refuses), then `games` games (`play_outside`, kept in
-    `outside_file` under `out_dir`, resumable), set against `predict_outside`. "inside_band95" /
+    `outside_refusal` first (nothing is played when it refuses), then `check.games` games (`play_outside`,
+    kept in `outside_file` under `out_dir`, resumable), set against `predict_outside`. "inside_band95" /
     "inside_band99": whether the points fall in the bands at the two ratings; "inside_band95_with_uncertainty"
     whether they fall in the band widened by the two ratings' intervals."""
+    opponent, games, seed = check.opponent, check.games, check.seed
     outside_refusal(ladder, rating, opponent, seed, rating_file)
     komi = float(ladder.provenance.get("komi", rating["komi"]))
     path = outside_file(out_dir, ladder.board_size, rating["spec"], opponent)
-    data = play_outside(rating, opponent, games, seed, path, komi, resolved=resolved, search=search,
-                        run_cfg=run_cfg, backend=backend, threads=threads, gnugo=gnugo)  # fmt: skip
+    data = play_outside(rating, check, path, komi, resolved=resolved, setup=setup)
     kept = sorted((g for g in data["games"] if int(g["index"]) < games), key=lambda g: int(g["index"]))
     result = predict_outside(ladder, rating, opponent, len(kept))
     points = sum(float(g["score"]) for g in kept)
@@ -341,7 +344,13 @@ def check_outside(
 
 
 def check_rating_file(
-    ladder: Ladder, rating_file: str, opponent: str, games: int, seed: int, out_dir: str, cfg: Any = None
+    ladder: Ladder,
+    rating_file: str,
+    opponent: str,
+    games: int,
+    seed: int,
+    out_dir: str,
+    cfg: RunConfig | None = None,
 ) -> dict:
     """`minigo ladder check --rating FILE RUNG`: the rating read (`read_rating`), the rung's name normalised,
     `outside_refusal` before anything is resolved or played, then `check_outside` with the player as it was
@@ -350,17 +359,17 @@ def check_rating_file(
     rating = read_rating(rating_file)
     name = rung_name(opponent)
     outside_refusal(ladder, rating, name, seed, rating_file)
-    gnugo = cfg.evaluate.gnugo if cfg else None
-    resolved = resolve_spec(rating["spec"], cfg.root if cfg else None, None, gnugo)
+    setup = player_setup(cfg)
+    resolved = setup.resolve(rating["spec"], cfg.root if cfg else None)
     if resolved.kind == "model" and cfg is None:
         raise LadderError(
             f"{rating_file}: checking the model {rating['spec']!r} needs --config (its search: "
             "evaluate.readouts, as it was rated)"
         )
-    return check_outside(ladder, rating, name, games, seed, out_dir, rating_file=rating_file,
-                         resolved=resolved, search=search_settings(cfg) if cfg else SearchSettings(),
-                         run_cfg=cfg, backend=cfg.model.backend if cfg else "dsp",
-                         threads=cfg.selfplay.threads if cfg else 1, gnugo=gnugo)  # fmt: skip
+    check = OutsideCheck(name, games, seed)
+    return check_outside(
+        ladder, rating, check, out_dir, rating_file=rating_file, resolved=resolved, setup=setup
+    )
 
 
 def check_line(result: dict) -> str:

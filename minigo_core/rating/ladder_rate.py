@@ -7,7 +7,7 @@ against below a rung it scores under 50% against, `min_games_per_rung` games eac
 within the target half-width, or the game budget is spent, or it is off either end of the table (it scores
 >= 50% against the top rung, or <= 50% against the bottom one). The rating file's "stopped" says which
 ("rated", "max_games", "above_top_rung", "below_bottom_rung") and "bracketed" whether a bracket was reached.
-Games are seeded as a match of `minigo evaluate` is (`search.match.match_seed(seed, None, player, rung)`,
+Games are seeded as a match of `minigo evaluate` is (`play.referee.match_seed(seed, None, player, rung)`,
 then `game_seeds(match seed, index)`). The rating is `ladder.rate_with_fixed_rungs` over every game, the
 rungs held at their calibrated ratings; the komi is the ladder's (its provenance), the one its rungs were
 rated at.
@@ -23,13 +23,13 @@ import json
 import math
 import time
 from collections.abc import Callable
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
 
+from minigo_core.base.config import SearchSettings
 from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
 from minigo_core.play.gtp_program import find_gnugo
-from minigo_core.play.match import cpu_seconds, game_seeds, match_seed, play_game
-from minigo_core.play.players import Player, ResolvedPlayer, SearchSettings, make_player, resolve_spec
+from minigo_core.play.players import Player, PlayerSetup, ResolvedPlayer, make_player
+from minigo_core.play.referee import cpu_seconds, game_seeds, match_seed, referee_game
 from minigo_core.rating.ladder import Ladder, LadderError, Rating, rate_with_fixed_rungs
 from minigo_core.rating.ladder_walk import bracket, next_rung, off_the_end
 
@@ -99,7 +99,7 @@ def _play_batch(
     for i in range(first, first + count):
         player_black = i % 2 == 0
         black, white = (player, rung) if player_black else (rung, player)
-        game = play_game(black, white, board_size, komi, game_seeds(seed, i))
+        game = referee_game(black, white, board_size, komi, game_seeds(seed, i))
         scores.append(_score(game, player_black))
     return scores
 
@@ -108,45 +108,53 @@ def _per_game(played: dict[str, list[float]]) -> list[tuple[str, float]]:
     return [(rung, s) for rung, scores in played.items() for s in scores]
 
 
+@dataclass(frozen=True)
+class RatingRequest:
+    """What a rating asks for: the komi of its games, the seed of its matches against the rungs, where it
+    starts (None: `ladder_walk.next_rung`'s first guess), the 95% half-width it stops at, its game budget,
+    the games a step against one rung, and the games a rung needs before it counts."""
+
+    komi: float
+    seed: int
+    start_elo: float | None = None
+    target_half_width: float = 100.0
+    max_games: int = 400
+    batch: int = DEFAULT_BATCH
+    min_games_per_rung: int = 10
+
+
 def rate_player(
     resolved: ResolvedPlayer,
     ladder: Ladder,
-    *,
-    komi: float,
-    search: SearchSettings,
-    seed: int,
-    start_elo: float | None = None,
-    target_half_width: float = 100.0,
-    max_games: int = 400,
-    batch: int = DEFAULT_BATCH,
-    min_games_per_rung: int = 10,
-    run_cfg: Any = None,
-    backend: str = "dsp",
-    threads: int = 1,
-    gnugo: str | None = None,
+    request: RatingRequest,
+    setup: PlayerSetup,
     log: Callable[[str], None] = lambda line: None,
 ) -> dict:
-    """Rate `resolved` against `ladder` adaptively; returns the result (see `result_json`)."""
+    """Rate `resolved` (made by `setup`) against `ladder` adaptively; returns the result (see
+    `result_json`)."""
     started, cpu0 = time.time(), cpu_seconds()
-    estimate = None if start_elo is None else Rating(start_elo, (start_elo, start_elo), 0)
+    start = request.start_elo
+    estimate = None if start is None else Rating(start, (start, start), 0)
     played: dict[str, list[float]] = {}
     rungs: dict[str, Player] = {}
-    player = make_player(resolved, search, run_cfg, backend, threads)
+    player = setup.make(resolved)
     try:
         while True:
             totals = {r: (sum(s), len(s)) for r, s in played.items()}
             rung = next_rung(
-                ladder, estimate, totals, min_games_per_rung, target_half_width, max_games=max_games
-            )
+                ladder, estimate, totals, request.min_games_per_rung, request.target_half_width,
+                max_games=request.max_games,
+            )  # fmt: skip
             if rung is None:
                 break
             if rung not in rungs:
-                rungs[rung] = make_player(resolve_spec(rung, gnugo_path=gnugo), SearchSettings(readouts=1))
+                rungs[rung] = make_player(setup.resolve(rung), SearchSettings(readouts=1))
             have = len(played.get(rung, []))
-            count = batch if have >= min_games_per_rung else min(batch, min_games_per_rung - have)
-            count = min(count, max_games - sum(n for _, n in totals.values()))
-            rung_seed = match_seed(seed, None, resolved.name, rung)
-            scores = _play_batch(player, rungs[rung], have, count, rung_seed, ladder.board_size, komi)
+            batch, least = request.batch, request.min_games_per_rung
+            count = batch if have >= least else min(batch, least - have)
+            count = min(count, request.max_games - sum(n for _, n in totals.values()))
+            rung_seed = match_seed(request.seed, None, resolved.name, rung)
+            scores = _play_batch(player, rungs[rung], have, count, rung_seed, ladder.board_size, request.komi)
             played.setdefault(rung, []).extend(scores)
             now = rate_with_fixed_rungs(_per_game(played), ladder, interval="wald")
             log(
@@ -158,18 +166,7 @@ def rate_player(
         for p in rungs.values():
             p.close()
     rating = rate_with_fixed_rungs(_per_game(played), ladder)
-    result = result_json(
-        resolved,
-        ladder,
-        rating,
-        played,
-        komi,
-        seed,
-        max_games,
-        target_half_width,
-        started,
-        min_games_per_rung,
-    )
+    result = result_json(resolved, ladder, rating, played, request, started)
     return {
         **result,
         "cpu_seconds": round(cpu_seconds() - cpu0, 3),  # its games' and GNU Go's CPU
@@ -182,12 +179,8 @@ def result_json(
     ladder: Ladder,
     rating: Rating,
     played: dict[str, list[float]],
-    komi: float,
-    seed: int,
-    max_games: int,
-    target_half_width: float,
+    request: RatingRequest,
     started: float,
-    min_games_per_rung: int = 10,
 ) -> dict:
     """The rating file: the player, its rating and interval, bracket, games per rung, why it stopped.
 
@@ -198,6 +191,8 @@ def result_json(
     <= 50% against its bottom one, so no rung can bound it on that side: `ladder_walk.off_the_end`).
     "table_rungs": the rungs it could play (the table less `--without` and rungs left out), "rungs" the ones
     it played."""
+    komi, seed, max_games = request.komi, request.seed, request.max_games
+    target_half_width, min_games_per_rung = request.target_half_width, request.min_games_per_rung
     totals = {r: (sum(s), len(s)) for r, s in played.items()}
     pair = bracket(ladder, totals, min_games_per_rung)
     elo = ladder.ratings()

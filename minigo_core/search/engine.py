@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from minigo_core.base import native
-from minigo_core.base.config import RunConfig, SelfplaySettings, selfplay_config
+from minigo_core.base.config import SearchSettings
+from minigo_core.base.runtime import DEFAULT_RUNTIME, Runtime
 from minigo_core.game import native_replay
 from minigo_core.nn import fused, modelfile
 
@@ -32,8 +33,8 @@ feature_set_id = native_replay.feature_set_id
 class EngineSettings(ctypes.Structure):
     """engine_capi.h's `MgEngineSettings` (the engine's search settings), field for field.
 
-    Not `players.SearchSettings` (how a model player searches in a match): this is the whole struct the
-    compiled engine reads, built from a run config's `selfplay` section by `settings_for`.
+    The C side of `config.SearchSettings` (the one type of a search's settings, self-play's and a player's),
+    built from it by `settings_for` and nowhere else.
     """
 
     _fields_ = [
@@ -89,10 +90,6 @@ ENGINE_FUNCTIONS: dict[str, native.Signature] = {
 }
 
 
-def _size_pool(handle: ctypes.CDLL) -> None:
-    handle.mg_set_num_threads(fused.default_num_threads())
-
-
 LIBRARY = native.Library(
     "minigo_core.search",
     "_engine",
@@ -100,7 +97,6 @@ LIBRARY = native.Library(
     structs=(EngineSettings,),
     sizeof_prefix="mg_engine",
     env="MINIGO_ENGINE_LIB",
-    on_load=_size_pool,
 )
 
 
@@ -113,60 +109,38 @@ def _ptr(a: np.ndarray, ctype: type) -> Any:
     return a.ctypes.data_as(ctypes.POINTER(ctype))
 
 
-def set_num_threads(n: int) -> None:
-    """DSP cores (worker threads) of the engine's network."""
-    if int(n) < 1:
-        raise ValueError(f"the number of DSP cores must be at least 1, got {n}")
-    lib().mg_set_num_threads(int(n))
-
-
-def load_network(url: str, threads: int | None = None) -> fused.FusedModel:
-    """The model file at `url` as a fused network inside the engine library (`threads` DSP cores)."""
+def load_network(url: str, runtime: Runtime = DEFAULT_RUNTIME) -> fused.FusedModel:
+    """The model file at `url` as a fused network inside the engine library, run as `runtime` says (its
+    `threads` DSP cores, `isa`, `winograd`)."""
     handle = lib()
-    if threads is not None:
-        set_num_threads(threads)
     f = modelfile.read(url)
-    return fused.FusedModel(f.config, f.tensors, f.provenance, library=handle)
+    return fused.FusedModel(f.config, f.tensors, f.provenance, library=handle, runtime=runtime)
 
 
-def settings_for(
-    run_cfg: RunConfig,
-    feature_set: str,
-    *,
-    generation: int | None = None,
-    selfplay: SelfplaySettings | None = None,
-    softpick_moves: int | None = None,
-    random_symmetry: bool = True,
-) -> EngineSettings:
-    """The engine's settings from the run config's `selfplay` section (or `selfplay`), read as MCTSPlayer
-    reads them: softpick moves and the Dirichlet alpha from the run config's rules for the board size. With
-    `selfplay.readouts_schedule`, `generation` says whose self-play: its readouts (`selfplay_config`)."""
-    if generation is not None:
-        run_cfg = selfplay_config(run_cfg, generation)
-    s = selfplay or run_cfg.selfplay
-    if s.readouts_schedule is not None:
-        raise ValueError("selfplay.readouts_schedule is set: give the generation whose self-play this is")
-    if s.search not in SEARCHES:
-        raise ValueError(f"selfplay.search {s.search!r} is not one of {', '.join(SEARCHES)}")
+def settings_for(search: SearchSettings, feature_set: str, board_size: int) -> EngineSettings:
+    """`search` as the engine's C struct, for a network of `feature_set` on a `board_size` board: the one
+    place a search's settings cross into the engine (the Dirichlet alpha resolved for the board size)."""
+    if search.search not in SEARCHES:
+        raise ValueError(f"selfplay.search {search.search!r} is not one of {', '.join(SEARCHES)}")
     feature_set_number = feature_set_id(feature_set)
     return EngineSettings(
-        search=SEARCHES[s.search],
-        readouts=int(s.readouts),
-        fast_readouts=int(s.fast_readouts),
-        parallel_readouts=int(s.parallel_readouts),
-        full_search_fraction=float(s.full_search_fraction),
-        c_base=float(s.c_base),
-        c_init=float(s.c_init),
-        dirichlet_weight=float(s.dirichlet_weight),
-        dirichlet_alpha=float(run_cfg.dirichlet_alpha),
-        softpick_moves=int(run_cfg.softpick_moves if softpick_moves is None else softpick_moves),
-        init_unvisited_loss=int(s.init_unvisited == "loss"),
-        resign_threshold=float(s.resign_threshold),
-        resign_disabled_fraction=float(s.resign_disabled_fraction),
-        gumbel_considered=int(s.gumbel_considered),
-        random_symmetry=int(bool(random_symmetry)),
-        gumbel_c_visit=float(s.gumbel_c_visit),
-        gumbel_c_scale=float(s.gumbel_c_scale),
+        search=SEARCHES[search.search],
+        readouts=int(search.readouts),
+        fast_readouts=int(search.fast_readouts),
+        parallel_readouts=int(search.parallel_readouts),
+        full_search_fraction=float(search.full_search_fraction),
+        c_base=float(search.c_base),
+        c_init=float(search.c_init),
+        dirichlet_weight=float(search.dirichlet_weight),
+        dirichlet_alpha=float(search.noise_alpha(board_size)),
+        softpick_moves=int(search.softpick_moves),
+        init_unvisited_loss=int(search.init_unvisited == "loss"),
+        resign_threshold=float(search.resign_threshold),
+        resign_disabled_fraction=float(search.resign_disabled_fraction),
+        gumbel_considered=int(search.gumbel_considered),
+        random_symmetry=int(bool(search.random_symmetry)),
+        gumbel_c_visit=float(search.gumbel_c_visit),
+        gumbel_c_scale=float(search.gumbel_c_scale),
         feature_set=feature_set_number,
         max_game_length=0,
         stop_after_moves=0,

@@ -22,7 +22,6 @@ values from the view of the player to move (the model's `DualNet`).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -31,7 +30,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from minigo_core.base.config import RunConfig, SelfplaySettings
+from minigo_core.base.config import RunConfig, SearchSettings
 from minigo_core.game import coords, features, go, symmetries
 from minigo_core.search import gumbel
 
@@ -275,46 +274,38 @@ def search_moves(position: go.Position) -> np.ndarray:
 class MCTSPlayer:
     """Plays moves by PUCT search; keeps the tree between moves and reuses the subtree of the move played.
 
-    `settings` is the run's `SelfplaySettings` (readouts, fast_readouts, parallel_readouts, c_base, c_init,
-    dirichlet_weight, init_unvisited). `softpick_moves` and `dirichlet_alpha` default to the run config's
-    rules (`RunConfig.softpick_moves`, `RunConfig.dirichlet_alpha`) for this board size.
+    `settings` is the search's `SearchSettings` (readouts, fast_readouts, parallel_readouts, c_base, c_init,
+    dirichlet_weight, init_unvisited, the root search, softpick moves, random symmetries); root noise's
+    Dirichlet alpha is `settings.noise_alpha(board_size)`.
     """
 
     def __init__(
         self,
         net: Evaluator,
-        settings: SelfplaySettings,
+        settings: SearchSettings,
         board_size: int,
         komi: float,
         rng: np.random.Generator,
         *,
         feature_set: str | None = None,
-        softpick_moves: int | None = None,
-        dirichlet_alpha: float | None = None,
-        random_symmetry: bool = True,
     ) -> None:
-        defaults = RunConfig(board_size=board_size, komi=komi, selfplay=settings)
         self.net = net
         self.settings = settings
         self.board_size = board_size
         self.komi = komi
         self.rng = rng
         if feature_set is None:
-            feature_set = getattr(getattr(net, "cfg", None), "feature_set", None) or defaults.features
+            feature_set = getattr(getattr(net, "cfg", None), "feature_set", None) or RunConfig.features
         self.feature_set = feature_set
-        self.softpick_moves = defaults.softpick_moves if softpick_moves is None else softpick_moves
-        self.dirichlet_alpha = defaults.dirichlet_alpha if dirichlet_alpha is None else dirichlet_alpha
-        self.random_symmetry = random_symmetry
+        self.softpick_moves = settings.softpick_moves
+        self.dirichlet_alpha = settings.noise_alpha(board_size)
+        self.random_symmetry = settings.random_symmetry
         self.max_game_length = 2 * board_size * board_size
         self.root: MCTSNode | None = None
         self.times = SearchTimes()
 
         self._extract_batch = features.extract_batch
         self._symmetries = symmetries
-
-    @classmethod
-    def from_run_config(cls, net: Evaluator, run_cfg: RunConfig, rng: np.random.Generator) -> MCTSPlayer:
-        return cls(net, run_cfg.selfplay, run_cfg.board_size, run_cfg.komi, rng, feature_set=run_cfg.features)
 
     # ---- the tree ----
     def set_root(self, position: Any) -> MCTSNode:
@@ -529,15 +520,3 @@ def count_nodes(root: MCTSNode) -> int:
         count += 1
         stack.extend(node.children.values())
     return count
-
-
-def settings_for_evaluation(settings: SelfplaySettings, readouts: int) -> SelfplaySettings:
-    """Search settings for match play: fixed readouts, every move a full search, no root noise."""
-    return dataclasses.replace(
-        settings,
-        readouts=readouts,
-        fast_readouts=readouts,
-        full_search_fraction=1.0,
-        dirichlet_weight=0.0,
-        readouts_schedule=None,
-    )

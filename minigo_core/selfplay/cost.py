@@ -1,5 +1,5 @@
 """What a run costs before it runs: `minigo cost --config C` (per generation and for the whole run). It plays
-(a probe self-play job of the compiled engine), so it sits in the search layer, not in `report`.
+(a probe self-play job of the compiled engine), so it sits with self-play, not in `report`.
 
 Measured here, on this CPU, in process CPU seconds (one core per self-play job and per training rank):
 - self-play: a probe job of the config's net (random weights), board, features and search plays K games (the
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minigo_core.base.config import RunConfig, readouts_at, selfplay_config, window_size
+from minigo_core.base.config import RunConfig, readouts_at, search_settings, selfplay_config, window_size
 from minigo_core.base.machine import cpu_model
 from minigo_core.data import schedule, shards
 from minigo_core.data.gamefile import GameRecord, write_game
@@ -83,8 +83,8 @@ def _probe_config(cfg: RunConfig, readouts: int) -> RunConfig:
 
 def _play_probe(cfg: RunConfig, url: str, k: int, moves: int, out_dir: str) -> tuple[float, int, list]:
     """CPU seconds, readouts and the finished records of K probe games of `moves` moves."""
-    net = engine.load_network(url, threads=1)
-    settings = engine.settings_for(cfg, cfg.features)
+    net = engine.load_network(url)  # one DSP core, the widest ISA
+    settings = engine.settings_for(search_settings(cfg), cfg.features, cfg.board_size)
     settings.stop_after_moves = moves  # the games stop there; their searches are the full games' own
     search_meta = selfplay_game.search_metadata(cfg, "compiled")
     model = {"url": url, "generation": 0, "sha256": None}
@@ -152,7 +152,7 @@ def measure(cfg: RunConfig, probe_moves: int = 8, probe_readouts: int = PROBE_RE
     """The per-unit costs of `cfg` on this CPU (a few seconds to a minute: a probe job, a few steps)."""
     k = max(1, min(cfg.selfplay.games_per_job, MAX_PROBE_K))
     probe = _probe_config(cfg, max(2, min(probe_readouts, most_readouts(cfg))))
-    with tempfile.TemporaryDirectory(prefix="minigo-plan-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="minigo-cost-") as tmp:
         url = os.path.join(tmp, "probe.safetensors")
         model_cfg = ModelConfig.from_run(cfg)
         save_model(url, random_model(model_cfg, cfg.seed), {"generation": 0, "kind": "cost probe"})
@@ -177,7 +177,7 @@ def measure(cfg: RunConfig, probe_moves: int = 8, probe_readouts: int = PROBE_RE
     )
 
 
-# ------------------------------------------------------------------------------------------------ the plan
+# ------------------------------------------------------------------------------------------ the run's cost
 
 
 @dataclass(frozen=True)
@@ -360,13 +360,13 @@ def to_json(cfg: RunConfig, m: Measured, moves: int, run: RunCost) -> dict:
 
 
 def format_cost(cfg: RunConfig, source: str, m: Measured, moves: int, run: RunCost) -> str:
-    """The plan as text: what was measured, what is assumed, a generation at steady state, the whole run."""
+    """The cost as text: what was measured, what is assumed, a generation at steady state, the whole run."""
     n = cfg.board_size
     steady = run.generations[steady_generation(cfg)]
     ranks = rank_counts(cfg.train.ranks)
     s = selfplay_config(cfg, steady.generation).selfplay  # the steady generation's readouts
     lines = [
-        f"Cost plan for {source}: {n}x{n}, {cfg.model.blocks}x{cfg.model.filters} net ({cfg.features}), "
+        f"Cost of a run of {source}: {n}x{n}, {cfg.model.blocks}x{cfg.model.filters} net ({cfg.features}), "
         f"{cfg.generations} generations of {s.games:,} games",
         f"measured on this CPU ({m.cpu}), CPU seconds of one core:",
         f"  self-play  {1e3 * m.readout_s:.3f} ms a readout ({m.probe_k} games of a job batched); a move "

@@ -1,10 +1,10 @@
 """One self-play game: its random stream, its moves, its record (the game file's rows and metadata).
 
-The Python reference (`minigo_core.search.mcts`) plays a game here move by move (`play_game`); the compiled
-engine (`minigo_core.search.engine`) plays whole games and `compiled_game_record` turns each into the same
-record. The rest of this docstring describes the reference; the engine does the same with its own random
-stream per game (search.h), so a game's file depends on (run seed, generation, game index, model, config,
-engine) only.
+The Python reference (`minigo_core.search.mcts`) plays a game here move by move (`play_selfplay_game`);
+the compiled engine (`minigo_core.search.engine`) plays whole games and `compiled_game_record` turns each
+into the same record. The rest of this docstring describes the reference; the engine does the same with its
+own random stream per game (search.h), so a game's file depends on (run seed, generation, game index, model,
+config, engine) only.
 
 Every random choice (which moves get a full search, root noise, softpick, symmetries, whether resignation is
 disabled) comes from one numpy Generator seeded by `SeedSequence([run seed, generation, game index])`, so the
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from minigo_core import __version__
-from minigo_core.base.config import RunConfig, SelfplaySettings, selfplay_config
+from minigo_core.base.config import RunConfig, SelfplaySettings, search_settings, selfplay_config
 from minigo_core.data import gamefile
 from minigo_core.data.gamefile import GameRecord
 from minigo_core.game import coords, go
@@ -52,7 +52,7 @@ class GameTiming:
 
     clock: Any = time.perf_counter
     wall_s: float = 0.0
-    first_move_s: float = 0.0  # from play_game's start to the first move chosen
+    first_move_s: float = 0.0  # from play_selfplay_game's start to the first move chosen
     search_s: float = 0.0
     network_s: float = 0.0
     features_s: float = 0.0
@@ -73,7 +73,7 @@ def _evaluator(net: Any) -> Any:
     return net
 
 
-def play_game(
+def play_selfplay_game(
     net: Any,
     run_cfg: RunConfig,
     generation: int,
@@ -83,7 +83,6 @@ def play_game(
     model_sha256: str | None = None,
     model_generation: int | None = None,
     timing: GameTiming | None = None,
-    on_first_move: Any = None,
 ) -> GameRecord:
     """Play one self-play game with `net` and return its record (not yet written); with
     `selfplay.readouts_schedule`, at the generation's readouts (`config.selfplay_config`)."""
@@ -95,12 +94,13 @@ def play_game(
     rng = game_rng(run_cfg.seed, generation, game_index)
     resign_enabled = bool(rng.random() >= s.resign_disabled_fraction)
     feature_set = getattr(getattr(net, "cfg", None), "feature_set", None) or run_cfg.features
-    player = MCTSPlayer(_evaluator(net), s, run_cfg.board_size, run_cfg.komi, rng, feature_set=feature_set)
+    search = search_settings(run_cfg)
+    player = MCTSPlayer(
+        _evaluator(net), search, run_cfg.board_size, run_cfg.komi, rng, feature_set=feature_set
+    )
     player.times.clock = clock
 
     def first_move_chosen() -> None:
-        if on_first_move is not None:
-            on_first_move()
         if timing is not None:
             timing.first_move_s = clock() - t_start
 
@@ -108,8 +108,9 @@ def play_game(
     played_by = generation if model_generation is None else model_generation
     model = {"url": str(model_url), "generation": int(played_by), "sha256": model_sha256}
     seed = {"run_seed": run_cfg.seed, "generation": int(generation), "game": int(game_index)}
-    search = search_metadata(run_cfg, "python", random_symmetry=player.random_symmetry)
-    record = game_record(game, game_metadata(run_cfg, feature_set, model, seed, game, search))
+    record = game_record(
+        game, game_metadata(run_cfg, feature_set, model, seed, game, search_metadata(run_cfg, "python"))
+    )
     if timing is not None:
         timing.wall_s = clock() - t_start
         timing.search_s = player.times.total_s
@@ -154,7 +155,7 @@ def play_moves(
     Each move is a full search with probability `full_search_fraction` (one draw of `rng` before the search);
     only the full searches are recorded as training targets (Gumbel: with the root's improved policy).
     """
-    s = run_cfg.selfplay
+    s = player.settings
     n = run_cfg.board_size
     game = PlayedGame(go.Position(n, run_cfg.komi), [], [], 2 * n * n, resign_enabled)
     position, moves = game.position, game.moves

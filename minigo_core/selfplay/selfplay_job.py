@@ -23,12 +23,18 @@ from typing import Any
 
 from minigo_core import __version__
 from minigo_core.base.command import UsageError
-from minigo_core.base.config import RunConfig, selfplay_config
+from minigo_core.base.config import RunConfig, search_settings, selfplay_config
+from minigo_core.base.runtime import Runtime
 from minigo_core.data import gamefile, jobrecord, storage
 from minigo_core.data.gamefile import GameRecord
 from minigo_core.nn import inference, modelfile
 from minigo_core.search import engine
-from minigo_core.selfplay.selfplay_game import GameTiming, compiled_game_record, play_game, search_metadata
+from minigo_core.selfplay.selfplay_game import (
+    GameTiming,
+    compiled_game_record,
+    play_selfplay_game,
+    search_metadata,
+)
 
 
 def process_start_time() -> float | None:
@@ -92,33 +98,43 @@ class SelfplayJob:
         return range(self.first_game, self.first_game + self.count)
 
 
+@dataclasses.dataclass(frozen=True)
+class JobGames:
+    """Which games a job plays: games `first_game` .. `first_game + count - 1` of generation `generation`,
+    into the files `out` names (with `{game}` when count > 1), by the model of `model_generation` (default:
+    the games' generation)."""
+
+    generation: int
+    first_game: int
+    count: int
+    out: str
+    model_generation: int | None = None
+
+
 def open_job(
     run_cfg: RunConfig,
+    games: JobGames,
     *,
     config: str,
     model: str,
-    generation: int,
-    first_game: int,
-    count: int,
-    out: str,
     backend: str,
-    threads: int,
+    runtime: Runtime,
     engine_name: str,
     start: float,
-    model_generation: int | None = None,
 ) -> SelfplayJob:
-    """Load the model for the engine (`compiled` or `python`) and check it plays the config's board. The job
+    """Load the model for the engine (`compiled` or `python`), run as `runtime` says (its `threads` DSP cores
+    or torch threads), and check it plays the config's board. The job
     keeps the run config as its generation's self-play reads it (`selfplay_config`: with
     `selfplay.readouts_schedule`, the generation's readouts), so the searches, the game files' `search` and
     the check of an earlier attempt's games all see the readouts actually used."""
-    run_cfg = selfplay_config(run_cfg, generation)
+    run_cfg = selfplay_config(run_cfg, games.generation)
     if engine_name == "compiled" and backend != "dsp":
         raise UsageError("--engine compiled runs the network in the dsp kernels: use --backend dsp")
     if engine_name == "compiled":
-        net = engine.load_network(model, threads=threads)
+        net = engine.load_network(model, runtime)
     else:
         # the dsp backend reads the model without torch: no torch import in a self-play job
-        net = inference.load_for_inference(model, backend=backend, threads=threads)
+        net = inference.load_for_inference(model, backend=backend, runtime=runtime)
     sha256 = modelfile.digest(model)
     if net.cfg.board_size != run_cfg.board_size:
         n = net.cfg.board_size
@@ -128,17 +144,17 @@ def open_job(
     return SelfplayJob(
         run_cfg,
         model,
-        generation,
-        first_game,
-        count,
-        out,
+        games.generation,
+        games.first_game,
+        games.count,
+        games.out,
         net,
         sha256,
         backend,
-        threads,
+        runtime.threads,
         start,
         engine_name,
-        model_generation,
+        games.model_generation,
     )
 
 
@@ -289,7 +305,7 @@ def _compiled_games(job: SelfplayJob) -> engine.EngineStats:
     feature_set = job.net.cfg.feature_set
     games = engine.SelfplayGames(
         job.net,
-        engine.settings_for(run_cfg, feature_set, generation=job.generation),
+        engine.settings_for(search_settings(run_cfg, job.generation), feature_set, run_cfg.board_size),
         board_size=run_cfg.board_size,
         komi=run_cfg.komi,
         seed=run_cfg.seed,
@@ -336,7 +352,7 @@ def _play_and_write(job: SelfplayJob, game: int) -> None:
     out = job.out(game)
     timing = GameTiming()
     cpu_game_start = time.process_time()
-    record = play_game(
+    record = play_selfplay_game(
         job.net,
         job.run_cfg,
         job.generation,

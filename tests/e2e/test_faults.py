@@ -84,7 +84,7 @@ def run(tmp_path_factory, write_config) -> Run:
     model.save_model(model_url, net, {"generation": 0, "parent": None})
     net = model.load_model(model_url, backend="dsp")
     for i in range(GOOD_GAMES):
-        record = selfplay_game.play_game(net, run_cfg, 0, i, model_url)
+        record = selfplay_game.play_selfplay_game(net, run_cfg, 0, i, model_url)
         gamefile.write_game(layout.game_path(str(root), 0, i), record)
     good = Path(layout.game_path(str(root), 0, 0)).read_bytes()
     games = Path(layout.games_dir(str(root), 0))

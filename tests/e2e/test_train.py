@@ -258,7 +258,7 @@ def test_bad_inputs_say_what_to_do(setup, tmp_path):
 
 def test_dsp_backend_resume_is_bit_exact(setup, one_rank, tmp_path):
     """The default backend (compiled DSP-emulation kernels): a resumed run ends with the same file."""
-    pytest.importorskip("minigo_core.nn.dsp", reason="the DSP-emulation extension is not built")
+    pytest.importorskip("minigo_core.nn.dsp.ops", reason="the DSP-emulation extension is not built")
     cfg = config.load_config(setup["cfg"]["one"])
     cfg = config.from_dict({**cfg.to_dict(), "train": {**cfg.to_dict()["train"], "backend": "dsp"}})
 

@@ -233,7 +233,7 @@ def test_inference_on_cuda_matches_the_cpu(tmp_path, no_tf32):
 
     cfg = _model_config()
     url = _parent(tmp_path, cfg)
-    net = inference.load_for_inference(url, backend="torch", threads=1)
+    net = inference.load_for_inference(url, backend="torch")
     planes = _batch(cfg, 64, seed=5)["planes"]
     want_p, want_v = net.predict(planes)
     net.to("cuda")
@@ -257,9 +257,9 @@ def test_selfplay_game_on_cuda(tmp_path):
                      "resign_disabled_fraction": 1.0},
     })  # fmt: skip
     url = _parent(tmp_path, _model_config())
-    net = inference.load_for_inference(url, backend="torch", threads=1).to("cuda")
+    net = inference.load_for_inference(url, backend="torch").to("cuda")
     start = time.perf_counter()
-    record = selfplay.play_game(net, run_cfg, generation=1, game_index=0, model_url=url)
+    record = selfplay.play_selfplay_game(net, run_cfg, generation=1, game_index=0, model_url=url)
     wall = time.perf_counter() - start
     assert next(net.parameters()).is_cuda
     assert len(record.moves) > 10 and len(record.move_index) > 0
@@ -269,7 +269,7 @@ def test_selfplay_game_on_cuda(tmp_path):
 
 # ---- the dsp backend ---------------------------------------------------------------------------------------
 def test_dsp_backend_refuses_cuda_tensors_naming_the_fix():
-    dsp = pytest.importorskip("minigo_core.nn.dsp", reason="the DSP-emulation extension is not built")
+    dsp = pytest.importorskip("minigo_core.nn.dsp.ops", reason="the DSP-emulation extension is not built")
     from minigo_core.nn import model
     from minigo_core.nn.dsp_device import DspDeviceError
 
@@ -293,7 +293,7 @@ def test_dsp_backend_refuses_cuda_tensors_naming_the_fix():
 
 
 def test_dsp_backend_trains_on_the_cpu_beside_a_gpu(tmp_path):
-    pytest.importorskip("minigo_core.nn.dsp", reason="the DSP-emulation extension is not built")
+    pytest.importorskip("minigo_core.nn.dsp.ops", reason="the DSP-emulation extension is not built")
     from minigo_core.base import config as config_mod
     from minigo_core.nn import training
 

@@ -10,19 +10,6 @@ from minigo_core.game import coords, go
 from minigo_core.search import mcts
 
 
-@pytest.fixture
-def restore_dsp():
-    """The compiled dsp library's process-wide settings back as they were after the test: the ISA build, the
-    DSP cores and the Winograd training mode."""
-    from minigo_core.nn import dsp
-
-    old = (dsp.get_isa(), dsp.get_num_threads(), dsp._C.winograd_training_mode())
-    yield
-    dsp.set_isa(old[0])
-    dsp.set_num_threads(old[1])
-    dsp.set_winograd_training(old[2])
-
-
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> str:
     """A model file of a random 9x9 net (1 block of 8 filters, features agz) for the tests that run an engine

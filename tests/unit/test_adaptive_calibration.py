@@ -16,6 +16,7 @@ from minigo_core.rating import calibration as cal
 from minigo_core.rating.ladder import calibrate_fit, load_ladder
 
 RUNGS = ("random", "uct:2", "uct:8", "uct:32", "gnugo:10")
+DESIGN = cal.CalibrationDesign(9, 7.5, RUNGS, 20, cal.DEFAULT_SEED)
 TRUE = {"random": 0.0, "uct:2": 200.0, "uct:8": 400.0, "uct:32": 600.0, "gnugo:10": 800.0}
 
 
@@ -60,10 +61,15 @@ def test_held_intervals_choose_the_rung_with_the_fewest_games():
     costs = dict.fromkeys(counts, 0.01)
     # held fixed, the end rungs (one neighbour each) are the widest, and the anchor needs nothing: the pair
     # that narrows most is one of random's
-    chosen = adaptive.best_pairs(RUNGS, elos, counts, costs, "gnugo:10", 25, 20, 1)
+    chosen = adaptive.best_pairs(
+        DESIGN, elos, counts, costs, "gnugo:10", adaptive.AdaptiveSettings(25, 20), 1
+    )
     assert chosen and "random" in chosen[0]
     # nothing to gain once every rung is within the target
-    assert adaptive.best_pairs(RUNGS, elos, counts, costs, "gnugo:10", 200, 20, 3) == []
+    assert (
+        adaptive.best_pairs(DESIGN, elos, counts, costs, "gnugo:10", adaptive.AdaptiveSettings(200, 20), 3)
+        == []
+    )
 
 
 def test_the_chosen_pair_narrows_the_widest_rung_cheaply():
@@ -72,11 +78,12 @@ def test_the_chosen_pair_narrows_the_widest_rung_cheaply():
     elos = {k: v + 1000 for k, v in TRUE.items()}
     costs = dict.fromkeys(counts, 0.01)
     # every rung hangs on the one thin link to the anchor: that is the pair to play
-    chosen = adaptive.best_pairs(RUNGS, elos, counts, costs, "gnugo:10", 50, 20, 1, anchor_relative=True)
+    aim = adaptive.AdaptiveSettings(50, 20)
+    chosen = adaptive.best_pairs(DESIGN, elos, counts, costs, "gnugo:10", aim, 1, anchor_relative=True)
     assert chosen == [("uct:32", "gnugo:10")]
     # unless its games cost so much more that the links below buy more per CPU-second
     costs[("uct:32", "gnugo:10")] = 1e6
-    chosen = adaptive.best_pairs(RUNGS, elos, counts, costs, "gnugo:10", 50, 20, 3, anchor_relative=True)
+    chosen = adaptive.best_pairs(DESIGN, elos, counts, costs, "gnugo:10", aim, 3, anchor_relative=True)
     assert ("uct:32", "gnugo:10") not in chosen
 
 
@@ -84,7 +91,7 @@ def test_pairs_far_apart_are_never_chosen():
     elos = {"random": 0.0, "uct:2": 100.0, "uct:8": 1500.0, "uct:32": 1600.0, "gnugo:10": 1700.0}
     counts = {("random", "uct:2"): 10, ("uct:2", "uct:8"): 10, ("uct:8", "uct:32"): 10,
               ("uct:32", "gnugo:10"): 10}  # fmt: skip
-    chosen = adaptive.best_pairs(RUNGS, elos, counts, {}, "gnugo:10", 50, 20, 10)
+    chosen = adaptive.best_pairs(DESIGN, elos, counts, {}, "gnugo:10", adaptive.AdaptiveSettings(50, 20), 10)
     assert chosen and all(abs(elos[b] - elos[a]) <= adaptive.MAX_PAIR_GAP for a, b in chosen)
 
 

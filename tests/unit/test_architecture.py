@@ -302,6 +302,36 @@ def test_functions_fit_in_a_reader_s_head():
     assert long == [], f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(long)
 
 
+MAX_PARAMETERS = 8
+
+
+def parameter_count(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """A function's parameters: positional and keyword-only, `self`/`cls` not counted, `*args` and `**kwargs`
+    one each."""
+    args = node.args
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    return sum(n not in ("self", "cls") for n in names) + (args.vararg is not None) + (args.kwarg is not None)
+
+
+def test_functions_take_few_parameters():
+    """No function or method of the package takes more than 8 parameters: settings that travel together are
+    one type (a search's `SearchSettings`, a match's `MatchSettings`, a rating's `RatingRequest`, ...)."""
+    many = []
+    for path in package_files():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = parameter_count(node)
+                if n > MAX_PARAMETERS:
+                    many.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name} ({n} parameters)")
+    assert many == [], f"functions over {MAX_PARAMETERS} parameters:\n" + "\n".join(many)
+
+
+def test_the_parameter_count_counts_what_it_says():
+    tree = ast.parse("class C:\n    def f(self, a, /, b, *rest, c, **more): pass\ndef g(cls, x=1): pass\n")
+    counts = {n.name: parameter_count(n) for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    assert counts == {"f": 5, "g": 1}
+
+
 MAX_FILE_LINES = 650
 
 

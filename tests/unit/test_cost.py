@@ -80,22 +80,23 @@ def test_evaluations_count_both_sides_of_a_model_match(paper):
     assert seconds == pytest.approx(per_match * sides)
 
 
-def test_plan_command_measures_the_tiny_config(capsys):
+def test_cost_command_measures_the_tiny_config(capsys):
     assert main(["cost", "--config", "config/tiny.yaml", "--json", "--probe-moves", "4"]) == 0
     data = json.loads(capsys.readouterr().out)
     m = data["measured"]
     assert m["readout_s"] > 0 and m["train_step_s"] > 0 and m["game_bytes_per_position"] > 0
     assert data["run"]["files_created"] > 0 and data["run"]["bytes_kept"] > 0
     assert data["assumed_moves_per_game"] == cost.default_moves(5)
-    assert main(["plan", "--config", "config/tiny.yaml", "--probe-moves", "4"]) == 0
-    text = capsys.readouterr().out
-    assert "measured on this CPU" in text and "the whole run" in text
+    assert main(["plan", "--config", "config/tiny.yaml", "--probe-moves", "4"]) == 0  # the old name
+    out, err = capsys.readouterr()
+    assert "measured on this CPU" in out and "the whole run" in out
+    assert "`plan` is now `minigo cost`" in err
 
 
 @pytest.mark.parametrize(
     "args", [["--moves-per-game", "0"], ["--moves-per-game", "51"], ["--probe-moves", "1"]]
 )
-def test_plan_rejects_bad_options(args, capsys):
+def test_cost_rejects_bad_options(args, capsys):
     assert main(["cost", "--config", "config/tiny.yaml", *args]) == 2
     err = capsys.readouterr().err
     assert args[0] in err

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from minigo_core.base import config
+from minigo_core.base.runtime import Runtime
 from minigo_core.data import gamefile, layout, pack, storage, window
 from minigo_core.nn import model
 from minigo_core.selfplay import selfplay_job
@@ -95,9 +96,9 @@ def played(tmp_path_factory, write_config):
 
 
 def _job(cfg, cfg_path: str, model_url: str, pattern: str) -> selfplay_job.SelfplayJob:
-    return selfplay_job.open_job(cfg, config=cfg_path, model=model_url, generation=0, first_game=0,
-                                 count=GAMES, out=pattern, backend="dsp", threads=1, engine_name="compiled",
-                                 start=0.0)  # fmt: skip
+    games = selfplay_job.JobGames(generation=0, first_game=0, count=GAMES, out=pattern)
+    return selfplay_job.open_job(cfg, games, config=cfg_path, model=model_url, backend="dsp",
+                                 runtime=Runtime(), engine_name="compiled", start=0.0)  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------ every writer

@@ -17,13 +17,20 @@ hashes: measured figures and their commits live in docs/BENCHMARKS.md, whose eve
 What the docs state about the code is held to it where a test can: the figures of each config in the
 README's `## Configs` list are the configs' own (`config.yaml`, and the others merged over it as `minigo run`
 merges them); no code comment or docstring holds a date or a CPU name (a measurement, its date and machine
-go to docs/BENCHMARKS.md; the comment keeps the reason); every package has unit tests (docs/CONTRACTS.md).
+go to docs/BENCHMARKS.md; the comment keeps the reason); every package has unit tests (docs/CONTRACTS.md);
+docs/ARCHITECTURE.md's module table is the tree (every module and C++ source of minigo_core in the row of
+its package, no file that does not exist); every run path the docs write in inline code
+(`games/genGGGG.pack.arrow`) is one `minigo_core/data/layout.py` makes. The command lines of the docs are
+checked in test_readme_commands.py.
 """
 
 from __future__ import annotations
 
 import ast
+import fnmatch
+import inspect
 import io
+import itertools
 import re
 import tokenize
 from collections.abc import Callable
@@ -432,3 +439,175 @@ def test_every_package_has_unit_tests() -> None:
     assert packages - tested == set(), (
         f"packages of minigo_core no unit test imports: {sorted(packages - tested)}"
     )
+
+
+# docs/ARCHITECTURE.md's module table: one row per package of minigo_core (`| `minigo_core/PKG/` | role |
+# modules |`), naming every module and C++ source of the package by its file name.
+SOURCE_SUFFIXES = (".py", ".cpp", ".h")
+FILE_NAME = re.compile(r"(?<![\w./-])([\w./-]*\w\.(?:py|cpp|h))(?![\w.])")
+
+
+def module_table(text: str) -> dict[str, str]:
+    """The rows of the table under `## The layers` whose first cell names a folder of minigo_core: {folder
+    relative to the repository: the rest of the row}."""
+    section = text.split("## The layers", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        m = re.match(rf"^\|\s*`({PACKAGE}/(?:[\w/]+/)?)`\s*\|(.*)\|\s*$", line)
+        if m:
+            assert m.group(1) not in rows, f"docs/ARCHITECTURE.md: two rows for {m.group(1)}"
+            rows[m.group(1)] = m.group(2)
+    return rows
+
+
+def package_sources(folder: Path) -> set[str]:
+    """The file names a package's row must name: its modules (not `__init__.py`) and its `csrc/` sources."""
+    names = {p.name for p in folder.glob("*.py") if p.name != "__init__.py"}
+    return names | {p.name for p in (folder / "csrc").glob("*") if p.suffix in SOURCE_SUFFIXES}
+
+
+def table_problems(rows: dict[str, str], root: Path = REPO) -> list[str]:
+    """Packages without a row, sources their row does not name, and file names of a row that name nothing
+    (a name resolves in the row's package or its `csrc/`, or, with a folder, in minigo_core)."""
+    bad = []
+    folders = sorted({p.parent for p in (root / PACKAGE).rglob("__init__.py")})
+    for folder in folders:
+        key = f"{folder.relative_to(root)}/"
+        if key not in rows:
+            bad.append(f"no row for {key}")
+            continue
+        named = {Path(name).name for name in FILE_NAME.findall(rows[key])}
+        bad += [f"{key}: {name} not in its row" for name in sorted(package_sources(folder) - named)]
+    for key, row in rows.items():
+        folder = root / key
+        for name in FILE_NAME.findall(row):
+            places = [folder / name, folder / "csrc" / name, root / PACKAGE / name]
+            if not any(p.is_file() for p in places):
+                bad.append(f"{key}: {name} does not exist")
+    return bad
+
+
+def test_the_module_table_is_the_tree() -> None:
+    """Every module and C++ source of minigo_core is in docs/ARCHITECTURE.md's table, in its package's row,
+    and the table names no file that does not exist."""
+    rows = module_table((REPO / "docs" / "ARCHITECTURE.md").read_text())
+    bad = table_problems(rows)
+    assert bad == [], "docs/ARCHITECTURE.md's module table differs from the tree:\n" + "\n".join(bad)
+
+
+def test_the_module_table_check_can_fail(tmp_path: Path) -> None:
+    for path in ("a/one.py", "a/csrc/k.cpp", "a/csrc/k.h", "a/b/two.py", "c/three.py"):
+        (tmp_path / PACKAGE / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / PACKAGE / path).write_text("")
+    for package in ("", "a/", "a/b/", "c/"):
+        (tmp_path / PACKAGE / package / "__init__.py").write_text("")
+    text = "\n".join(
+        [
+            "## The layers",
+            "| package | role | modules |",
+            f"| `{PACKAGE}/` | top | nothing |",
+            f"| `{PACKAGE}/a/` | a | `one.py` (see `c/three.py`), `csrc/k.cpp`, `gone.py` |",
+            f"| `{PACKAGE}/a/b/` | b | `two.py`, `k.h` |",
+            "## Next",
+        ]
+    )
+    assert sorted(table_problems(module_table(text), tmp_path)) == [
+        f"{PACKAGE}/a/: gone.py does not exist",
+        f"{PACKAGE}/a/: k.h not in its row",
+        f"{PACKAGE}/a/b/: k.h does not exist",
+        f"no row for {PACKAGE}/c/",
+    ]
+
+
+# A run's paths as the docs write them in inline code (`{root}/games/genGGGG.pack.arrow`,
+# `runs/local/eval/genGGGG/vs_OPPONENT.json`, `train/genGGGG/checkpoint.pt`) are paths `data/layout.py` makes.
+RUN_FOLDERS = ("models", "games", "window", "train", "eval", "summary", "tensorboard", "logs")
+RUN_PREFIX = re.compile(r"^(?:\{root\}|ROOT|runs/\w+)/")
+
+
+def layout_paths() -> set[str]:
+    """The shapes (digits as `#`) of every path and folder the run layout's functions make, relative to
+    the root."""
+    from minigo_core.data import layout
+
+    values: dict[str, tuple] = {
+        "generation": (7,),
+        "game": (42,),
+        "job": (2,),
+        "rank": (3,),
+        "opponent_slug": ("gnugo-1",),
+        "kind": ("train", "selfplay", "ladder", "ladder_first", layout.tensorboard_eval_kind("gnugo-1")),
+        "name": (*layout.SUMMARY_FILES, layout.REPORT_FILE),
+        "step": ("window", "train", "bootstrap", "games_complete", "pack"),
+        "command": ("ratings", "plots"),
+        "stamp": ("20260101-120000",),
+        "invocation": (1,),
+    }
+    made = {layout.join(layout.train_dir("R", 7), layout.CHECKPOINT)}
+    for function in vars(layout).values():
+        if not callable(function) or getattr(function, "__module__", "") != layout.__name__:
+            continue
+        params = list(inspect.signature(function).parameters.values())
+        if not params or params[0].name != "root":
+            continue
+        named = [p for p in params[1:] if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty]
+        for args in itertools.product(*(values[p.name] for p in named)):
+            path = function("R", *args)
+            if isinstance(path, str):  # not `calibrated_sizes`
+                made.add(path)
+    shapes = set()
+    for path in made:
+        parts = Path(path).relative_to("R").parts
+        shapes |= {re.sub(r"\d+", "#", "/".join(parts[:n])) for n in range(1, len(parts) + 1)}
+    return shapes
+
+
+def run_path_shape(token: str) -> str | None:
+    """The shape of a run path the docs write (placeholders such as GGGG and digits as `#`, other capitals
+    such as SLUG as `*`), or None for a token that is not one."""
+    prefixed = RUN_PREFIX.match(token)
+    rest = token[prefixed.end() :] if prefixed else token
+    if re.fullmatch(r"gen(?:[A-Z]+|\d+)\.[\w.]+", rest):
+        rest = "*/" + rest  # a generation's file named without its folder: `genGGGG.pack.arrow`
+    elif not rest.startswith(tuple(f"{folder}/" for folder in RUN_FOLDERS)) or TEMPLATE_CHARS & set(rest):
+        return None
+    if not prefixed and "gen" not in rest:
+        return None  # `train/`, `eval/vs_SLUG/`: a TensorBoard folder, not a path from the root
+    shape = re.sub(r"(gen|game|job|shard)(?:[A-Z]+|\d+)", r"\1#", rest.rstrip("/"))
+    return re.sub(r"[A-Z][A-Z_]+", "*", re.sub(r"\d+", "#", shape))
+
+
+def unknown_run_paths(doc: Path, text: str, shapes: set[str]) -> list[str]:
+    bad = []
+    lines = text.splitlines()
+    for number, _ in split_code(text)[0]:
+        for m in CODE_SPAN.finditer(lines[number - 1]):
+            token = m.group(2).strip()
+            shape = None if " " in token else run_path_shape(token)
+            if shape and not any(fnmatch.fnmatchcase(s, shape) for s in shapes):
+                bad.append(f"{doc.name}:{number}: {token}")
+    return bad
+
+
+def test_the_run_paths_the_docs_name_are_the_layout_s() -> None:
+    """A run path in the docs (CONTRACTS' file names, the README's results table) is one layout.py makes:
+    `games/genGGGG.pack.arrow`, not `genGGGG.pack`."""
+    shapes = layout_paths()
+    bad = [b for doc in DOCS for b in unknown_run_paths(doc, doc.read_text(), shapes)]
+    assert bad == [], "run paths in the docs that data/layout.py does not make:\n" + "\n".join(bad)
+
+
+def test_the_run_path_check_can_fail() -> None:
+    text = (
+        "`{root}/games/genGGGG.pack.arrow` `games/genGGGG.pack` `runs/local/eval/genGGGG/vs_OPPONENT.json` "
+        "`train/genGGGG/checkpoint.pt` `train/genGGGG/model.pt` `{root}/logs/RULE/` `eval/vs_SLUG/` "
+        "`{root}/games/gen*/shard000.arrow` `{root}/eval/gen*/vs_*.json` `genGGGG.pack` "
+        "`gen0007.complete.json`"
+    )
+    bad = unknown_run_paths(REPO / "README.md", text, layout_paths())
+    assert [b.split(": ", 1)[1] for b in bad] == [
+        "games/genGGGG.pack",
+        "train/genGGGG/model.pt",
+        "{root}/games/gen*/shard000.arrow",
+        "genGGGG.pack",
+    ]

@@ -28,7 +28,7 @@ def test_require_cpu_names_the_op_the_device_and_the_fix():
 
 @pytest.fixture(scope="module")
 def dsp():
-    return pytest.importorskip("minigo_core.nn.dsp", reason="the DSP-emulation extension is not built")
+    return pytest.importorskip("minigo_core.nn.dsp.ops", reason="the DSP-emulation extension is not built")
 
 
 def test_dsp_ops_refuse_a_non_cpu_input_or_weight(dsp):

@@ -11,14 +11,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from minigo_core.nn import dsp
-from minigo_core.nn.dsp import heads, reference, trunk
+from minigo_core.base.runtime import Runtime
+from minigo_core.nn.dsp import heads, ops, reference, trunk
 from minigo_core.nn.model import DualNet, ModelConfig, random_model
 
 
-def _run(cfg: ModelConfig, one_node: bool, training: bool, x: torch.Tensor):
-    """The production path (`one_node`) or the reference's per-op heads (with the production trunk)."""
-    net = DualNet(cfg, backend="dsp")
+def _run(cfg: ModelConfig, one_node: bool, training: bool, x: torch.Tensor, rt: Runtime):
+    """The production path (`one_node`) or the reference's per-op heads (with the production trunk), the
+    kernels run as `rt` says."""
+    net = DualNet(cfg, backend="dsp", runtime=rt)
     net.load_state_dict(random_model(cfg, 3).state_dict())
     net.train(training)
     if one_node:
@@ -37,13 +38,12 @@ def _run(cfg: ModelConfig, one_node: bool, training: bool, x: torch.Tensor):
 @pytest.mark.parametrize("mode", [0, 1])
 @pytest.mark.parametrize("training", [True, False])
 @pytest.mark.parametrize("aux", [True, False])
-def test_one_node_heads_against_the_per_op_path(restore_dsp, cores, mode, training, aux):
-    dsp.set_num_threads(cores)
-    dsp.set_winograd_training(mode)
+def test_one_node_heads_against_the_per_op_path(cores, mode, training, aux):
+    rt = Runtime(threads=cores, winograd_training=mode)
     cfg = ModelConfig(7, 2, 16, 16, "agz", aux_heads=aux)
     x = torch.randint(0, 2, (5, cfg.planes, 7, 7), generator=torch.Generator().manual_seed(1)).float()
-    outs, own, grads, bufs = _run(cfg, True, training, x)
-    outs_ref, own_ref, grads_ref, bufs_ref = _run(cfg, False, training, x)
+    outs, own, grads, bufs = _run(cfg, True, training, x, rt)
+    outs_ref, own_ref, grads_ref, bufs_ref = _run(cfg, False, training, x, rt)
     for a, b in zip(outs, outs_ref, strict=True):
         assert torch.equal(a, b)
     for k in bufs:
@@ -65,6 +65,7 @@ def test_one_node_heads_against_the_per_op_path(restore_dsp, cores, mode, traini
 def test_one_node_heads_gradients_by_finite_differences(aux, training):
     cfg = ModelConfig(5, 1, 4, 4, "agz", aux_heads=aux)
     net = DualNet(cfg, backend="dsp").double().train(training)
+    run = ops.kernel_run(net.runtime)
     h = torch.randn(2, 5, 5, cfg.filters, dtype=torch.float64, requires_grad=True)
     bns = [net.conv1_policy.bn, net.conv1_value.bn]
     params = [t for m in (net.conv1_policy, net.conv1_value) for t in (m.conv.weight, m.bn.weight, m.bn.bias)]
@@ -76,7 +77,7 @@ def test_one_node_heads_gradients_by_finite_differences(aux, training):
             bn.running_var.uniform_(0.5, 1.5)
 
     def f(hh, *ps):  # training: batch statistics (the running ones are updated, never read)
-        p, v, o = heads.HeadsFunction.apply(hh, bns, training, *ps)
+        p, v, o = heads.HeadsFunction.apply(hh, bns, training, run, *ps)
         return (p, v, o) if aux else (p, v)
 
     assert torch.autograd.gradcheck(f, (h, *params), eps=1e-6, atol=1e-5)

@@ -20,7 +20,9 @@ import numpy as np
 import pytest
 import torch
 
-from minigo_core.nn import dsp, fused, model
+from minigo_core.base.runtime import ISA_ENV, Runtime, RuntimeSettingError
+from minigo_core.nn import fused, model
+from minigo_core.nn.dsp import ops as dsp
 from minigo_core.nn.model import ModelConfig
 
 ISAS = dsp.supported_isas()
@@ -36,16 +38,18 @@ SHAPES = [
 
 
 def test_isa_names_and_errors():
-    assert ISAS[0] == dsp.get_isa() or os.environ.get("MINIGO_DSP_ISA")
+    assert ISAS[0] == dsp.isa_of(Runtime())  # "auto": the widest, whatever the environment says
     assert "portable" in ISAS and "portable16" in ISAS
-    with pytest.raises(ValueError, match="unknown instruction set 'sse9'"):
-        dsp.set_isa("sse9")
+    with pytest.raises(RuntimeSettingError, match="unknown instruction set 'sse9'"):
+        Runtime(isa="sse9")
+    with pytest.raises(RuntimeSettingError, match=f"{ISA_ENV}='sse9' is not one of"):
+        Runtime.from_environ({ISA_ENV: "sse9"})
+    assert Runtime.from_environ({ISA_ENV: "portable"}).isa == "portable"
+    assert Runtime.from_environ({}).isa == "auto"
     missing = [isa for isa in ("avx512", "avx2") if isa not in ISAS]
-    for isa in missing:  # an ISA this CPU lacks: a clear error, nothing changed
-        before = dsp.get_isa()
+    for isa in missing:  # an ISA this CPU lacks: a clear error
         with pytest.raises(ValueError, match=f"cannot run the {isa} kernels; it runs: "):
-            dsp.set_isa(isa)
-        assert dsp.get_isa() == before
+            dsp.kernel_run(Runtime(isa=isa))
 
 
 @pytest.mark.parametrize("cfg", SHAPES, ids=lambda c: f"{c.board_size}x{c.board_size}-{c.blocks}x{c.filters}")
@@ -59,25 +63,19 @@ def test_fused_engine_bit_identical_across_isas(cfg):
     net.eval()
     g = np.random.default_rng(3)
     planes = g.integers(0, 2, size=(13, cfg.planes, cfg.board_size, cfg.board_size), dtype=np.uint8)
-    engine = fused.FusedModel(cfg, {k: v.detach().numpy() for k, v in net.state_dict().items()})
-    old_isa, old_threads = dsp.get_isa(), dsp.get_num_threads()
+    tensors = {k: v.detach().numpy() for k, v in net.state_dict().items()}
     results = {}
-    try:
-        for winograd in (0, 2, 3):  # direct, F(2x2,3x3), F(3x3,3x3)
-            dsp.set_winograd(winograd)
-            for isa in ISAS:
-                dsp.set_isa(isa)
-                for threads in (1, 2):
-                    dsp.set_num_threads(threads)
-                    for batch in (1, 13):
-                        p, v = engine.predict(planes[:batch])
-                        results[(winograd, isa, threads, batch)] = (p.copy(), v.copy())
-                        if threads == 1 and batch == 13:
-                            results[(winograd, isa, "logits")] = engine.logits(planes)
-    finally:
-        dsp.set_winograd(True)
-        dsp.set_isa(old_isa)
-        dsp.set_num_threads(old_threads)
+    for winograd in (0, 2, 3):  # direct, F(2x2,3x3), F(3x3,3x3)
+        for isa in ISAS:
+            for threads in (1, 2):
+                rt = Runtime(threads=threads, isa=isa, winograd=winograd)
+                engine = fused.FusedModel(cfg, tensors, runtime=rt)
+                assert engine.isa == isa
+                for batch in (1, 13):
+                    p, v = engine.predict(planes[:batch])
+                    results[(winograd, isa, threads, batch)] = (p.copy(), v.copy())
+                    if threads == 1 and batch == 13:
+                        results[(winograd, isa, "logits")] = engine.logits(planes)
     for key, (p, v) in results.items():
         if key[2] == "logits":
             ref_p, ref_v = results[(key[0], ISAS[0], "logits")]

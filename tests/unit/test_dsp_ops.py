@@ -13,7 +13,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from minigo_core.nn import dsp  # fails with build instructions if the extension is not built
+from minigo_core.base.runtime import Runtime, RuntimeSettingError
+from minigo_core.nn.dsp import ops as dsp  # fails with build instructions if the extension is not built
 
 _C = dsp._C
 
@@ -23,14 +24,10 @@ ISAS = dsp.supported_isas()  # every path this CPU runs: avx512, avx2, portable
 @pytest.fixture(
     params=[(isa, cores) for isa in ISAS for cores in (1, 2)], ids=lambda p: f"{p[0]}-cores{p[1]}"
 )
-def kernel_setup(request):
+def rt(request) -> Runtime:
+    """How the ops of a test run: each ISA this CPU runs, on 1 and 2 DSP cores."""
     isa, cores = request.param
-    old_isa, old_cores = dsp.get_isa(), dsp.get_num_threads()
-    dsp.set_isa(isa)
-    dsp.set_num_threads(cores)
-    yield isa, cores
-    dsp.set_isa(old_isa)
-    dsp.set_num_threads(old_cores)
+    return Runtime(threads=cores, isa=isa)
 
 
 # (B, H, W, C, K, R): odd sizes, C and K not multiples of 8, batch 1, batches not divisible by 2
@@ -51,13 +48,13 @@ def _nchw(x: torch.Tensor) -> torch.Tensor:
 
 
 @pytest.mark.parametrize("shape", CONV_SHAPES, ids=lambda s: "B{}H{}W{}C{}K{}R{}".format(*s))
-def test_conv_forward_backward_matches_torch(kernel_setup, shape):
+def test_conv_forward_backward_matches_torch(rt, shape):
     B, H, W, C, K, R = shape
     g = torch.Generator().manual_seed(hash(shape) % 2**31)
     x = torch.randn(B, H, W, C, generator=g, requires_grad=True)
     w = torch.randn(K, C, R, R, generator=g, requires_grad=True)
     dy = torch.randn(B, H, W, K, generator=g)
-    y = dsp.conv(x, w)
+    y = dsp.conv(x, w, rt)
     dx, dw = torch.autograd.grad(y, (x, w), dy)
 
     xr = x.detach().clone().requires_grad_(True)
@@ -70,10 +67,10 @@ def test_conv_forward_backward_matches_torch(kernel_setup, shape):
     torch.testing.assert_close(dw, dwr, rtol=1e-4, atol=1e-4 * (B * H * W) ** 0.5)
 
 
-def test_conv_input_grad_only_when_needed(kernel_setup):
+def test_conv_input_grad_only_when_needed(rt):
     x = torch.randn(2, 5, 5, 4)
     w = torch.randn(6, 4, 3, 3, requires_grad=True)
-    y = dsp.conv(x, w)
+    y = dsp.conv(x, w, rt)
     (dw,) = torch.autograd.grad(y.sum(), (w,))
     ref = torch.autograd.grad(F.conv2d(_nchw(x), w, padding=1).sum(), (w,))[0]
     torch.testing.assert_close(dw, ref, rtol=1e-4, atol=1e-3)
@@ -92,7 +89,7 @@ def _bn(C: int, g: torch.Generator, dtype=torch.float32) -> nn.BatchNorm2d:
 @pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
 @pytest.mark.parametrize("with_residual", [False, True], ids=["plain", "residual"])
 @pytest.mark.parametrize("shape", [(1, 5, 7, 3), (3, 9, 9, 13), (5, 4, 4, 32)], ids=str)
-def test_bn_relu_matches_torch(kernel_setup, training, with_residual, shape):
+def test_bn_relu_matches_torch(rt, training, with_residual, shape):
     B, H, W, C = shape
     g = torch.Generator().manual_seed(7 + C)
     bn, bn_ref = _bn(C, g), None
@@ -102,7 +99,7 @@ def test_bn_relu_matches_torch(kernel_setup, training, with_residual, shape):
     res = torch.randn(B, H, W, C, generator=g).requires_grad_(True) if with_residual else None
     dy = torch.randn(B, H, W, C, generator=g)
 
-    y = dsp.bn_relu(x, bn, training, res)
+    y = dsp.bn_relu(x, bn, training, res, rt)
     inputs = [x, bn.weight, bn.bias] + ([res] if with_residual else [])
     grads = torch.autograd.grad(y, inputs, dy)
 
@@ -144,9 +141,10 @@ def test_bn_relu_gradcheck_float64(training):
     beta = bn.bias.detach().clone().requires_grad_(True)
 
     def f(x, gamma, beta, res):
-        return dsp.BnReluFunction.apply(
-            x, gamma, beta, res, bn.running_mean, bn.running_var, training, 0.05, 1e-5
-        )
+        state = dsp.BnState(bn.running_mean, bn.running_var, training, 0.05, 1e-5)
+        return dsp.BnReluFunction.apply(x, gamma, beta, res, state, run)
+
+    run = dsp.kernel_run(Runtime())
 
     assert torch.autograd.gradcheck(f, (x, gamma, beta, res), atol=1e-5)
 
@@ -155,13 +153,37 @@ def test_peak_measurement_is_positive():
     assert dsp.measure_peak_gflops(0.05) > 0.1
 
 
-def test_set_num_threads_validates():
-    with pytest.raises(ValueError, match="at least 1"):
-        dsp.set_num_threads(0)
+def test_the_cores_and_isa_of_a_call_are_checked():
+    with pytest.raises(RuntimeSettingError, match="must be 1..1024"):
+        Runtime(threads=0)
+    with pytest.raises(RuntimeSettingError, match="unknown instruction set"):
+        Runtime(isa="sse9")
+    x, w = torch.randn(1, 3, 3, 4), torch.randn(2, 4, 1, 1)
+    with pytest.raises(RuntimeError, match="must be 1 .. 1024, got 0"):
+        _C.conv_forward((0, 0, 1), x, w)  # what Python's checks would have refused
+    with pytest.raises(RuntimeError, match="Winograd mode"):
+        _C.conv_forward((1, 0, 7), x, w)
+
+
+def test_calls_on_different_cores_share_no_state():
+    """A call on 3 cores between two on 1 core (and the other way round) changes neither: each call runs on
+    the cores it is given, the pool growing to the most asked for, and no setting outlives a call."""
+    g = torch.Generator().manual_seed(11)
+    x, w = torch.randn(5, 7, 7, 16, generator=g), torch.randn(16, 16, 3, 3, generator=g) * 0.1
+    one, three = Runtime(threads=1), Runtime(threads=3)
+    first = dsp.conv(x, w, one)
+    on_three = dsp.conv(x, w, three)
+    torch.testing.assert_close(dsp.conv(x, w, one), first, rtol=0, atol=0)
+    torch.testing.assert_close(dsp.conv(x, w, three), on_three, rtol=0, atol=0)
+    torch.testing.assert_close(on_three, first, rtol=0, atol=0)  # forward: each image on one core
+    direct = dsp.conv(x, w, one.replace(winograd_training=0))
+    assert not torch.equal(direct, first)  # the direct kernel rounds otherwise than Winograd...
+    torch.testing.assert_close(dsp.conv(x, w, one), first, rtol=0, atol=0)  # ...and did not stay on
 
 
 def _conv_in_child(queue, x, w) -> None:
-    queue.put(dsp.conv(x, w).tolist())  # the dsp kernels only: torch's own ops may not survive a fork
+    # the dsp kernels only: torch's own ops may not survive a fork
+    queue.put(dsp.conv(x, w, Runtime(threads=2)).tolist())
 
 
 def test_pool_works_in_forked_child():
@@ -172,8 +194,7 @@ def test_pool_works_in_forked_child():
     import multiprocessing as mp
     from queue import Empty
 
-    dsp.set_num_threads(2)
-    dsp.conv(torch.randn(2, 3, 3, 8), torch.randn(8, 8, 3, 3))  # the parent's pool is running
+    dsp.conv(torch.randn(2, 3, 3, 8), torch.randn(8, 8, 3, 3), Runtime(threads=2))  # the parent's pool runs
     x, w = torch.randn(3, 5, 5, 8), torch.randn(4, 8, 3, 3)
     ref = F.conv2d(_nchw(x), w, padding=1).permute(0, 2, 3, 1)
     ctx = mp.get_context("fork")
@@ -187,7 +208,6 @@ def test_pool_works_in_forked_child():
     child.join(timeout=10)
     if child.is_alive():
         child.kill()
-    dsp.set_num_threads(1)
     assert got is not None, f"conv in a forked child hung or failed (exit code {child.exitcode})"
     torch.testing.assert_close(torch.tensor(got), ref, rtol=1e-4, atol=1e-4)
 

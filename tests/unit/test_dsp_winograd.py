@@ -12,7 +12,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from minigo_core.nn import dsp, training
+from minigo_core.base.runtime import Runtime, RuntimeSettingError
+from minigo_core.nn import training
+from minigo_core.nn.dsp import ops as dsp
 from minigo_core.nn.model import ModelConfig, random_model
 
 _C = dsp._C
@@ -40,11 +42,16 @@ def _reference(x, w, dy):
     return y.detach().permute(0, 2, 3, 1), dx.permute(0, 2, 3, 1), dw
 
 
-def _passes(x, w, dy):
-    """(y, dx, dw) of the dsp kernels on float32 copies, under the current mode."""
+def _run(cores: int = 1, isa: str = "auto", mode: int = 1) -> dsp.KernelRun:
+    """The `run` of the `_C` ops: `cores` DSP cores, `isa`, training Winograd `mode`."""
+    return dsp.kernel_run(Runtime(threads=cores, isa=isa, winograd_training=mode))
+
+
+def _passes(x, w, dy, run: dsp.KernelRun):
+    """(y, dx, dw) of the dsp kernels on float32 copies, run as `run` says."""
     x, w, dy = x.float().contiguous(), w.float().contiguous(), dy.float().contiguous()
-    dx, dw = _C.conv_backward(dy, x, w, True, True)
-    return _C.conv_forward(x, w), dx, dw
+    dx, dw = _C.conv_backward(run, dy, x, w, True, True)
+    return _C.conv_forward(run, x, w), dx, dw
 
 
 def _rel(a: torch.Tensor, ref: torch.Tensor) -> float:
@@ -54,18 +61,14 @@ def _rel(a: torch.Tensor, ref: torch.Tensor) -> float:
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("cores", [1, 2])
 @pytest.mark.parametrize("tile", [2, 3])
-def test_passes_match_float64_and_direct(restore_dsp, isa, cores, tile):
-    dsp.set_isa(isa)
-    dsp.set_num_threads(cores)
+def test_passes_match_float64_and_direct(isa, cores, tile):
     for n in BOARDS:
         c, k = (16, 24) if n % 2 else (24, 16)  # 24: an 8-wide last channel block (masked under 16 lanes)
         x, w, dy = _case(n, c, k, b=3 if n < 19 else 2)
         ref = _reference(x, w, dy)
-        _C.set_winograd_training(tile)
-        assert dsp.winograd_training_tile(n, n, c, k) == tile
-        wino = _passes(x, w, dy)
-        _C.set_winograd_training(0)
-        direct = _passes(x, w, dy)
+        assert dsp.winograd_training_tile(n, n, c, k, tile) == tile
+        wino = _passes(x, w, dy, _run(cores, isa, tile))
+        direct = _passes(x, w, dy, _run(cores, isa, 0))
         for name, got, dref, want in zip(("y", "dx", "dw"), wino, direct, ref, strict=True):
             err = _rel(got, want)
             assert err < REL_BOUND[tile], f"{isa} {cores} cores F({tile}x{tile}) {n}x{n} {name}: {err:.2e}"
@@ -73,34 +76,31 @@ def test_passes_match_float64_and_direct(restore_dsp, isa, cores, tile):
 
 
 @pytest.mark.parametrize("tile", [2, 3])
-def test_error_next_to_torch_float32(restore_dsp, tile):
+def test_error_next_to_torch_float32(tile):
     """The Winograd error against float64, per pass, next to torch's float32 direct conv on the same inputs:
     F(2x2) within 4x of torch's, F(3x3) within 25x (the transform points 2 and 1/6 cost precision)."""
     factor = {2: 4.0, 3: 25.0}[tile]
-    _C.set_winograd_training(tile)
     for n, c in ((9, 32), (19, 64)):
         x, w, dy = _case(n, c, c, b=4)
         ref = _reference(x, w, dy)
         torch32 = _reference(x.float(), w.float(), dy.float())
-        for name, got, t32, want in zip(("y", "dx", "dw"), _passes(x, w, dy), torch32, ref, strict=True):
+        wino = _passes(x, w, dy, _run(mode=tile))
+        for name, got, t32, want in zip(("y", "dx", "dw"), wino, torch32, ref, strict=True):
             e_wino, e_torch = _rel(got, want), _rel(t32, want)
             assert e_wino < factor * max(e_torch, 1e-7), (
                 f"{n}x{n} {name}: {e_wino:.2e} vs torch {e_torch:.2e}"
             )
 
 
-def test_same_bits_on_every_build_and_rerun(restore_dsp):
+def test_same_bits_on_every_build_and_rerun():
     """Each output's sums run in one order whatever the vector width: every build gives the same floats, and
     a rerun the same bytes (1 and 2 cores: the weight gradient's tree is the same for a given core count)."""
     x, w, dy = _case(9, 24, 40, b=5)
     for cores in (1, 2):
-        dsp.set_num_threads(cores)
         results = {}
         for isa in ISAS:
-            dsp.set_isa(isa)
-            _C.set_winograd_training(1)
-            results[isa] = _passes(x, w, dy)
-            for a, b in zip(results[isa], _passes(x, w, dy), strict=True):
+            results[isa] = _passes(x, w, dy, _run(cores, isa))
+            for a, b in zip(results[isa], _passes(x, w, dy, _run(cores, isa)), strict=True):
                 assert torch.equal(a, b), f"{isa}: a rerun differs"
         for isa in ISAS:
             for name, a, b in zip(("y", "dx", "dw"), results[isa], results[ISAS[0]], strict=True):
@@ -108,10 +108,10 @@ def test_same_bits_on_every_build_and_rerun(restore_dsp):
 
 
 @pytest.mark.parametrize("tile", [2, 3])
-def test_gradients_by_finite_differences(restore_dsp, tile):
+def test_gradients_by_finite_differences(tile):
     """<dL/dx, v> and <dL/dw, u> of L = <conv(x, w), g> against central differences of L along v and u (the
     conv is linear in each, so a step of 1 leaves only float32 rounding)."""
-    _C.set_winograd_training(tile)
+    rt = Runtime(winograd_training=tile)
     gen = torch.Generator().manual_seed(11)
     x = torch.randn(2, 7, 7, 16, generator=gen).requires_grad_(True)
     w = (torch.randn(12, 16, 3, 3, generator=gen) * 0.1).requires_grad_(True)
@@ -120,10 +120,10 @@ def test_gradients_by_finite_differences(restore_dsp, tile):
         torch.randn(2, 7, 7, 16, generator=gen),
         torch.randn(12, 16, 3, 3, generator=gen),
     )
-    dx, dw = torch.autograd.grad((dsp.conv(x, w) * g).sum(), (x, w))
+    dx, dw = torch.autograd.grad((dsp.conv(x, w, rt) * g).sum(), (x, w))
 
     def loss(xx, ww) -> float:
-        return float((dsp.conv(xx.detach(), ww.detach()).double() * g.double()).sum())
+        return float((dsp.conv(xx.detach(), ww.detach(), rt).double() * g.double()).sum())
 
     for grad, direction, args in ((dx, v, lambda s: (x + s * v, w)), (dw, u, lambda s: (x, w + s * u))):
         fd = (loss(*args(1.0)) - loss(*args(-1.0))) / 2
@@ -131,28 +131,25 @@ def test_gradients_by_finite_differences(restore_dsp, tile):
         assert abs(fd - analytic) <= 1e-4 * max(1.0, abs(analytic)), (fd, analytic)
 
 
-def test_tile_choice_by_board_and_channels(restore_dsp):
-    _C.set_winograd_training(1)
+def test_tile_choice_by_board_and_channels():
     for n in BOARDS:
-        assert dsp.winograd_training_tile(n, n, 32, 32) == 3  # F(3x3) needs the fewest multiplications
-    assert dsp.winograd_training_tile(19, 19, 13, 64) == 0  # fewer channels than a vector: direct
-    assert dsp.winograd_training_tile(1, 1, 32, 32) == 0  # one pixel: direct needs fewer
-    dsp.set_winograd_training(2)
-    assert dsp.winograd_training_tile(9, 9, 32, 32) == 2
-    assert dsp.winograd_training_tile(5, 5, 8, 8) == 2  # forced: every shape
-    dsp.set_winograd_training(False)
-    assert dsp.winograd_training_tile(9, 9, 32, 32) == 0
-    with pytest.raises(ValueError, match="True, False, 2 or 3"):
-        dsp.set_winograd_training(5)
+        assert dsp.winograd_training_tile(n, n, 32, 32, 1) == 3  # F(3x3) needs the fewest multiplications
+    assert dsp.winograd_training_tile(19, 19, 13, 64, 1) == 0  # fewer channels than a vector: direct
+    assert dsp.winograd_training_tile(1, 1, 32, 32, 1) == 0  # one pixel: direct needs fewer
+    assert dsp.winograd_training_tile(9, 9, 32, 32, 2) == 2
+    assert dsp.winograd_training_tile(5, 5, 8, 8, 2) == 2  # forced: every shape
+    assert dsp.winograd_training_tile(9, 9, 32, 32, 0) == 0
+    assert Runtime(winograd_training=False).winograd_training == 0
+    with pytest.raises(RuntimeSettingError, match="True, False, 0, 1, 2 or 3"):
+        Runtime(winograd_training=5)
 
 
-def test_float64_runs_the_direct_reference(restore_dsp):
+def test_float64_runs_the_direct_reference():
     """gradcheck's float64 path is the direct kernel whatever the mode: the same bits with Winograd on/off."""
     x, w, dy = _case(5, 8, 8, b=2)
-    _C.set_winograd_training(3)
-    on = (_C.conv_forward(x, w), *_C.conv_backward(dy, x, w, True, True))
-    _C.set_winograd_training(0)
-    off = (_C.conv_forward(x, w), *_C.conv_backward(dy, x, w, True, True))
+    on, off = _run(mode=3), _run(mode=0)
+    on = (_C.conv_forward(on, x, w), *_C.conv_backward(on, dy, x, w, True, True))
+    off = (_C.conv_forward(off, x, w), *_C.conv_backward(off, dy, x, w, True, True))
     for a, b in zip(on, off, strict=True):
         assert torch.equal(a, b)
 
@@ -161,26 +158,22 @@ def test_float64_runs_the_direct_reference(restore_dsp):
 @pytest.mark.parametrize("cores", [1, 2])
 @pytest.mark.parametrize("mode", [0, 2, 3])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_input_grad_adds_the_residual(restore_dsp, isa, cores, mode, dtype):
+def test_input_grad_adds_the_residual(isa, cores, mode, dtype):
     """conv_backward's dx_residual (the trunk's skip gradient) gives the bytes of dx + residual, on every
     build, Winograd tile and the direct kernel (float64: direct)."""
-    dsp.set_isa(isa)
-    dsp.set_num_threads(cores)
-    _C.set_winograd_training(mode)
+    run = _run(cores, isa, mode)
     x, w, dy = (t.to(dtype) for t in _case(7, 16, 24, b=3))
     res = torch.randn(x.shape, generator=torch.Generator().manual_seed(4), dtype=dtype)
-    dx, dw = _C.conv_backward(dy, x, w, True, True)
-    dx_res, dw_res = _C.conv_backward(dy, x, w, True, True, res)
+    dx, dw = _C.conv_backward(run, dy, x, w, True, True)
+    dx_res, dw_res = _C.conv_backward(run, dy, x, w, True, True, res)
     assert torch.equal(dx_res, dx + res)
     assert torch.equal(dw_res, dw)
 
 
 def _train_steps(mode: int, cores: int, steps: int = 3) -> dict[str, torch.Tensor]:
     """The state dict after `steps` SGD steps of a 9x9 1x16 dsp net (3x3 convs: Winograd unless mode 0)."""
-    _C.set_winograd_training(mode)
-    dsp.set_num_threads(cores)
     cfg = ModelConfig(9, 1, 16, 8, "agz", aux_heads=True)
-    net = random_model(cfg, 3, backend="dsp")
+    net = random_model(cfg, 3, backend="dsp", runtime=Runtime(threads=cores, winograd_training=mode))
     net.train()
     opt = torch.optim.SGD(training.param_groups(net, 1e-4), lr=0.05, momentum=0.9)
     g = torch.Generator().manual_seed(4)
@@ -197,7 +190,7 @@ def _train_steps(mode: int, cores: int, steps: int = 3) -> dict[str, torch.Tenso
 
 
 @pytest.mark.parametrize("cores", [1, 2])
-def test_training_with_winograd_reruns_byte_identical_and_tracks_direct(restore_dsp, cores):
+def test_training_with_winograd_reruns_byte_identical_and_tracks_direct(cores):
     assert dsp.winograd_training_tile(9, 9, 16, 16) == 3
     first, again, direct = _train_steps(1, cores), _train_steps(1, cores), _train_steps(0, cores)
     for k in first:

@@ -51,7 +51,7 @@ def _state(t: training.Trainer) -> dict[str, np.ndarray]:
     ids=["torch", "dsp", "torch-step"],
 )
 def test_the_model_written_is_the_average_of_the_raw_steps_and_the_next_generation_goes_on(
-    tmp_path, backend, flat, restore_dsp
+    tmp_path, backend, flat
 ):
     parent = str(tmp_path / "gen0001.safetensors")
     model.save_model(parent, model.random_model(ModelConfig(BOARD, 1, 8, 16, aux_heads=True), seed=3), {})

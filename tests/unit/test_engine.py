@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from minigo_core.base import native
+from minigo_core.base.config import SearchSettings, search_settings
 from minigo_core.data import gamefile
 from minigo_core.game import go
 from minigo_core.jobs.selfplay import cli_main
@@ -80,22 +81,15 @@ def test_compiled_puct_gives_the_visit_counts_of_mcts_py(
     cfg = run_config(
         readouts=64, parallel_readouts=parallel, init_unvisited=init_unvisited, dirichlet_weight=0
     )
-    reference_net = fused.load(model_file, threads=1)
-    net = engine.load_network(model_file, threads=1)
-    settings = engine.settings_for(cfg, "agz", softpick_moves=0, random_symmetry=False)
+    reference_net = fused.load(model_file)
+    net = engine.load_network(model_file)
+    search = dataclasses.replace(search_settings(cfg), softpick_moves=0, random_symmetry=False)
+    settings = engine.settings_for(search, "agz", 9)
     rng = np.random.default_rng(parallel * 10 + len(init_unvisited))
     compared = 0
     for moves in (0, 1, 12, 25, 40):
         position, played = random_position(rng, moves)
-        player = mcts.MCTSPlayer(
-            reference_net,
-            cfg.selfplay,
-            9,
-            7.5,
-            np.random.default_rng(0),
-            softpick_moves=0,
-            random_symmetry=False,
-        )
+        player = mcts.MCTSPlayer(reference_net, search, 9, 7.5, np.random.default_rng(0))
         ref = player.search(position, full_search=True, noise=False)
         out = engine.Searcher(net, settings, board_size=9, komi=7.5).search(played, noise=False)
         assert out.visits.sum() == ref.visits.sum() > 0
@@ -107,8 +101,9 @@ def test_compiled_puct_gives_the_visit_counts_of_mcts_py(
 
 
 def test_searcher_rejects_illegal_and_finished_positions(model_file, run_config):
-    net = engine.load_network(model_file, threads=1)
-    searcher = engine.Searcher(net, engine.settings_for(run_config(), "agz"), board_size=9, komi=7.5)
+    net = engine.load_network(model_file)
+    settings = engine.settings_for(search_settings(run_config()), "agz", 9)
+    searcher = engine.Searcher(net, settings, board_size=9, komi=7.5)
     with pytest.raises(ValueError, match="move 2"):
         searcher.search([40, 40])
     with pytest.raises(ValueError, match="finished"):
@@ -268,12 +263,12 @@ def test_a_rerun_job_keeps_its_earlier_games_and_replays_only_the_missing_one(
 
 
 def test_engine_refuses_a_model_of_another_board_size(tmp_path, model_file, run_config):
-    net = engine.load_network(model_file, threads=1)
+    net = engine.load_network(model_file)
     cfg = run_config()
     with pytest.raises(ValueError, match="board size"):
         engine.SelfplayGames(
             net,
-            engine.settings_for(cfg, "agz"),
+            engine.settings_for(search_settings(cfg), "agz", 7),
             board_size=7,
             komi=7.5,
             seed=1,
@@ -284,7 +279,7 @@ def test_engine_refuses_a_model_of_another_board_size(tmp_path, model_file, run_
     with pytest.raises(ValueError, match="planes"):
         engine.SelfplayGames(
             net,
-            engine.settings_for(cfg, "mlperf07"),
+            engine.settings_for(search_settings(cfg), "mlperf07", 9),
             board_size=9,
             komi=7.5,
             seed=1,
@@ -297,10 +292,9 @@ def test_engine_refuses_a_model_of_another_board_size(tmp_path, model_file, run_
 def test_settings_struct_matches_the_library_and_rejects_unknown_searches(run_config):
     c_size, py_size = native.struct_sizes(engine.LIBRARY)["EngineSettings"]
     assert c_size == py_size == engine.ctypes.sizeof(engine.EngineSettings)
-    cfg = run_config()
-    bad = dataclasses.replace(cfg, selfplay=dataclasses.replace(cfg.selfplay, search="alphabeta"))
+    bad = dataclasses.replace(search_settings(run_config()), search="alphabeta")
     with pytest.raises(ValueError, match="selfplay.search"):
-        engine.settings_for(bad, "agz")
+        engine.settings_for(bad, "agz", 9)
 
 
 # ---- evaluation and GTP play through the engine ----
@@ -310,8 +304,8 @@ def test_model_player_plays_through_the_compiled_engine_and_falls_back_for_set_u
     from minigo_core.play import players
 
     spec = players.resolve_spec(model_file)
-    search = players.SearchSettings(readouts=16, softpick_moves=2, resign_threshold=-1.0)
-    player = players.make_player(spec, search, run_config(), backend="dsp")
+    search = SearchSettings(readouts=16, softpick_moves=2, resign_threshold=-1.0)
+    player = players.make_player(spec, search, backend="dsp")
     assert player.engine_name == "compiled"
     moves = []
     for seed in (1, 1, 2):

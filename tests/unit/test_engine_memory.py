@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from minigo_core.base.config import search_settings
 from minigo_core.nn import model
 from minigo_core.search import engine
 
@@ -20,7 +21,7 @@ RUN = {"seed": 5, "model": {"blocks": 1, "filters": 8, "fc_width": 8, "backend":
 
 
 def _games(net, cfg, count: int, stop_after_moves: int = 0) -> list[engine.FinishedGame]:
-    settings = engine.settings_for(cfg, cfg.features)
+    settings = engine.settings_for(search_settings(cfg), cfg.features, cfg.board_size)
     settings.stop_after_moves = stop_after_moves
     games = engine.SelfplayGames(
         net, settings, board_size=cfg.board_size, komi=cfg.komi, seed=cfg.seed, generation=1,
@@ -36,7 +37,7 @@ def test_a_stopped_game_is_the_first_moves_of_the_whole_game(tmp_path, make_conf
     cfg = make_config(RUN, base="default", board_size=7, selfplay=selfplay)
     url = str(tmp_path / "m.safetensors")
     model.save_model(url, model.random_model(model.ModelConfig.from_run(cfg), 2, backend="torch"), {})
-    net = engine.load_network(url, threads=1)
+    net = engine.load_network(url)
     whole, stopped = _games(net, cfg, 3), _games(net, cfg, 3, stop_after_moves=10)
     for w, s in zip(whole, stopped, strict=True):
         assert len(s.moves) == 10 < len(w.moves)

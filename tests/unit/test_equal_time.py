@@ -12,15 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from minigo_core.base.config import ConfigError
+from minigo_core.base.config import ConfigError, SearchSettings
 from minigo_core.data import compare, layout, schedule, storage
 from minigo_core.data.matchfile import ENDINGS, check_time_fields, read_match
 from minigo_core.game import go
 from minigo_core.game.result import result_string
 from minigo_core.jobs.evaluate import cli_main
 from minigo_core.pipeline import workflow
-from minigo_core.play.match import MoveTimes, follow_opponent_time, run_match
-from minigo_core.play.players import ModelPlayer, SearchSettings, make_player, resolve_spec
+from minigo_core.play.equal_time import follow_opponent_time
+from minigo_core.play.match import run_match
+from minigo_core.play.players import ModelPlayer, PlayerSetup, ResolvedPlayer, make_player, resolve_spec
+from minigo_core.play.referee import MatchSettings, MoveTimes, match_seed
 from minigo_core.report.run_elo import read_matches
 
 SLEEP_S = 0.05  # the stub engine's time per move
@@ -114,19 +116,19 @@ def test_a_time_budgeted_move_stops_within_its_budget(tiny_model):
 # ------------------------------------------------------------------------------ the match file's times
 
 
-def test_the_match_file_records_each_side_s_time_per_move(tiny_model):
-    results = run_match(
-        resolve_spec(tiny_model),
-        resolve_spec("uct:16"),
-        games=2,
-        board_size=9,
-        komi=7.5,
-        search=SearchSettings(readouts=8, softpick_moves=2, resign_threshold=-1.0),
-        seed=4,
-        generation=None,
-        early_stop=False,
-        max_moves=24,
+def two_games(
+    player: ResolvedPlayer, opponent: ResolvedPlayer, seed: int, max_moves: int | None = None
+) -> dict:
+    """Two games of a match of `minigo evaluate`'s, a model at 8 readouts."""
+    match = MatchSettings(
+        2, 9, 7.5, seed=match_seed(seed, None, player.name, opponent.name), max_moves=max_moves
     )
+    search = SearchSettings(readouts=8, softpick_moves=2, resign_threshold=-1.0)
+    return run_match(player, opponent, match, PlayerSetup(search))
+
+
+def test_the_match_file_records_each_side_s_time_per_move(tiny_model):
+    results = two_games(resolve_spec(tiny_model), resolve_spec("uct:16"), 4, max_moves=24)
     check_time_fields(results)
     per_side = results["time_per_move"]
     assert per_side["player"]["name"] == "model:tiny" and per_side["opponent"]["name"] == "uct:16"
@@ -141,17 +143,7 @@ def test_the_match_file_records_each_side_s_time_per_move(tiny_model):
 
 
 def test_an_outside_engine_s_cpu_comes_from_its_process(tiny_model, gnugo_path):
-    results = run_match(
-        resolve_spec(tiny_model),
-        resolve_spec("gnugo:1", gnugo_path=gnugo_path),
-        games=2,
-        board_size=9,
-        komi=7.5,
-        search=SearchSettings(readouts=8, softpick_moves=2, resign_threshold=-1.0),
-        seed=5,
-        generation=None,
-        early_stop=False,
-    )
+    results = two_games(resolve_spec(tiny_model), resolve_spec("gnugo:1", gnugo_path=gnugo_path), 5)
     gnugo = results["time_per_move"]["opponent"]
     assert gnugo["name"] == "gnugo:1" and gnugo["moves"] == genmoves_per_side(results)["opponent"]
     # GNU Go's genmoves cost this process almost nothing: the CPU is GNU Go's own, read from /proc

@@ -13,19 +13,21 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from minigo_core.base.config import SearchSettings
 from minigo_core.game import coords, features, go, sgf
 from minigo_core.game.result import parse_score
 from minigo_core.jobs.evaluate import cli_main
 from minigo_core.nn.model import ModelConfig, random_model, save_model
-from minigo_core.play.match import decided, game_seeds, play_game, play_match, run_match
+from minigo_core.play.match import run_match
 from minigo_core.play.players import (
     ModelPlayer,
     PlayerError,
+    PlayerSetup,
     RandomPlayer,
-    SearchSettings,
     make_player,
     resolve_spec,
 )
+from minigo_core.play.referee import MatchSettings, decided, game_seeds, match_seed, play_match, referee_game
 
 SMALL = 5  # board for the statistical tests: 50-move games
 KOMI = 0.5
@@ -95,17 +97,10 @@ def model_player(path: str, name: str, readouts: int = 16, softpick: int = 2) ->
 
 def test_trained_model_beats_uniformly_random_player(trained_model):
     spec = resolve_spec(trained_model)
+    match = MatchSettings(24, SMALL, KOMI, seed=match_seed(11, 1, spec.name, "random"))
+    search = SearchSettings(readouts=32, softpick_moves=2, resign_threshold=-1.0)
     results = run_match(
-        spec,
-        resolve_spec("random"),
-        games=24,
-        board_size=SMALL,
-        komi=KOMI,
-        search=SearchSettings(readouts=32, softpick_moves=2, resign_threshold=-1.0),
-        seed=11,
-        generation=1,
-        early_stop=False,
-        backend="torch",
+        spec, resolve_spec("random"), match, PlayerSetup(search, backend="torch"), generation=1
     )
     t = results["totals"]
     assert t["games"] == 24 and t["player_wins"] + t["opponent_wins"] + t["draws"] == 24
@@ -123,7 +118,7 @@ def test_model_against_itself_scores_about_half(trained_model):
     correlated); 4..20 wins holds with probability > 0.9997 under it, and the run is seeded."""
     a = model_player(trained_model, "copy-a", readouts=4, softpick=4)
     b = model_player(trained_model, "copy-b", readouts=4, softpick=4)
-    records, stopped = play_match(a, b, 24, SMALL, KOMI, seed=5)
+    records, stopped = play_match(a, b, MatchSettings(24, SMALL, KOMI, seed=5))
     assert not stopped and len(records) == 24
     assert [r["black"] for r in records[:4]] == ["player", "opponent", "player", "opponent"]
     wins = sum(r["winner"] == "player" for r in records) + 0.5 * sum(r["winner"] == "draw" for r in records)
@@ -138,7 +133,7 @@ def test_model_against_gnugo_ends_with_a_result_both_agree_on(gnugo_path, tmp_pa
     save_model(path, random_model(ModelConfig(9, 1, 8, 16, "agz"), seed=3), {"generation": 0})
     model = model_player(path, "tiny9", readouts=8, softpick=0)
     with make_player(resolve_spec("gnugo:1", gnugo_path=gnugo_path), SearchSettings()) as gnugo:
-        game = play_game(model, gnugo, 9, 7.5, seeds=game_seeds(1, 0))
+        game = referee_game(model, gnugo, 9, 7.5, seeds=game_seeds(1, 0))
         # The referee's record replays to the position both sides counted.
         final = go.replay([coords.from_gtp(v, 9) for v in game["moves"]], 9, 7.5)[-1]
     assert game["ended_by"] == "score" and final.is_game_over()
@@ -152,7 +147,9 @@ def test_early_stop_is_exact():
     assert decided(10, 10, 20) is None  # 10 wins then 10 losses would be exactly 50%: not decided
     assert decided(0, 10, 20) == "not_above"  # at most 10 of 20: cannot pass 50%
     assert decided(3, 10, 20) is None
-    records, stopped = play_match(RandomPlayer("r"), ScriptedLoser(), 20, SMALL, KOMI, 1, early_stop=True)
+    records, stopped = play_match(
+        RandomPlayer("r"), ScriptedLoser(), MatchSettings(20, SMALL, KOMI, 1, early_stop=True)
+    )
     assert stopped and len(records) == 11 and all(r["winner"] == "player" for r in records)
 
 

@@ -13,8 +13,9 @@ import torch
 import torch.nn.functional as F
 
 from minigo_core.base.config import ConfigError, load_config
-from minigo_core.nn import dsp, fused, model, modelfile
-from minigo_core.nn.dsp import heads, reference, trunk
+from minigo_core.base.runtime import Runtime
+from minigo_core.nn import fused, model, modelfile
+from minigo_core.nn.dsp import heads, ops, reference, trunk
 from minigo_core.nn.model import DspOptions, DualNet, ModelConfig
 from minigo_core.search import engine
 
@@ -73,7 +74,7 @@ def test_off_changes_no_parameter_and_no_file_byte(tmp_path):
 
 
 @pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
-def test_torch_and_dsp_agree_outputs_grads_and_bn_statistics(restore_dsp, training):
+def test_torch_and_dsp_agree_outputs_grads_and_bn_statistics(training):
     net_t, net_d = _pair()
     x = _batch(GP, 5)
     g = torch.Generator().manual_seed(3)
@@ -127,24 +128,19 @@ def test_dsp_trunk_input_gradient_by_finite_differences():
     )
 
 
-def test_fused_engine_equals_torch(restore_dsp):
+def test_fused_engine_equals_torch():
     net_t, net_d = _pair(seed=2)
     net_t.eval()
     net_d.eval()
     x = _batch(GP, 6, seed=7)
     with torch.no_grad():
         want = net_t(x)
-    try:
-        for cores, isa, winograd in [(c, i, w) for c in (1, 2) for i in dsp.supported_isas() for w in (0, 3)]:
-            dsp.set_num_threads(cores)
-            dsp.set_isa(isa)
-            dsp.set_winograd(winograd)
-            with torch.no_grad():
-                got = net_d(x)  # eval + no_grad: the fused engine of `_infer`
-            for a, b in zip(got, want, strict=True):
-                torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
-    finally:
-        dsp.set_winograd(True)
+    for cores, isa, winograd in [(c, i, w) for c in (1, 2) for i in ops.supported_isas() for w in (0, 3)]:
+        net_d.runtime = Runtime(threads=cores, isa=isa, winograd=winograd)
+        with torch.no_grad():
+            got = net_d(x)  # eval + no_grad: the fused engine of `_infer`
+        for a, b in zip(got, want, strict=True):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
     # and without the pooling layers the engine gives other outputs (the layers are really run)
     stripped = {k: v.numpy() for k, v in net_t.state_dict().items() if "gpool" not in k}
     no_gp = fused.FusedModel(dataclasses.replace(GP, global_pooling=False), stripped).logits(x.numpy())
@@ -166,7 +162,7 @@ def test_model_file_round_trip_and_self_play_engine(tmp_path):
     with torch.no_grad():
         want = [t.numpy() for t in net_t(x)]
     planes = x.to(torch.uint8).numpy()
-    for net in (fused.load(url, threads=1), engine.load_network(url, threads=1)):  # `_infer`, `_engine`
+    for net in (fused.load(url), engine.load_network(url)):  # `_infer`, `_engine`
         for got, ref in zip(net.logits(planes), want, strict=True):
             np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
 

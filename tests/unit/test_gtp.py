@@ -272,14 +272,14 @@ def test_minigo_gtp_process_speaks_only_gtp_on_stdout(tiny_model):
 def test_minigo_gtp_plays_a_full_game_against_gnugo(tiny_model, gnugo_path):
     """GNU Go's side of a match: `minigo gtp` as an outside GTP engine, refereed by `minigo evaluate`."""
     from minigo_core.play.gtp_program import gnugo_argv
-    from minigo_core.play.match import play_game
     from minigo_core.play.players import GTPPlayer
+    from minigo_core.play.referee import referee_game
 
     with (
         GTPPlayer(gtp_argv(tiny_model, "--resign-threshold", "-1"), "minigo-gtp") as minigo,
         GTPPlayer(gnugo_argv(0, gnugo_path), "gnugo:0") as gnugo,
     ):
-        game = play_game(gnugo, minigo, 9, 7.5, seeds=(1, 2))
+        game = referee_game(gnugo, minigo, 9, 7.5, seeds=(1, 2))
     assert game["ended_by"] == "score", game
     # Both engines count the final position; with the referee's Tromp-Taylor count, all agree on the winner.
     assert set(game["engine_scores"]) == {"minigo-gtp", "gnugo:0"}

@@ -13,11 +13,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from minigo_core.base.config import SearchSettings
 from minigo_core.game import coords, go
 from minigo_core.gtp.analysis import cleanup_move
 from minigo_core.gtp.analysis_format import AnalyzeArgsError, AnalyzeRequest, parse_analyze_args
 from minigo_core.gtp.server import build_model_engine
-from minigo_core.play.players import SearchSettings
 
 LZ_INT_FIELDS = {"visits", "winrate", "prior", "lcb", "order"}
 KATA_FLOAT_FIELDS = set(

@@ -187,7 +187,8 @@ def test_a_model_player_stops_at_its_time_budget(tiny_model, engine_name):
     """A 0.2 s budget with a readout ceiling far beyond it: the search ends on its budget (fewer readouts than
     the ceiling, at least its first chunk) and answers a legal move. The wall time is bounded loosely (10x
     the budget, for a loaded machine): an ignored budget fails the readout count, not the clock."""
-    from minigo_core.play.players import ModelPlayer, SearchSettings, load_network
+    from minigo_core.base.config import SearchSettings
+    from minigo_core.play.players import ModelPlayer, load_network
 
     backend = "dsp" if engine_name == "compiled" else "torch"
     net = load_network(tiny_model, backend, 1, engine_name)
@@ -208,7 +209,8 @@ def test_a_model_player_stops_at_its_time_budget(tiny_model, engine_name):
 def test_set_up_stones_use_the_reference_search_for_that_game_only(tiny_model):
     """A position the compiled engine cannot reach from the empty board (a loaded SGF's set-up stones) is
     searched by the reference; the next game is the compiled engine's again."""
-    from minigo_core.play.players import ModelPlayer, SearchSettings, load_network
+    from minigo_core.base.config import SearchSettings
+    from minigo_core.play.players import ModelPlayer, load_network
     from minigo_core.search import engine, mcts
 
     net = load_network(tiny_model, "dsp", 1, "compiled")
@@ -239,13 +241,13 @@ def _refereed_game(
     engine runs with -v, its stderr to `log` (a `SEARCHED` line for each move searched by a budget), and a
     readout ceiling of 10^6 (tens of seconds here: only a search that ignores its budget reaches it)."""
     from minigo_core.play.gtp_program import gnugo_argv
-    from minigo_core.play.match import play_game
     from minigo_core.play.players import GTPPlayer
+    from minigo_core.play.referee import referee_game
 
     engine = _gtp_argv(tiny_model, "--resign-threshold", "-1", "-v", "--max-readouts", "1000000")
     argv = ["sh", "-c", 'exec "$@" 2>"$0"', str(log), *engine]
     with GTPPlayer(argv, "minigo-gtp") as minigo, GTPPlayer(gnugo_argv(1, gnugo_path), "gnugo:1") as gnugo:
-        return play_game(minigo, gnugo, 9, 7.5, seeds=(3, 4), max_moves=max_moves, clock=clock)
+        return referee_game(minigo, gnugo, 9, 7.5, seeds=(3, 4), max_moves=max_moves, clock=clock)
 
 
 def _model_not_flagged(game: dict) -> bool:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from minigo_core.base.config import RunConfig, SelfplaySettings
+from minigo_core.base.config import RunConfig, SelfplaySettings, search_settings
 from minigo_core.game import go
 from minigo_core.nn import fused, model
 from minigo_core.search import engine, engine_test, gumbel, mcts
@@ -65,13 +65,13 @@ def test_reference_gumbel_search_gives_the_compiled_visits(
 ):
     """Noise and random symmetries off: the same network outputs, so the same tree, visit for visit."""
     cfg = make_config(RUN, base="default", board_size=9, selfplay={"gumbel_considered": considered})
-    settings = engine.settings_for(cfg, "agz", softpick_moves=0, random_symmetry=False)
-    reference_net, net = fused.load(model_file, threads=1), engine.load_network(model_file, threads=1)
+    search = dataclasses.replace(search_settings(cfg), softpick_moves=0, random_symmetry=False)
+    settings = engine.settings_for(search, "agz", 9)
+    reference_net, net = fused.load(model_file), engine.load_network(model_file)
     rng = np.random.default_rng(considered)
     for moves in (0, 3, 20, 45):
         position, played = random_position(rng, moves)
-        player = mcts.MCTSPlayer(reference_net, cfg.selfplay, 9, 7.5, np.random.default_rng(0),
-                                 softpick_moves=0, random_symmetry=False)  # fmt: skip
+        player = mcts.MCTSPlayer(reference_net, search, 9, 7.5, np.random.default_rng(0))
         ref = player.search(position, full_search=True, noise=False)
         out = engine.Searcher(net, settings, board_size=9, komi=7.5).search(played, noise=False)
         assert ref.readouts == cfg.selfplay.readouts
@@ -84,7 +84,7 @@ def test_reference_gumbel_search_gives_the_compiled_visits(
 def test_a_reference_selfplay_game_plays_the_search_its_file_names(model_file, make_config, search):
     cfg = make_config(RUN, base="default", board_size=9, selfplay={"search": search})
     net = model.load_model(model_file, backend="torch")
-    record = selfplay_game.play_game(net, cfg, 1, 0, model_file)
+    record = selfplay_game.play_selfplay_game(net, cfg, 1, 0, model_file)
     assert record.metadata["search"]["search"] == search
     assert record.metadata["search"]["engine"] == "python"
     assert record.num_positions > 0

@@ -138,7 +138,7 @@ def test_sgf_of_a_self_play_game_reads_back(tmp_path):
     from minigo_core.selfplay import selfplay_game
 
     cfg = config.from_dict({"selfplay": {"readouts": 8, "fast_readouts": 8}})
-    record = selfplay_game.play_game(UniformNet(), cfg, 0, 0, "m.safetensors")
+    record = selfplay_game.play_selfplay_game(UniformNet(), cfg, 0, 0, "m.safetensors")
     path = tmp_path / "game.arrow"
     write_game(str(path), record)
     out = tmp_path / "game.sgf"

@@ -30,7 +30,7 @@ def self_play_game(tmp_path_factory):
     from minigo_core.selfplay import selfplay_game
 
     cfg = config.from_dict({"selfplay": {"readouts": 8, "fast_readouts": 8}})
-    record = selfplay_game.play_game(UniformNet(), cfg, 0, 0, "gen0001.safetensors")
+    record = selfplay_game.play_selfplay_game(UniformNet(), cfg, 0, 0, "gen0001.safetensors")
     path = tmp_path_factory.mktemp("games") / "game00000.arrow"
     write_game(str(path), record)
     return str(path), record

@@ -13,10 +13,10 @@ import threading
 import numpy as np
 import pytest
 
+from minigo_core.base.config import SearchSettings
 from minigo_core.game import coords, features, go
 from minigo_core.gtp.katago_analysis import AnalysisServer
 from minigo_core.gtp.server import build_model_engine
-from minigo_core.play.players import SearchSettings
 
 N = 9
 
@@ -33,7 +33,7 @@ def aux_model(tmp_path_factory) -> str:
 
 
 def new_server(model: str, **kw) -> AnalysisServer:
-    player = build_model_engine(model, SearchSettings(readouts=64, resign_threshold=-1.0, root="puct",
+    player = build_model_engine(model, SearchSettings(readouts=64, resign_threshold=-1.0, search="puct",
                                                       parallel_readouts=4)).player  # fmt: skip
     return AnalysisServer(player, default_visits=32, **kw)
 

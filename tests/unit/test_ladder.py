@@ -343,8 +343,7 @@ def test_next_rung_stops_off_the_ends_and_at_the_budget():
 
 
 def test_a_bracketed_player_plays_the_rung_that_tells_most_per_cpu_second():
-    from minigo_core.rating.ladder_walk import _most_informative
-    from minigo_core.rating.rung_cost import side_cost
+    from minigo_core.rating.ladder_walk import _most_informative, side_cost
 
     def rung(name: str, elo: float) -> Rung:
         return Rung(name, elo, (elo - 40, elo + 40), 300)
@@ -447,12 +446,13 @@ def test_the_budget_stops_the_walk_wherever_it_is():
 
 def _rating_file(ladder: Ladder, played: dict[str, list[float]], max_games: int, target: float) -> dict:
     from minigo_core.play.players import ResolvedPlayer
-    from minigo_core.rating.ladder_rate import result_json
+    from minigo_core.rating.ladder_rate import RatingRequest, result_json
 
     games = [(rung, s) for rung, scores in played.items() for s in scores]
     rating = rate_with_fixed_rungs(games, ladder)
     player = ResolvedPlayer("uct:48", "uct", "uct:48", playouts=48)
-    return result_json(player, ladder, rating, played, 7.5, 1, max_games, target, 0.0, 10)
+    request = RatingRequest(7.5, 1, max_games=max_games, target_half_width=target, min_games_per_rung=10)
+    return result_json(player, ladder, rating, played, request, 0.0)
 
 
 @pytest.mark.parametrize(

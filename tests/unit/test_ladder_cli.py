@@ -78,7 +78,7 @@ def test_interrupted_calibration_resumes_without_losing_or_replaying_games(tmp_p
     assert "written" in capsys.readouterr().out
     # "killed" after 1 game of each pair, then after 3: every finished game is kept, none is played again
     design = cal.CalibrationDesign(5, 7.5, CHEAP, 4, cal.DEFAULT_SEED, ladder_dir=str(parts))
-    ladder, played = cal.calibrate(design, anchor="uct:8", anchor_elo=0.0, command=["t"], max_new_games=1)
+    ladder, played = cal.calibrate(design, cal.FitSettings("uct:8", 0.0, ["t"]), max_new_games=1)
     assert ladder is None and played == 3
     assert [len(g) for g in pair_games(parts).values()] == [1, 1, 1]
     assert cal.play_pair(design, "random", "uct:2", max_new_games=2) == 2

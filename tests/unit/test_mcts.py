@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from minigo_core.base.config import SelfplaySettings
+from minigo_core.base.config import RunConfig, SearchSettings, SelfplaySettings, search_settings
 from minigo_core.game import coords, go
 from minigo_core.search.mcts import MCTSNode, MCTSPlayer
 
@@ -31,11 +31,11 @@ class StoneCountNet:
         return probs, np.tanh(diff / 2.0).astype(np.float32)
 
 
-def settings(**kw) -> SelfplaySettings:
+def settings(**kw) -> SearchSettings:
     base = dict(readouts=64, fast_readouts=16, parallel_readouts=8, dirichlet_weight=0.0, softpick_moves=0)
     base.setdefault("search", "puct")  # these are tests of PUCT; Gumbel: tests/unit/test_gumbel.py
     base.update(kw)
-    return SelfplaySettings(**base)
+    return SearchSettings(**base)
 
 
 def player(net=None, board_size: int = 5, seed: int = 0, **kw) -> MCTSPlayer:
@@ -219,8 +219,11 @@ def test_softpick_off_picks_most_visited_and_on_samples():
 
 
 def test_softpick_follows_default_rule():
-    assert player(board_size=9, softpick_moves=-1).softpick_moves == 6
-    assert player(board_size=19, softpick_moves=-1).softpick_moves == 30
+    def searched(n: int) -> int:
+        cfg = RunConfig(board_size=n, selfplay=SelfplaySettings(softpick_moves=-1))
+        return player(board_size=n, softpick_moves=search_settings(cfg).softpick_moves).softpick_moves
+
+    assert (searched(9), searched(19)) == (6, 30)
 
 
 def test_fast_and_full_search_readouts():
@@ -327,12 +330,11 @@ def test_root_noise_is_dirichlet_with_the_configured_alpha():
     def largest_share(alpha: float) -> float:
         p = MCTSPlayer(
             StoneCountNet(),
-            settings(dirichlet_weight=1.0),
+            settings(dirichlet_weight=1.0, dirichlet_alpha=alpha),
             19,
             7.5,
             np.random.default_rng(1),
             feature_set="agz",
-            dirichlet_alpha=alpha,
         )
         shares = []
         for _ in range(20):

@@ -9,8 +9,8 @@ import pytest
 from minigo_core.base.config import ConfigError
 from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
 from minigo_core.game import coords, go
-from minigo_core.play.match import play_game, play_match
 from minigo_core.play.players import GTPPlayer, MixedPlayer, UCTPlayer, make_player, resolve_spec
+from minigo_core.play.referee import MatchSettings, play_match, referee_game
 
 
 @pytest.mark.parametrize(
@@ -71,15 +71,15 @@ def test_a_mixed_game_replays_from_its_seeds_and_plays_its_share_of_random_moves
     games, shares = [], []
     for _ in range(2):
         mixed = _mixed_uct(32, 40)
-        games.append(play_game(mixed, UCTPlayer(32, name="other"), 7, 7.5, (11, 12)))
+        games.append(referee_game(mixed, UCTPlayer(32, name="other"), 7, 7.5, (11, 12)))
         shares.append(mixed.random_moves)
     assert games[0]["moves"] == games[1]["moves"] and shares[0] == shares[1]
-    other = play_game(_mixed_uct(32, 40), UCTPlayer(32, name="other"), 7, 7.5, (13, 14))
+    other = referee_game(_mixed_uct(32, 40), UCTPlayer(32, name="other"), 7, 7.5, (13, 14))
     assert other["moves"] != games[0]["moves"]
     # over many moves, the random share is near 40% (a binomial: within 4 sigma); it plays Black
     mixed, own, counted = _mixed_uct(8, 40), 0, 0
     for seed in range(12):
-        record = play_game(mixed, UCTPlayer(8, name="other"), 7, 7.5, (seed, seed + 100))
+        record = referee_game(mixed, UCTPlayer(8, name="other"), 7, 7.5, (seed, seed + 100))
         own += (len(record["moves"]) + 1) // 2
         counted += mixed.random_moves
     sigma = (own * 0.4 * 0.6) ** 0.5
@@ -88,10 +88,10 @@ def test_a_mixed_game_replays_from_its_seeds_and_plays_its_share_of_random_moves
 
 def test_strength_falls_with_the_random_share_between_the_base_and_random():
     # 9x9, 40 games a match: uct:8 beats uct:8+r50, which beats random (each a clear majority)
-    records, _ = play_match(UCTPlayer(8), _mixed_uct(8, 50), 40, 9, 7.5, seed=31, early_stop=False)
+    records, _ = play_match(UCTPlayer(8), _mixed_uct(8, 50), MatchSettings(40, 9, 7.5, seed=31))
     assert sum(r["winner"] == "player" for r in records) >= 28
-    records, _ = play_match(_mixed_uct(8, 50), make_player(resolve_spec("random"), None), 40, 9, 7.5,
-                            seed=32, early_stop=False)  # fmt: skip
+    records, _ = play_match(_mixed_uct(8, 50), make_player(resolve_spec("random"), None),
+                            MatchSettings(40, 9, 7.5, seed=32))  # fmt: skip
     assert sum(r["winner"] == "player" for r in records) >= 28
 
 
@@ -102,7 +102,7 @@ def test_gnugo_is_told_the_random_moves_and_stays_in_step(gnugo_path):
         with make_player(resolved, None) as mixed:
             assert isinstance(mixed, MixedPlayer) and isinstance(mixed.base, GTPPlayer)
             assert mixed.client is mixed.base.client  # its CPU time is counted like GNU Go's
-            record = play_game(mixed, UCTPlayer(16), 7, 7.5, (5, 6))
+            record = referee_game(mixed, UCTPlayer(16), 7, 7.5, (5, 6))
             assert mixed.random_moves > 0
             # GNU Go's own board holds the referee's final position: every random move reached it
             stones = {c: set(mixed.base._send(f"list_stones {c}").split()) for c in ("black", "white")}

@@ -10,6 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from minigo_core.base.runtime import Runtime
 from minigo_core.jobs import bootstrap
 from minigo_core.nn import model
 from minigo_core.nn.model import DualNet, ModelConfig, ModelFileError
@@ -129,17 +130,15 @@ WIDE = ModelConfig(board_size=7, blocks=1, filters=33, fc_width=7, feature_set="
 
 @pytest.mark.parametrize("batch,cfg", [(1, CFG), (8, CFG), (1, WIDE), (3, WIDE)], ids=str)
 def test_fused_inference_equals_unfused_and_torch(batch, cfg):
-    from minigo_core.nn import dsp
+    from minigo_core.nn.dsp import ops
 
     net_t, net_d = _pair(cfg, seed=2)
     net_t.eval()
     net_d.eval()
     x = _batch(cfg, batch, seed=batch)
-    isas = dsp.supported_isas()
+    isas = ops.supported_isas()
     for cores, isa, winograd in [(c, i, w) for c in (1, 2) for i in isas for w in (0, 2, 3)]:
-        dsp.set_num_threads(cores)
-        dsp.set_isa(isa)
-        dsp.set_winograd(winograd)
+        net_d.runtime = Runtime(threads=cores, isa=isa, winograd=winograd)
         with torch.no_grad():
             fused = net_d(x)  # eval + no_grad: the one-call fused path
         unfused = net_d.forward_all(x)[:2]  # layer by layer, BN not folded
@@ -149,9 +148,7 @@ def test_fused_inference_equals_unfused_and_torch(batch, cfg):
             torch.testing.assert_close(got, want.detach(), rtol=1e-4, atol=1e-4)
         for got, want in zip(fused, ref, strict=True):
             torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
-    dsp.set_num_threads(1)
-    dsp.set_isa(isas[0])
-    dsp.set_winograd(True)
+        assert net_d.fused_inference().runtime == net_d.runtime  # rebuilt for the new runtime
 
 
 def test_fused_path_follows_weight_updates():
@@ -202,16 +199,14 @@ def test_save_load_roundtrip(tmp_path):
 
 
 def test_load_model_dsp_backend(tmp_path):
-    from minigo_core.nn import dsp
-
     net, _ = _pair(seed=10)
     url = str(tmp_path / "m.safetensors")
     model.save_model(url, net, {"generation": 1})
-    loaded = model.load_model(url, backend="dsp", threads=2)
-    assert loaded.backend == "dsp" and dsp.get_num_threads() == 2
+    loaded = model.load_model(url, backend="dsp", runtime=Runtime(threads=2))
+    assert loaded.backend == "dsp" and loaded.runtime.threads == 2
     planes = _batch(CFG, 2).to(torch.uint8).numpy()
     np.testing.assert_allclose(loaded.predict(planes)[0], net.eval().predict(planes)[0], rtol=1e-4, atol=1e-6)
-    dsp.set_num_threads(1)
+    assert loaded.fused_inference().runtime.threads == 2
 
 
 def test_bad_model_files_raise_model_file_error(tmp_path):

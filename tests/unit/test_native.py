@@ -26,7 +26,7 @@ HEADERS = {
     "_engine_test": ["minigo_core/search/csrc/engine_test_capi.h"],
     "_rules": ["minigo_core/game/csrc/rules_capi.h"],
 }
-# A library whose functions two modules declare: the rules' board (native_board) and its replay (native_replay)
+# A library two modules declare functions of: the rules' board (native_board) and its replay (native_replay)
 MORE_TABLES = {"_rules": [native_replay.LIBRARY]}
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -14,23 +14,23 @@ import sys
 
 import pytest
 
-from minigo_core.base.config import ConfigError
+from minigo_core.base.config import ConfigError, SearchSettings
 from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
 from minigo_core.data.matchfile import ENDINGS
 from minigo_core.game import coords, go
 from minigo_core.game.result import result_string
 from minigo_core.play import gtp_program
 from minigo_core.play.gtp_program import PACHI_ENV, find_pachi
-from minigo_core.play.match import game_sgf, play_game
+from minigo_core.play.match import game_sgf
 from minigo_core.play.players import (
     PachiPlayer,
     PlayerError,
     RandomPlayer,
-    SearchSettings,
     UCTPlayer,
     make_player,
     resolve_spec,
 )
+from minigo_core.play.referee import referee_game
 
 KOMI = 7.5
 
@@ -177,8 +177,8 @@ def _rescore(record: dict, board_size: int, komi: float) -> float:
 )
 def test_the_referee_plays_and_scores_at_the_komi_the_players_shift(black_points, white_points, komi_played):
     seeds = (3, 4)
-    plain = play_game(_random("b"), _random("w"), 9, KOMI, seeds)
-    shifted = play_game(_random("b", black_points), _random("w", white_points), 9, KOMI, seeds)
+    plain = referee_game(_random("b"), _random("w"), 9, KOMI, seeds)
+    shifted = referee_game(_random("b", black_points), _random("w", white_points), 9, KOMI, seeds)
     assert "komi" not in plain
     assert shifted["moves"] == plain["moves"]  # the same game: only the komi differs
     assert shifted["ended_by"] in ("score", "move_cap") and len(shifted["moves"]) > 20
@@ -195,20 +195,20 @@ def test_the_referee_plays_and_scores_at_the_komi_the_players_shift(black_points
 
 
 def test_a_large_komi_shift_turns_the_game_for_the_side_that_receives_it():
-    plain = play_game(_random("b"), _random("w"), 9, KOMI, (5, 6))
+    plain = referee_game(_random("b"), _random("w"), 9, KOMI, (5, 6))
     points = abs(plain["score"]) + 1.0  # just enough to turn this game
     receiver = "white" if plain["score"] > 0 else "black"
     black, white = (0.0, points) if receiver == "white" else (points, 0.0)
-    shifted = play_game(_random("b", black), _random("w", white), 9, KOMI, (5, 6))
+    shifted = referee_game(_random("b", black), _random("w", white), 9, KOMI, (5, 6))
     assert plain["winner_colour"] != receiver and shifted["winner_colour"] == receiver
 
 
 def test_the_sgf_of_a_shifted_game_carries_the_komi_it_was_played_at():
-    game = play_game(_random("b"), _random("w", 20.0), 9, KOMI, (3, 4))
+    game = referee_game(_random("b"), _random("w", 20.0), 9, KOMI, (3, 4))
     results = {"board_size": 9, "komi": KOMI}
     text = game_sgf(results, {**game, "index": 0, "black_name": "b", "white_name": "w+k20"}).decode()
     assert "KM[27.5]" in text and f"RE[{game['result']}]" in text
-    plain = play_game(_random("b"), _random("w"), 9, KOMI, (3, 4))
+    plain = referee_game(_random("b"), _random("w"), 9, KOMI, (3, 4))
     plain_text = game_sgf(results, {**plain, "index": 0, "black_name": "b", "white_name": "w"}).decode()
     assert "KM[7.5]" in plain_text
 
@@ -220,7 +220,7 @@ def test_uct_with_a_komi_shift_plays_the_shifted_game(shifted_colour):
     search = SearchSettings(readouts=1)
     plain, receiver = (make_player(resolve_spec(s), search) for s in ("uct:8", "uct:8+k20"))
     black, white = (receiver, plain) if shifted_colour == "black" else (plain, receiver)
-    game = play_game(black, white, 5, KOMI, (7, 8))
+    game = referee_game(black, white, 5, KOMI, (7, 8))
     komi = KOMI - 20.0 if shifted_colour == "black" else KOMI + 20.0
     assert game["komi"] == komi
     if game["ended_by"] in ("score", "move_cap"):
@@ -288,7 +288,7 @@ def _pachi_game(seeds: tuple[int, int], max_moves: int | None = None) -> tuple[d
     search = SearchSettings(readouts=1)
     with make_player(resolve_spec("pachi:500"), search) as pachi_player, UCTPlayer(64) as uct:
         assert isinstance(pachi_player, PachiPlayer)
-        game = play_game(pachi_player, uct, 9, KOMI, seeds, max_moves)
+        game = referee_game(pachi_player, uct, 9, KOMI, seeds, max_moves)
         info = pachi_player.info()
         assert "Pachi" in info["engine_name"] and info["playouts"] == 500
         return game, pachi_player.engine_cpu_seconds()
@@ -328,12 +328,12 @@ def test_a_pachi_player_restarts_per_game_and_counts_the_cpu_of_every_process(pa
         before = player.engine_cpu_seconds()
         first_pid = player.client.pid
         # Pachi White, giving 2 points: komi 5.5; 16 moves a game are enough to count CPU
-        game = play_game(uct, player, 9, KOMI, (21, 22), max_moves=16)
+        game = referee_game(uct, player, 9, KOMI, (21, 22), max_moves=16)
         assert game["komi"] == KOMI - 2.0
         _check_legal(game, KOMI - 2.0)
         after_one = player.engine_cpu_seconds()
         second_pid = player.client.pid
-        play_game(uct, player, 9, KOMI, (23, 24), max_moves=16)
+        referee_game(uct, player, 9, KOMI, (23, 24), max_moves=16)
         after_two = player.engine_cpu_seconds()
         assert first_pid != second_pid != player.client.pid  # a new process per game
         assert after_one - before > 0.05 and after_two - after_one > 0.05

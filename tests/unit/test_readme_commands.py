@@ -3,9 +3,9 @@
 The command lines are the lines of the fenced code blocks of README.md and docs/*.md that start with
 `minigo`, `python -m`, `make` or `snakemake` (a path to the program, such as `.venv/bin/minigo`, and leading
 `VAR=value` settings allowed; a line ending in `\\` goes on on the next), and the inline code of README.md
-that is a command: `minigo COMMAND ARG...`, or `COMMAND ... --option ...` where the README has just named
-`minigo COMMAND` (`ladder rate MODEL --board-size 9`). A usage line (with `[`, `|` or `...`) and an inline
-mention of a command alone (`minigo status`) are not command lines. In inline code, a word in capitals
+that is a command: `minigo COMMAND ARG...`, or `COMMAND SUBCOMMAND ... --option ...` where the README has
+just named `minigo COMMAND` (`ladder rate MODEL --board-size 9`). A usage line (with `[`, `|` or `...`) and an
+inline mention of a command alone (`minigo status`) are not command lines. In inline code, a word in capitals
 (`FILE`, `ROOT`, `N`) is a placeholder: it stands for a value (1, or a name).
 
 Each is checked without running it:
@@ -15,6 +15,8 @@ Each is checked without running it:
   arguments with argparse, accepts ARGS;
 - `make TARGET VAR=value`: the Makefile has the target and uses the variable;
 - `snakemake ARGS`: Snakemake's own argument parser accepts ARGS.
+
+And every `--option` the docs name for a `minigo` command, in usage lines and prose too, is one of its own.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def fenced_command_lines(text: str) -> list[tuple[int, str]]:
             pending = (number, line.rstrip()[:-1])
             continue
         pending = None
-        stripped = " ".join(line.split()) if "\n" in line else line.strip()
+        stripped = line.strip()
         words = stripped.split()
         while words and ASSIGNMENT.match(words[0]):
             words = words[1:]
@@ -100,6 +102,9 @@ def placeholders_filled(words: list[str]) -> list[str]:
     return [("1" if len(w) == 1 else w.lower()) if PLACEHOLDER.match(w) else w for w in words]
 
 
+PARSERS: list[argparse.ArgumentParser] = []  # the outermost parser of each command parse_only stopped
+
+
 class _Parsed(Exception):
     """Raised in place of returning from the outermost `parse_args`: the arguments parsed."""
 
@@ -114,6 +119,8 @@ def parse_only() -> Iterator[None]:
     def stopping(original: Callable) -> Callable:
         def method(self: argparse.ArgumentParser, *args: object, **kwargs: object) -> object:
             nonlocal depth
+            if depth == 0:
+                PARSERS.append(self)
             depth += 1
             try:
                 result = original(self, *args, **kwargs)
@@ -327,7 +334,57 @@ def test_the_extraction() -> None:
     ]
     assert fenced_command_lines(text) == [
         (5, "minigo status runs/local     # a comment"),
-        (6, "python -m tools.chaos --workdir /tmp/c --kills 2"),
+        (6, "python -m tools.chaos --workdir /tmp/c     --kills 2"),
         (8, "CI=true make run"),
     ]
     assert is_usage("minigo status ROOT [--json]") and not is_usage("minigo status ROOT  # [x]")
+
+
+# The options a doc names for a `minigo` command, in a usage line (`minigo window --config C [--dry-run]`) or
+# in prose (`minigo gtp --move-time`), are options of that command (or of its subcommand: `ladder rate`).
+OPTION = re.compile(r"(?<![\w-])--(?:\[no-\])?[a-z][\w-]*")
+
+
+def command_options(name: str, sub: str | None) -> set[str] | None:
+    """The options of `minigo NAME [SUB]` (None for no such command)."""
+    if name not in cli.COMMANDS:
+        return None
+    module = importlib.import_module(cli.COMMANDS[name][0])
+    PARSERS.clear()
+    parse_problem(module.cli_main, [])
+    parser = PARSERS[0]
+    options = {o for action in parser._actions for o in action.option_strings}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and sub in action.choices:
+            options |= {o for a in action.choices[sub]._actions for o in a.option_strings}
+    return options
+
+
+def unknown_options(text: str) -> list[str]:
+    """`minigo NAME --option` pairs of a doc's code (inline and fenced) whose option NAME does not have."""
+    prose = [line for line, fenced in _fenced_flags(text) if not fenced]
+    pieces = [m.group(2) for m in CODE_SPAN.finditer("\n".join(prose))]
+    pieces += [line for _, line in fenced_command_lines(text)]
+    bad = []
+    for piece in pieces:
+        words = piece.split("#", 1)[0].split()
+        if len(words) < 2 or words[0] != "minigo":
+            continue
+        options = command_options(words[1], words[2] if len(words) > 2 else None)
+        for found in OPTION.findall(piece.split("#", 1)[0]):
+            for option in {found.replace("[no-]", ""), found.replace("[no-]", "no-")}:
+                if options is not None and option not in options:
+                    bad.append(f"minigo {words[1]} {option}")
+    return bad
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_the_options_the_docs_name_exist(doc: Path) -> None:
+    bad = unknown_options(doc.read_text())
+    assert bad == [], f"{doc.relative_to(REPO)} names options its commands do not have:\n" + "\n".join(bad)
+
+
+def test_the_option_check_can_fail() -> None:
+    text = "`minigo gtp --model M [--move-time MS] [--no-such]`, `minigo ladder rate X --without R --games 3`"
+    assert unknown_options(text) == ["minigo gtp --no-such", "minigo ladder --games"]
+    assert unknown_options("`minigo evaluate --config C [--[no-]early-stop]`") == []

@@ -21,7 +21,7 @@ from minigo_core.jobs.selfplay import cli_main as selfplay_main
 from minigo_core.pipeline import plan as planning
 from minigo_core.search import engine
 from minigo_core.selfplay import cost
-from minigo_core.selfplay.selfplay_game import play_game
+from minigo_core.selfplay.selfplay_game import play_selfplay_game
 
 REPO = Path(__file__).resolve().parents[2]
 READOUTS = {"readouts_schedule": [[0, 8], [3, 32]], "fast_readouts": 16}  # tiny: parallel_readouts 8
@@ -77,12 +77,13 @@ def test_fast_readouts_are_bounded_by_the_schedule_s_largest_readouts(make_confi
 
 def test_engine_settings_take_the_generation_s_readouts(make_config):
     cfg = make_config(selfplay=READOUTS)
-    early = engine.settings_for(cfg, "agz", generation=0)
-    late = engine.settings_for(cfg, "agz", generation=5)
+    early = engine.settings_for(config.search_settings(cfg, 0), "agz", cfg.board_size)
+    late = engine.settings_for(config.search_settings(cfg, 5), "agz", cfg.board_size)
     assert (early.readouts, early.fast_readouts, late.readouts, late.fast_readouts) == (8, 8, 32, 16)
     with pytest.raises(ValueError, match="generation"):
-        engine.settings_for(cfg, "agz")  # a scheduled config cannot be searched without its generation
-    plain = engine.settings_for(make_config(), "agz")
+        config.search_settings(cfg)  # a scheduled config cannot be searched without its generation
+    plain = make_config()
+    plain = engine.settings_for(config.search_settings(plain), "agz", plain.board_size)
     assert (plain.readouts, plain.fast_readouts) == (16, 8)  # config/tiny.yaml's, unscheduled
 
 
@@ -120,7 +121,7 @@ def test_a_selfplay_job_searches_and_records_its_generation_s_readouts(
                 for job, games in ((early_job, early), (late_job, late))]  # fmt: skip
     assert per_move[1] > 2 * per_move[0]
     # the reference search (python engine) plays a generation at its readouts too
-    reference = play_game(load_model(model, backend="torch"), cfg, 3, 0, model)
+    reference = play_selfplay_game(load_model(model, backend="torch"), cfg, 3, 0, model)
     assert reference.metadata["search"]["readouts"] == 32 and reference.visits.sum(axis=1).min() >= 32
     # generation 3's games are those of a config that sets its readouts outright, byte for byte
     fixed = write_config(tmp_path / "fixed", selfplay={"readouts": 32, "fast_readouts": 16})

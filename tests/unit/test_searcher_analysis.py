@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from test_gtp_analysis import Session, check_records, parse_analysis_line
 
-from minigo_core.base.config import RunConfig
+from minigo_core.base.config import RunConfig, SearchSettings, play_settings
 from minigo_core.game import coords, features, go
 from minigo_core.gtp.analysis import Analysis
 from minigo_core.gtp.server import build_model_engine
-from minigo_core.play.players import ModelPlayer, SearchSettings, load_network
-from minigo_core.search import engine, mcts
+from minigo_core.play.players import ModelPlayer, load_network
+from minigo_core.search import engine
 
 N = 9
 OPENING = [40, 30, 50, 22]  # E5 D6 F4 E7
@@ -31,10 +31,9 @@ def aux_model(tmp_path_factory) -> str:
 
 
 def searcher(model: str, search: str = "puct", readouts: int = 32, symmetry: bool = True) -> engine.Searcher:
-    run = RunConfig(board_size=N)
-    base = dataclasses.replace(run.selfplay, search=search)
-    settings = engine.settings_for(run, "agz", selfplay=mcts.settings_for_evaluation(base, readouts),
-                                   softpick_moves=0, random_symmetry=symmetry)  # fmt: skip
+    play = dataclasses.replace(play_settings(RunConfig(board_size=N), readouts), search=search,
+                               random_symmetry=symmetry)  # fmt: skip
+    settings = engine.settings_for(play, "agz", N)
     return engine.Searcher(engine.load_network(model), settings, board_size=N, komi=7.5, seed=1)
 
 
@@ -89,7 +88,7 @@ def test_the_tree_is_kept_across_a_move_and_the_reply(aux_model):
 
 def model_player(model: str) -> ModelPlayer:
     net = load_network(model, "dsp", 1, "compiled")
-    search = SearchSettings(readouts=32, max_readouts=50_000, root="puct", parallel_readouts=4)
+    search = SearchSettings(readouts=32, max_readouts=50_000, search="puct", parallel_readouts=4)
     player = ModelPlayer(net, search,
                          engine_name="compiled")  # fmt: skip
     player.new_game(N, 7.5, 3)

@@ -15,7 +15,7 @@ from minigo_core.data.gamefile import game_bytes, read_game
 from minigo_core.game import go
 from minigo_core.jobs.selfplay import cli_main
 from minigo_core.nn import model
-from minigo_core.selfplay.selfplay_game import game_rng, play_game
+from minigo_core.selfplay.selfplay_game import game_rng, play_selfplay_game
 
 
 def run_config(board_size: int = 9, **selfplay) -> config.RunConfig:
@@ -59,21 +59,21 @@ class ConstantNet:
 
 def test_same_seed_gives_identical_file_and_other_games_differ(tiny_net):
     cfg = run_config()
-    first = play_game(tiny_net, cfg, 2, 7, "models/gen0002.safetensors", model_sha256="ab")
+    first = play_selfplay_game(tiny_net, cfg, 2, 7, "models/gen0002.safetensors", model_sha256="ab")
     a = game_bytes(first)
-    b = game_bytes(play_game(tiny_net, cfg, 2, 7, "models/gen0002.safetensors", model_sha256="ab"))
+    b = game_bytes(play_selfplay_game(tiny_net, cfg, 2, 7, "models/gen0002.safetensors", model_sha256="ab"))
     assert a == b
     # Compact: a fixed header (schema, metadata, move list) plus a few tens of bytes per recorded position
     # (the benchmark measures the per-position figure on full-length games against the 150-byte target).
     assert len(a) < 1600 + 60 * first.num_positions, (len(a), first.num_positions)
-    c = play_game(tiny_net, cfg, 2, 8, "models/gen0002.safetensors", model_sha256="ab")
+    c = play_selfplay_game(tiny_net, cfg, 2, 8, "models/gen0002.safetensors", model_sha256="ab")
     assert game_bytes(c) != a
     assert game_rng(5, 2, 7).random() == game_rng(5, 2, 7).random() != game_rng(5, 2, 8).random()
 
 
 def test_game_record_is_consistent(tiny_net):
     cfg = run_config()
-    record = play_game(tiny_net, cfg, 0, 1, "m.safetensors")
+    record = play_selfplay_game(tiny_net, cfg, 0, 1, "m.safetensors")
     md = record.metadata
     positions = go.replay(record.moves, 9, cfg.komi)  # every move legal
     assert md["num_moves"] == len(record.moves) <= 2 * 81
@@ -99,14 +99,14 @@ def test_game_record_is_consistent(tiny_net):
 
 
 def test_every_move_recorded_with_full_search_fraction_one(tiny_net):
-    record = play_game(tiny_net, run_config(full_search_fraction=1.0), 0, 0, "m.safetensors")
+    record = play_selfplay_game(tiny_net, run_config(full_search_fraction=1.0), 0, 0, "m.safetensors")
     assert record.num_positions == len(record.moves)
     assert list(record.move_index) == list(range(len(record.moves)))
 
 
 def test_resignation_ends_the_game():
     cfg = run_config(resign_threshold=-0.5, resign_disabled_fraction=0.0)
-    record = play_game(ConstantNet(-0.9), cfg, 0, 0, "m.safetensors")
+    record = play_selfplay_game(ConstantNet(-0.9), cfg, 0, 0, "m.safetensors")
     result = record.metadata["result"]
     assert result["resigned"] and result["winner"] == -1 and result["string"] == "W+R"
     assert record.metadata["num_moves"] == 0 and record.metadata["resign"]["enabled"]
@@ -114,7 +114,7 @@ def test_resignation_ends_the_game():
 
 def test_resignation_disabled_records_would_be_resignation():
     cfg = run_config(resign_threshold=-0.5, resign_disabled_fraction=1.0)
-    record = play_game(ConstantNet(-0.9, pass_prior=0.9), cfg, 0, 0, "m.safetensors")
+    record = play_selfplay_game(ConstantNet(-0.9, pass_prior=0.9), cfg, 0, 0, "m.safetensors")
     resign = record.metadata["resign"]
     assert not resign["enabled"]
     assert not record.metadata["result"]["resigned"]
@@ -124,7 +124,7 @@ def test_resignation_disabled_records_would_be_resignation():
 
 def test_nineteen_by_nineteen_game():
     cfg = run_config(board_size=19)
-    record = play_game(ConstantNet(0.0, pass_prior=0.95), cfg, 0, 0, "m.safetensors")
+    record = play_selfplay_game(ConstantNet(0.0, pass_prior=0.95), cfg, 0, 0, "m.safetensors")
     assert record.visits.shape[1] == 362
     assert record.metadata["search"]["dirichlet_alpha"] == pytest.approx(0.03)
 

@@ -15,8 +15,8 @@ from minigo_core.base.config import ConfigError
 from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
 from minigo_core.game import coords, go
 from minigo_core.jobs.evaluate import cli_main
-from minigo_core.play.match import play_game, play_match
 from minigo_core.play.players import UCTPlayer, make_player, resolve_spec
+from minigo_core.play.referee import MatchSettings, play_match, referee_game
 from minigo_core.search import engine
 
 
@@ -87,14 +87,14 @@ def test_passes_when_passing_wins():
 
 def test_more_playouts_win_a_clear_majority():
     strong, weak = UCTPlayer(256), UCTPlayer(8)
-    records, _ = play_match(strong, weak, 20, 7, 7.5, seed=2024, early_stop=False)
+    records, _ = play_match(strong, weak, MatchSettings(20, 7, 7.5, seed=2024))
     wins = sum(r["winner"] == "player" for r in records)
     assert wins >= 15, f"uct:256 won only {wins} of 20 games against uct:8 on 7x7"
 
 
 def test_a_game_replays_from_its_seeds():
-    a = play_game(UCTPlayer(16), UCTPlayer(16, name="other"), 5, 7.5, (1, 2))
-    b = play_game(UCTPlayer(16), UCTPlayer(16, name="other"), 5, 7.5, (1, 2))
+    a = referee_game(UCTPlayer(16), UCTPlayer(16, name="other"), 5, 7.5, (1, 2))
+    b = referee_game(UCTPlayer(16), UCTPlayer(16, name="other"), 5, 7.5, (1, 2))
     assert a["moves"] == b["moves"] and a["result"] == b["result"]
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from minigo_core.nn.dsp import _C
+from minigo_core.nn.dsp import _C, ops
 from minigo_core.nn.dsp.trunk import bn_params
 from minigo_core.nn.dsp_device import require_cpu
 
@@ -22,10 +22,10 @@ from minigo_core.nn.dsp_device import require_cpu
 class HeadsFunction(torch.autograd.Function):
     """(policy features (B, 2*N*N) in NCHW order, value features (B, N*N), ownership logits (B, N*N) or an
     empty tensor) of NHWC h (B, N, N, F); params: policy conv weight, BN gamma, beta, the same for the value
-    head, then the ownership conv's weight and bias (or nothing)."""
+    head, then the ownership conv's weight and bias (or nothing); `run`: how the kernels run (a KernelRun)."""
 
     @staticmethod
-    def forward(ctx, h, bns, training, *params):
+    def forward(ctx, h, bns, training, run, *params):
         own = len(params) == 8
         one, zero = ([h.new_ones(1)], [h.new_zeros(1)]) if own else ([], [])  # the ownership channel's BN
         w = torch.cat([params[0], params[3], *params[6:7]])  # (K, F, 1, 1), K = 3 or 4
@@ -36,14 +36,16 @@ class HeadsFunction(torch.autograd.Function):
         if (bns[1].momentum, bns[1].eps) != (bn.momentum, bn.eps):
             raise ValueError("the policy and value heads' BNs must share one momentum and eps")
         h = h.contiguous()
-        y = _C.conv_forward(h, w)
-        z, mean, invstd = _C.bn_relu_forward(y, gamma, beta, rmean, rvar, None, training, bn.momentum, bn.eps)
+        y = _C.conv_forward(run, h, w)
+        z, mean, invstd = _C.bn_relu_forward(
+            run, y, gamma, beta, rmean, rvar, None, training, bn.momentum, bn.eps
+        )
         if training:  # the running statistics back into the modules (policy: channels 0-1, value: 2)
             with torch.no_grad():
                 for b, (c0, c1) in zip(bns, ((0, 2), (2, 3)), strict=True):
                     b.running_mean.copy_(rmean[c0:c1])
                     b.running_var.copy_(rvar[c0:c1])
-        ctx.training, ctx.own = training, own
+        ctx.training, ctx.own, ctx.run = training, own, run
         ctx.save_for_backward(h, w, y, z, gamma, mean, invstd)
         p = z[..., :2].permute(0, 3, 1, 2).flatten(1)  # NCHW flatten order
         v = z[..., 2].flatten(1)
@@ -59,22 +61,24 @@ class HeadsFunction(torch.autograd.Function):
         dz[..., 2] = dv.reshape(b, n, n)
         if ctx.own:
             dz[..., 3] = 0
-        dy, dg, db, _ = _C.bn_relu_backward(dz, z, y, gamma, mean, invstd, ctx.training, False)
+        dy, dg, db, _ = _C.bn_relu_backward(ctx.run, dz, z, y, gamma, mean, invstd, ctx.training, False)
         if ctx.own:  # the ownership channel: no BN, its gradient straight into the conv's
             dy[..., 3] = do.reshape(b, n, n)
-        dh, dw = _C.conv_backward(dy, h, w, ctx.needs_input_grad[0], True)
+        dh, dw = _C.conv_backward(ctx.run, dy, h, w, ctx.needs_input_grad[0], True)
         grads = [dw[:2], dg[:2], db[:2], dw[2:3], dg[2:3], db[2:3]]
         if ctx.own:
             grads += [dw[3:4], do.sum().reshape(1)]
-        return (dh if ctx.needs_input_grad[0] else None), None, None, *grads
+        return (dh if ctx.needs_input_grad[0] else None), None, None, None, *grads
 
 
 def heads(net, h: torch.Tensor, training: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """(policy features, value features, ownership logits or None) of DualNet `net` from its NHWC trunk output
-    `h`; updates the BN running stats when training, as `dsp.bn_relu` does."""
+    `h`, the kernels run as `net.runtime` says; updates the BN running stats when training, as `ops.bn_relu`
+    does."""
     require_cpu("the dsp heads", h, *net.parameters())  # before bn_params counts a batch
+    run = ops.kernel_run(net.runtime)
     bns, params = bn_params([net.conv1_policy, net.conv1_value], training)
     if net.cfg.aux_heads:
         params += [net.ownership_conv.weight, net.ownership_conv.bias]
-    p, v, o = HeadsFunction.apply(h, bns, training, *params)
+    p, v, o = HeadsFunction.apply(h, bns, training, run, *params)
     return p, v, (o if net.cfg.aux_heads else None)

@@ -109,7 +109,8 @@ static void fused_run_chunk(const FusedNetCore& net, const void* input, bool is_
         for (int q = 0; q < HW; ++q) dst[q * P + c] = src[c * HW + q];
     }
   }
-  const int tile = winograd_tile(N);  // 0 (direct), 2 or 3: by the board size only, the same on every CPU
+  const int tile =
+      winograd_tile(net.winograd, N);  // 0, 2 or 3: by the board size only, the same on every CPU
   auto conv = [&](const FusedConv& L, const float* x, const float* res, float* out) {
     if (tile == 3 && !L.wino3.empty())
       winograd_conv<3>(x, nb, N, N, L.C, L.wino3.data(), L.K, L.bias.data(), res, true, out);

@@ -25,13 +25,20 @@ extern "C" {
 MG_API void* mg_fused_create(int N, int planes, int filters, int blocks, int fc, const float* const* conv_w,
                              const float* const* conv_b, const float* policy_wt, const float* policy_b,
                              const float* value_w1t, const float* value_b1, const float* value_w2,
-                             float value_b2, char* err, int errlen) {
+                             float value_b2, int cores, int isa, int winograd, char* err, int errlen) {
   if (N < 1 || planes < 1 || filters < 1 || blocks < 0 || fc < 1) {
     set_error(err, errlen, "bad network shape (board size, planes, filters, blocks, fc width)");
     return nullptr;
   }
+  if (winograd < 0 || winograd > 3) {
+    set_error(err, errlen, "bad Winograd mode (0 direct, 1 by the board, 2 or 3 forced)");
+    return nullptr;
+  }
   try {
+    const mgdsp::Exec ex = mgdsp::checked_exec(cores, isa);
     auto* n = new mgdsp::FusedNetCore();
+    n->ex = ex;
+    n->winograd = winograd;
     n->N = N;
     n->planes = planes;
     n->filters = filters;
@@ -136,13 +143,8 @@ MG_API int mg_fused_run_aux(const void* handle, const void* x, int is_u8, int B,
 
 MG_API void mg_fused_destroy(void* handle) { delete static_cast<mgdsp::FusedNetCore*>(handle); }
 
-MG_API void mg_set_num_threads(int n) { mgdsp::set_num_threads(n); }
-MG_API int mg_get_num_threads() { return mgdsp::num_threads(); }
-MG_API void mg_set_winograd(int mode) { mgdsp::set_winograd(mode); }
-MG_API int mg_winograd_enabled() { return mgdsp::winograd_mode(); }
-MG_API int mg_set_isa(int isa) { return mgdsp::set_isa(isa) ? 1 : 0; }
 MG_API int mg_isa_supported(int isa) { return mgdsp::isa_supported(isa) ? 1 : 0; }
-MG_API int mg_get_isa() { return mgdsp::get_isa(); }
+MG_API int mg_widest_isa() { return mgdsp::widest_isa(); }
 MG_API int mg_cpu_has_avx2() { return mgdsp::cpu_has_avx2() ? 1 : 0; }
 
 }  // extern "C"

@@ -16,11 +16,14 @@
 
 extern "C" {
 
-// Returns an engine handle, or null with a message in err.
+// Returns an engine handle, or null with a message in err. How the engine runs is given here, once: `cores`
+// DSP cores (1 .. 1024) and the kernels of instruction set `isa` (0 portable, 1 avx2, 2 avx512, 3
+// portable16: kernels.h; one this CPU runs), its 3x3 convs by `winograd` (0: direct, 1: Winograd with the
+// tile chosen by the board size, 2 / 3: F(2x2) / F(3x3) forced).
 MG_API void* mg_fused_create(int N, int planes, int filters, int blocks, int fc, const float* const* conv_w,
                              const float* const* conv_b, const float* policy_wt, const float* policy_b,
                              const float* value_w1t, const float* value_b1, const float* value_w2,
-                             float value_b2, char* err, int errlen);
+                             float value_b2, int cores, int isa, int winograd, char* err, int errlen);
 // Gives residual block `block` of the engine KataGo's global pooling bias (before the first run; blocks have
 // none by default): its first c channels after conv1 pooled (mean, mean * (N - 14) / 10, max), and the dense
 // layer wt (3c, filters - c) (the torch weight transposed), b (filters - c) biasing the other channels.
@@ -43,17 +46,10 @@ MG_API int mg_fused_run(const void* handle, const void* x, int is_u8, int B, int
                         float* value);
 MG_API void mg_fused_destroy(void* handle);
 
-// The pool of worker threads standing for DSP cores (this library's own pool).
-MG_API void mg_set_num_threads(int n);
-MG_API int mg_get_num_threads(void);
-// 0: direct convs, 1: Winograd with the tile chosen by the board size (default), 2 / 3: F(2x2) / F(3x3)
-// forced
-MG_API void mg_set_winograd(int mode);
-MG_API int mg_winograd_enabled(void);
-// The kernels' instruction set: 0 portable, 1 avx2, 2 avx512, 3 portable16 (kernels.h).
-MG_API int mg_set_isa(int isa);  // 1, or 0 (and no change) if this CPU cannot run it
-MG_API int mg_get_isa(void);
+// The kernels' instruction sets: whether this CPU runs one (0 portable, 1 avx2, 2 avx512, 3 portable16), and
+// the widest it runs (2, 1 or 0).
 MG_API int mg_isa_supported(int isa);
+MG_API int mg_widest_isa(void);
 MG_API int mg_cpu_has_avx2(void);
 
 }  // extern "C"

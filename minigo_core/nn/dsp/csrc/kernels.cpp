@@ -4,7 +4,6 @@
 #include "kernels.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -14,6 +13,8 @@
 #include <ctime>
 #include <mutex>
 #include <new>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include <pthread.h>
@@ -66,8 +67,8 @@ namespace portable16 {
 }  // namespace portable16
 
 // ===========================================================================================================
-// Instruction-set dispatch: the widest the CPU has, chosen once (MINIGO_DSP_ISA=avx512|avx2|portable
-// overrides it), set_isa to force one (tests run every path the machine has).
+// Instruction-set dispatch: each call names the ISA whose kernels it runs (tests run every path the machine
+// has); widest_isa() is what Python's Runtime calls "auto".
 bool cpu_has_avx2() { return isa_supported(kIsaAvx2); }
 
 bool isa_supported(int isa) {
@@ -81,13 +82,6 @@ bool isa_supported(int isa) {
   return false;
 }
 
-int isa_from_name(const char* name) {
-  if (name == nullptr) return -1;
-  for (int isa = kIsaPortable; isa <= kIsaPortable16; ++isa)
-    if (std::strcmp(name, isa_name(isa)) == 0) return isa;
-  return -1;
-}
-
 const char* isa_name(int isa) {
   switch (isa) {
     case kIsaAvx512: return "avx512";
@@ -98,58 +92,33 @@ const char* isa_name(int isa) {
   }
 }
 
-static int best_isa() {
-  if (const char* env = std::getenv("MINIGO_DSP_ISA"); env != nullptr && *env != 0) {
-    const int isa = isa_from_name(env);
-    if (isa >= 0 && isa_supported(isa)) return isa;
-    std::fprintf(stderr,
-                 "minigo dsp: MINIGO_DSP_ISA=%s is not one of avx512, avx2, portable that this CPU runs; "
-                 "using the widest it has\n",
-                 env);
-  }
+int widest_isa() {
   for (int isa = kIsaAvx512; isa > kIsaPortable; --isa)
     if (isa_supported(isa)) return isa;
   return kIsaPortable;
 }
 
-static std::atomic<int> g_isa{-1};
-
-int get_isa() {
-  int isa = g_isa.load();
-  if (isa < 0) {
-    isa = best_isa();
-    g_isa.store(isa);
-  }
-  return isa;
-}
-
-bool set_isa(int isa) {
-  if (!isa_supported(isa)) return false;
-  g_isa.store(isa);
-  return true;
-}
-
-#define MG_COMMA ,  // a comma inside MG_DISPATCH's first argument (a template's arguments)
+// fn(...) of the kernels of instruction set `isa` (an int expression, evaluated once per use)
+#define MG_COMMA ,  // a comma inside MG_DISPATCH's second argument (a template's arguments)
 #ifdef MG_HAVE_X86
-#define MG_DISPATCH(fn, ...)                                   \
-  (get_isa() == kIsaAvx512       ? avx512::fn(__VA_ARGS__)     \
-   : get_isa() == kIsaAvx2       ? avx2::fn(__VA_ARGS__)       \
-   : get_isa() == kIsaPortable16 ? portable16::fn(__VA_ARGS__) \
-                                 : portable::fn(__VA_ARGS__))
+#define MG_DISPATCH(isa, fn, ...)                          \
+  ((isa) == kIsaAvx512       ? avx512::fn(__VA_ARGS__)     \
+   : (isa) == kIsaAvx2       ? avx2::fn(__VA_ARGS__)       \
+   : (isa) == kIsaPortable16 ? portable16::fn(__VA_ARGS__) \
+                             : portable::fn(__VA_ARGS__))
 #else
-#define MG_DISPATCH(fn, ...) \
-  (get_isa() == kIsaPortable16 ? portable16::fn(__VA_ARGS__) : portable::fn(__VA_ARGS__))
+#define MG_DISPATCH(isa, fn, ...) \
+  ((isa) == kIsaPortable16 ? portable16::fn(__VA_ARGS__) : portable::fn(__VA_ARGS__))
 #endif
 
 // ===========================================================================================================
-// The pool of worker threads standing for DSP cores. Core 0 is the calling thread; cores 1..n-1 wait on a
-// condition variable for the next job. One job at a time (a mutex serialises callers from several threads).
+// The pool of worker threads standing for DSP cores, a process resource. Core 0 is the calling thread; the
+// workers (cores 1, 2, ...) wait on a condition variable for the next job, and a job of c cores runs on the
+// first c - 1 of them. The pool grows (never shrinks) to the most cores a call asks for. One job at a time
+// (a mutex serialises callers from several threads).
 namespace {
 class Pool {
  public:
-  explicit Pool(int n) : n_(std::max(1, n)) {
-    for (int i = 1; i < n_; ++i) workers_.emplace_back([this, i] { loop(i); });
-  }
   ~Pool() {
     {
       std::lock_guard<std::mutex> lock(m_);
@@ -158,17 +127,18 @@ class Pool {
     cv_.notify_all();
     for (auto& t : workers_) t.join();
   }
-  int size() const { return n_; }
-  void run(const std::function<void(int)>& fn) {
-    if (n_ == 1) {
+  void run(int cores, const std::function<void(int)>& fn) {  // cores: 1 .. kMaxCores (checked_exec)
+    if (cores <= 1) {
       fn(0);
       return;
     }
     std::lock_guard<std::mutex> serial(run_m_);
+    grow(cores - 1);
     {
       std::lock_guard<std::mutex> lock(m_);
       job_ = &fn;
-      pending_ = n_ - 1;
+      active_ = cores;
+      pending_ = cores - 1;
       ++generation_;
     }
     cv_.notify_all();
@@ -179,8 +149,15 @@ class Pool {
   }
 
  private:
-  void loop(int core) {
-    uint64_t seen = 0;
+  // at least n workers (called with run_m_ held: no job is running)
+  void grow(int n) {
+    std::lock_guard<std::mutex> lock(m_);
+    while (static_cast<int>(workers_.size()) < n) {
+      const int core = static_cast<int>(workers_.size()) + 1;
+      workers_.emplace_back([this, core, seen = generation_] { loop(core, seen); });
+    }
+  }
+  void loop(int core, uint64_t seen) {
     for (;;) {
       const std::function<void(int)>* job;
       {
@@ -188,6 +165,7 @@ class Pool {
         cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
         if (stop_) return;
         seen = generation_;
+        if (core >= active_) continue;  // a job of fewer cores
         job = job_;
       }
       (*job)(core);
@@ -197,23 +175,21 @@ class Pool {
       }
     }
   }
-  int n_;
   std::vector<std::thread> workers_;
   std::mutex m_, run_m_;
   std::condition_variable cv_, done_cv_;
   const std::function<void(int)>* job_ = nullptr;
-  int pending_ = 0;
+  int active_ = 0, pending_ = 0;
   uint64_t generation_ = 0;
   bool stop_ = false;
 };
 
 std::mutex g_pool_m;
-std::unique_ptr<Pool> g_pool;  // created on first use, with g_cores cores
-int g_cores = 1;
+std::unique_ptr<Pool> g_pool;  // created on first use
 
 Pool& pool() {
   std::lock_guard<std::mutex> lock(g_pool_m);
-  if (!g_pool) g_pool = std::make_unique<Pool>(g_cores);
+  if (!g_pool) g_pool = std::make_unique<Pool>();
   return *g_pool;
 }
 
@@ -231,19 +207,16 @@ inline std::pair<int64_t, int64_t> share(int64_t n, int cores, int i) {
 }
 }  // namespace
 
-void set_num_threads(int n) {
-  n = std::max(1, std::min(n, 1024));
-  std::lock_guard<std::mutex> lock(g_pool_m);
-  g_cores = n;
-  if (g_pool && g_pool->size() != n) g_pool.reset();
-}
+void parallel(int cores, const std::function<void(int)>& fn) { pool().run(cores, fn); }
 
-int num_threads() {
-  std::lock_guard<std::mutex> lock(g_pool_m);
-  return g_cores;
+Exec checked_exec(int cores, int isa) {
+  if (cores < 1 || cores > kMaxCores)
+    throw std::invalid_argument("the number of DSP cores must be 1 .. " + std::to_string(kMaxCores) +
+                                ", got " + std::to_string(cores));
+  if (!isa_supported(isa))
+    throw std::invalid_argument(std::string("this CPU cannot run the ") + isa_name(isa) + " kernels");
+  return Exec{cores, isa};
 }
-
-void parallel(const std::function<void(int)>& fn) { pool().run(fn); }
 
 // ===========================================================================================================
 // Weight packing
@@ -324,12 +297,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) AlignedFloats winog
   return out;
 }
 
-static std::atomic<int> g_winograd{1};
-void set_winograd(int mode) { g_winograd.store(mode >= 0 && mode <= 3 ? mode : 1); }
-int winograd_mode() { return g_winograd.load(); }
-int winograd_tile(int board) {
-  const int mode = g_winograd.load();
-  if (mode != 1) return mode;
+int winograd_tile(int mode, int board) {
+  if (mode != 1) return mode == 2 || mode == 3 ? mode : 0;
   // multiplications per image: F(3x3): 25 per 3x3 tile; F(2x2): 16 per 2x2 tile
   const int t3 = (board + 2) / 3, t2 = (board + 1) / 2;
   return 25 * t3 * t3 <= 16 * t2 * t2 ? 3 : 2;
@@ -338,17 +307,17 @@ int winograd_tile(int board) {
 // ===========================================================================================================
 // Convolution
 template <typename T>
-void conv_forward_range(const T* x, int H, int W, int C, const T* wp, int K, int R, const T* bias,
+void conv_forward_range(int isa, const T* x, int H, int W, int C, const T* wp, int K, int R, const T* bias,
                         const T* residual, bool relu, T* out, int64_t q0, int64_t q1) {
-  MG_DISPATCH(conv_forward_range_isa<T>, x, H, W, C, wp, K, R, bias, residual, relu, out, q0, q1);
+  MG_DISPATCH(isa, conv_forward_range_isa<T>, x, H, W, C, wp, K, R, bias, residual, relu, out, q0, q1);
 }
 
 template <typename T>
-void conv_forward(const T* x, int B, int H, int W, int C, const T* wp, int K, int R, T* out,
+void conv_forward(const Exec& ex, const T* x, int B, int H, int W, int C, const T* wp, int K, int R, T* out,
                   const T* residual) {
   const int64_t HW = static_cast<int64_t>(H) * W;
-  const int cores = num_threads();
-  parallel([&](int i) {
+  const int cores = ex.cores;
+  parallel(cores, [&](int i) {
     int64_t q0, q1;
     if (B >= cores) {  // the paper's mapping: whole images to each core
       auto [b0, b1] = share(B, cores, i);
@@ -357,21 +326,21 @@ void conv_forward(const T* x, int B, int H, int W, int C, const T* wp, int K, in
     } else {  // fewer images than cores: split the pixels
       std::tie(q0, q1) = share(B * HW, cores, i);
     }
-    if (q1 > q0) conv_forward_range<T>(x, H, W, C, wp, K, R, nullptr, residual, false, out, q0, q1);
+    if (q1 > q0) conv_forward_range<T>(ex.isa, x, H, W, C, wp, K, R, nullptr, residual, false, out, q0, q1);
   });
 }
 
 template <typename T>
-static void wgrad_images(const T* A, int Ca, int Rr, const T* Bm, int Bs, int Vc, int64_t b0, int64_t b1,
-                         int H, int W, int R, T* G) {
-  MG_DISPATCH(wgrad_images_isa<T>, A, Ca, Rr, Bm, Bs, Vc, b0, b1, H, W, R, G);
+static void wgrad_images(int isa, const T* A, int Ca, int Rr, const T* Bm, int Bs, int Vc, int64_t b0,
+                         int64_t b1, int H, int W, int R, T* G) {
+  MG_DISPATCH(isa, wgrad_images_isa<T>, A, Ca, Rr, Bm, Bs, Vc, b0, b1, H, W, R, G);
 }
 
 template <typename T>
 void tree_sum(const std::vector<T*>& partial, size_t n) {
   const int cores = static_cast<int>(partial.size());
   for (int s = 1; s < cores; s *= 2) {  // level s adds core i+s's partial into core i's
-    parallel([&](int i) {
+    parallel(cores, [&](int i) {
       if (i % (2 * s) == 0 && i + s < cores) {
         T* dst = partial[i];
         const T* src = partial[i + s];
@@ -382,7 +351,8 @@ void tree_sum(const std::vector<T*>& partial, size_t n) {
 }
 
 template <typename T>
-void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K, int R, T* dw) {
+void conv_weight_grad(const Exec& ex, const T* x, const T* dy, int B, int H, int W, int C, int K, int R,
+                      T* dw) {
   const int64_t M = static_cast<int64_t>(B) * H * W;
   const int taps = R * R;
   // For a 1x1 conv with few output channels (the policy/value heads) vectorise over C instead of K:
@@ -398,14 +368,14 @@ void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K
     for (int64_t m = 0; m < M; ++m) std::memcpy(&Bpad[m * Vc], Bsrc + m * Bc, sizeof(T) * Bc);
   }
   const T* Bm = Vc != Bc ? Bpad.data() : Bsrc;
-  const int cores = num_threads();
+  const int cores = ex.cores;
   const size_t gsize = static_cast<size_t>(taps) * Rr * Vc;
   std::vector<std::vector<T>> partial(cores);
   // 1. each core accumulates the weight gradient of its share of the batch
-  parallel([&](int i) {
+  parallel(cores, [&](int i) {
     partial[i].assign(gsize, T(0));
     auto [b0, b1] = share(B, cores, i);
-    wgrad_images<T>(A, Ca, Rr, Bm, Vc, Vc, b0, b1, H, W, R, partial[i].data());
+    wgrad_images<T>(ex.isa, A, Ca, Rr, Bm, Vc, Vc, b0, b1, H, W, R, partial[i].data());
   });
   // 2. pairwise (binary tree) reduction across cores
   std::vector<T*> parts(cores);
@@ -422,43 +392,44 @@ void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K
 
 // Winograd entry points of the training path (the passes themselves are in winograd_train.cpp)
 template <int M, bool kSums>
-static void winograd_conv_train(const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
-                                const float* bias, const float* residual, float* out, const BnSums* sums) {
-  MG_DISPATCH(winograd_conv<M MG_COMMA 24 MG_COMMA true MG_COMMA kSums>, x, nb, H, W, C, wino, K, bias,
+static void winograd_conv_train(int isa, const float* x, int64_t nb, int H, int W, int C, const float* wino,
+                                int K, const float* bias, const float* residual, float* out,
+                                const BnSums* sums) {
+  MG_DISPATCH(isa, winograd_conv<M MG_COMMA 24 MG_COMMA true MG_COMMA kSums>, x, nb, H, W, C, wino, K, bias,
               residual, false, out, sums);
 }
 
-void winograd_conv_images(int m, const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
-                          const float* bias, const float* residual, float* out, const BnSums* sums) {
+void winograd_conv_images(int isa, int m, const float* x, int64_t nb, int H, int W, int C, const float* wino,
+                          int K, const float* bias, const float* residual, float* out, const BnSums* sums) {
   // chunks of 24 tiles (fewer than the fused engine's 48: training's images come in larger batches), the
   // next chunk's images prefetched (a step's activations come from L3 or memory, cold)
   auto fn = m == 3 ? (sums ? winograd_conv_train<3, true> : winograd_conv_train<3, false>)
                    : (sums ? winograd_conv_train<2, true> : winograd_conv_train<2, false>);
-  fn(x, nb, H, W, C, wino, K, bias, residual, out, sums);
+  fn(isa, x, nb, H, W, C, wino, K, bias, residual, out, sums);
 }
 
-void winograd_wgrad_images(int m, const float* x, const float* dy, int64_t nb, int H, int W, int C, int K,
-                           int ldk, float* Z) {
+void winograd_wgrad_images(int isa, int m, const float* x, const float* dy, int64_t nb, int H, int W, int C,
+                           int K, int ldk, float* Z) {
   if (m == 3)
-    MG_DISPATCH(winograd_wgrad<3>, x, dy, nb, H, W, C, K, ldk, Z);
+    MG_DISPATCH(isa, winograd_wgrad<3>, x, dy, nb, H, W, C, K, ldk, Z);
   else
-    MG_DISPATCH(winograd_wgrad<2>, x, dy, nb, H, W, C, K, ldk, Z);
+    MG_DISPATCH(isa, winograd_wgrad<2>, x, dy, nb, H, W, C, K, ldk, Z);
 }
 
 // ===========================================================================================================
 // BN + ReLU
 template <typename T>
-void bn_relu_forward(const T* x, const T* residual, int64_t M, int C, const T* gamma, const T* beta,
-                     T* running_mean, T* running_var, bool training, double momentum, double eps, T* y,
-                     T* mean, T* invstd, const double* sums) {
-  const int cores = num_threads();
+void bn_relu_forward(const Exec& ex, const T* x, const T* residual, int64_t M, int C, const T* gamma,
+                     const T* beta, T* running_mean, T* running_var, bool training, double momentum,
+                     double eps, T* y, T* mean, T* invstd, const double* sums) {
+  const int cores = ex.cores;
   if (training) {
     std::vector<std::vector<double>> part(cores);
     if (!sums)
-      parallel([&](int i) {
+      parallel(cores, [&](int i) {
         part[i].assign(2 * static_cast<size_t>(C), 0.0);
         auto [m0, m1] = share(M, cores, i);
-        MG_DISPATCH(bn_stats_range<T>, x, m0, m1, C, part[i].data(), part[i].data() + C);
+        MG_DISPATCH(ex.isa, bn_stats_range<T>, x, m0, m1, C, part[i].data(), part[i].data() + C);
       });
     for (int c = 0; c < C; ++c) {
       double s = sums ? sums[c] : 0.0, ss = sums ? sums[C + c] : 0.0;
@@ -484,27 +455,28 @@ void bn_relu_forward(const T* x, const T* residual, int64_t M, int C, const T* g
     scale[c] = gamma[c] * invstd[c];
     shift[c] = beta[c] - mean[c] * scale[c];
   }
-  parallel([&](int i) {
+  parallel(cores, [&](int i) {
     auto [m0, m1] = share(M, cores, i);
-    MG_DISPATCH(bn_apply_range<T>, x, residual, m0, m1, C, scale.data(), shift.data(), y);
+    MG_DISPATCH(ex.isa, bn_apply_range<T>, x, residual, m0, m1, C, scale.data(), shift.data(), y);
   });
 }
 
 template <typename T>
-void bn_relu_backward(const T* dy, const T* y, const T* x, int64_t M, int C, const T* gamma, const T* mean,
-                      const T* invstd, bool training, T* dx, T* dgamma, T* dbeta, T* dres, const T* beta) {
-  const int cores = num_threads();
+void bn_relu_backward(const Exec& ex, const T* dy, const T* y, const T* x, int64_t M, int C, const T* gamma,
+                      const T* mean, const T* invstd, bool training, T* dx, T* dgamma, T* dbeta, T* dres,
+                      const T* beta) {
+  const int cores = ex.cores;
   std::vector<T> scale(y ? 0 : C), shift(y ? 0 : C);  // y null: the forward's, for the ReLU's mask
   for (int c = 0; !y && c < C; ++c) {
     scale[c] = gamma[c] * invstd[c];
     shift[c] = beta[c] - mean[c] * scale[c];
   }
   std::vector<std::vector<double>> part(cores);
-  parallel([&](int i) {
+  parallel(cores, [&](int i) {
     part[i].assign(2 * static_cast<size_t>(C), 0.0);
     auto [m0, m1] = share(M, cores, i);
-    MG_DISPATCH(bn_bwd_stats_range<T>, dy, y, x, m0, m1, C, mean, scale.data(), shift.data(), part[i].data(),
-                part[i].data() + C);
+    MG_DISPATCH(ex.isa, bn_bwd_stats_range<T>, dy, y, x, m0, m1, C, mean, scale.data(), shift.data(),
+                part[i].data(), part[i].data() + C);
   });
   std::vector<T> ca(C), cb(C), cc(C);
   for (int c = 0; c < C; ++c) {
@@ -525,10 +497,10 @@ void bn_relu_backward(const T* dy, const T* y, const T* x, int64_t M, int C, con
       cc[c] = T(0);
     }
   }
-  parallel([&](int i) {
+  parallel(cores, [&](int i) {
     auto [m0, m1] = share(M, cores, i);
-    MG_DISPATCH(bn_bwd_apply_range<T>, dy, y, x, m0, m1, C, mean, scale.data(), shift.data(), ca.data(),
-                cb.data(), cc.data(), dx, dres);
+    MG_DISPATCH(ex.isa, bn_bwd_apply_range<T>, dy, y, x, m0, m1, C, mean, scale.data(), shift.data(),
+                ca.data(), cb.data(), cc.data(), dx, dres);
   });
 }
 
@@ -543,13 +515,13 @@ static double thread_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-double measure_peak_gflops(double seconds) {
+double measure_peak_gflops(int isa, double seconds) {
   int64_t iters = 1 << 16;
   volatile double sink = 0;
   for (;;) {  // grow until one run takes ~seconds/8, then report the best of 8 runs
     const double t0 = thread_seconds();
     double flops;
-    sink = sink + MG_DISPATCH(fma_loop, iters, &flops);
+    sink = sink + MG_DISPATCH(isa, fma_loop, iters, &flops);
     const double dt = thread_seconds() - t0;
     if (dt > seconds / 8 || iters > (int64_t(1) << 40)) break;
     iters *= 2;
@@ -558,7 +530,7 @@ double measure_peak_gflops(double seconds) {
   for (int rep = 0; rep < 8; ++rep) {
     const double t0 = thread_seconds();
     double flops;
-    sink = sink + MG_DISPATCH(fma_loop, iters, &flops);
+    sink = sink + MG_DISPATCH(isa, fma_loop, iters, &flops);
     const double dt = thread_seconds() - t0;
     best = std::max(best, flops / dt / 1e9);
   }
@@ -568,29 +540,32 @@ double measure_peak_gflops(double seconds) {
 // ===========================================================================================================
 void FusedNetCore::run(const void* input, bool is_u8, int B, bool softmax, float* policy, float* value,
                        float* ownership, float* score) const {
-  const int cores = num_threads();
+  const int cores = ex.cores;
   if (B == 1 || cores == 1) {  // no wake-up of other cores for a single position
-    MG_DISPATCH(fused_run_images, *this, input, is_u8, 0, B, softmax, policy, value, ownership, score);
+    MG_DISPATCH(ex.isa, fused_run_images, *this, input, is_u8, 0, B, softmax, policy, value, ownership,
+                score);
     return;
   }
-  parallel([&](int i) {  // each core runs its share of the batch through the whole network
+  parallel(cores, [&](int i) {  // each core runs its share of the batch through the whole network
     auto [b0, b1] = share(B, cores, i);
-    MG_DISPATCH(fused_run_images, *this, input, is_u8, b0, b1, softmax, policy, value, ownership, score);
+    MG_DISPATCH(ex.isa, fused_run_images, *this, input, is_u8, b0, b1, softmax, policy, value, ownership,
+                score);
   });
 }
 
 // explicit instantiations
-#define MG_INSTANTIATE(T)                                                                                    \
-  template std::vector<T> pack_weights<T>(const T*, int, int, int, bool, const T*);                          \
-  template void conv_forward_range<T>(const T*, int, int, int, const T*, int, int, const T*, const T*, bool, \
-                                      T*, int64_t, int64_t);                                                 \
-  template void conv_forward<T>(const T*, int, int, int, int, const T*, int, int, T*, const T*);             \
-  template void tree_sum<T>(const std::vector<T*>&, size_t);                                                 \
-  template void conv_weight_grad<T>(const T*, const T*, int, int, int, int, int, int, T*);                   \
-  template void bn_relu_forward<T>(const T*, const T*, int64_t, int, const T*, const T*, T*, T*, bool,       \
-                                   double, double, T*, T*, T*, const double*);                               \
-  template void bn_relu_backward<T>(const T*, const T*, const T*, int64_t, int, const T*, const T*,          \
-                                    const T*, bool, T*, T*, T*, T*, const T*);
+#define MG_INSTANTIATE(T)                                                                                   \
+  template std::vector<T> pack_weights<T>(const T*, int, int, int, bool, const T*);                         \
+  template void conv_forward_range<T>(int, const T*, int, int, int, const T*, int, int, const T*, const T*, \
+                                      bool, T*, int64_t, int64_t);                                          \
+  template void conv_forward<T>(const Exec&, const T*, int, int, int, int, const T*, int, int, T*,          \
+                                const T*);                                                                  \
+  template void tree_sum<T>(const std::vector<T*>&, size_t);                                                \
+  template void conv_weight_grad<T>(const Exec&, const T*, const T*, int, int, int, int, int, int, T*);     \
+  template void bn_relu_forward<T>(const Exec&, const T*, const T*, int64_t, int, const T*, const T*, T*,   \
+                                   T*, bool, double, double, T*, T*, T*, const double*);                    \
+  template void bn_relu_backward<T>(const Exec&, const T*, const T*, const T*, int64_t, int, const T*,      \
+                                    const T*, const T*, bool, T*, T*, T*, T*, const T*);
 MG_INSTANTIATE(float)
 MG_INSTANTIATE(double)
 

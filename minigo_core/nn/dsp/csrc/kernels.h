@@ -16,23 +16,29 @@
 
 namespace mgdsp {
 
-// ---- the pool of worker threads standing for DSP cores ----------------------------------------------------
-void set_num_threads(int n);
-int num_threads();
-// Runs fn(core) for core = 0 .. num_threads()-1, the calling thread being core 0; returns when all are done.
-void parallel(const std::function<void(int)>& fn);
-
 // ---- instruction set of the kernels: every path has the same loop structure and, for float, the same
-// results (each multiply-add one FMA, in the same order); defaults to the widest the CPU has (env
-// MINIGO_DSP_ISA overrides). portable16: the portable code at the AVX-512 build's width (16 lanes, 24
-// accumulators), never chosen by default: it runs the AVX-512 path's tiling on CPUs without AVX-512 (tests).
+// results (each multiply-add one FMA, in the same order). The caller names one (Python's Runtime: "auto" is
+// widest_isa()). portable16: the portable code at the AVX-512 build's width (16 lanes, 24 accumulators),
+// never the widest: it runs the AVX-512 path's tiling on CPUs without AVX-512 (tests).
 constexpr int kIsaPortable = 0, kIsaAvx2 = 1, kIsaAvx512 = 2, kIsaPortable16 = 3;
 bool isa_supported(int isa);
 bool cpu_has_avx2();
-const char* isa_name(int isa);        // "portable", "avx2", "avx512", "portable16"
-int isa_from_name(const char* name);  // -1 if unknown
-bool set_isa(int isa);                // false (and no change) if this CPU cannot run it
-int get_isa();
+const char* isa_name(int isa);  // "portable", "avx2", "avx512", "portable16"
+int widest_isa();               // avx512, avx2 or portable: the widest this CPU runs
+
+// ---- how one call runs: on how many DSP cores, with which instruction set's kernels ----------------------
+// Every entry point is given one (from Python: the Runtime of the network or of the training step); no
+// setting here is process-wide. The worker threads behind the cores are a process resource: one pool,
+// grown to the most cores a call has asked for.
+constexpr int kMaxCores = 1024;
+struct Exec {
+  int cores = 1;           // DSP cores, 1 .. kMaxCores: the calling thread is core 0
+  int isa = kIsaPortable;  // one this CPU runs (isa_supported)
+};
+// An Exec of `cores` cores on `isa`, or std::invalid_argument saying which is out of range or not run here.
+Exec checked_exec(int cores, int isa);
+// Runs fn(core) for core = 0 .. cores-1, the calling thread being core 0; returns when all are done.
+void parallel(int cores, const std::function<void(int)>& fn);
 
 // Allocator of 64-byte-aligned storage (one cache line, one AVX-512 vector): the Winograd buffers and weight
 // sets, whose rows are whole vectors, so that no vector load or store straddles two cache lines.
@@ -64,24 +70,26 @@ template <typename T>
 std::vector<T> pack_weights(const T* w, int K, int C, int R, bool flip, const T* scale = nullptr);
 
 // out[q, k] = relu?(bias[k] + sum_{t, c} x[q shifted by tap t, c] * wp[t, c, k] + residual[q, k]) for
-// q in [q0, q1). Out-of-board taps contribute zero (pad R/2). bias (length Kpad) and residual may be null.
+// q in [q0, q1), on the kernels of instruction set `isa`. Out-of-board taps contribute zero (pad R/2). bias
+// (length Kpad) and residual may be null.
 template <typename T>
-void conv_forward_range(const T* x, int H, int W, int C, const T* wp, int K, int R, const T* bias,
+void conv_forward_range(int isa, const T* x, int H, int W, int C, const T* wp, int K, int R, const T* bias,
                         const T* residual, bool relu, T* out, int64_t q0, int64_t q1);
 
 // Multi-core conv forward over a whole batch: the batch is split evenly across the cores; residual (B, H, W,
 // K) or null is added to each output after its sum (the input gradient's skip connection).
 template <typename T>
-void conv_forward(const T* x, int B, int H, int W, int C, const T* wp, int K, int R, T* out,
+void conv_forward(const Exec& ex, const T* x, int B, int H, int W, int C, const T* wp, int K, int R, T* out,
                   const T* residual = nullptr);
 
 // Weight gradient dW (K, C, R, R) (torch layout) = sum over the batch of x (shifted) outer dy; each core
 // accumulates its share of the batch into its own buffer, the buffers are summed by a pairwise tree.
 template <typename T>
-void conv_weight_grad(const T* x, const T* dy, int B, int H, int W, int C, int K, int R, T* dw);
+void conv_weight_grad(const Exec& ex, const T* x, const T* dy, int B, int H, int W, int C, int K, int R,
+                      T* dw);
 
-// Sums per-core partials (n values each) into partial[0] by a pairwise tree on the cores (level s adds core
-// i+s's into core i's): the same order on every run.
+// Sums per-core partials (n values each) into partial[0] by a pairwise tree on the cores, one core per
+// partial (level s adds core i+s's into core i's): the same order on every run.
 template <typename T>
 void tree_sum(const std::vector<T*>& partial, size_t n);
 
@@ -91,21 +99,21 @@ void tree_sum(const std::vector<T*>& partial, size_t n);
 // sums (training, may be null): the per-channel sum and sum of squares of x (2 x C doubles) already summed by
 // the pass that wrote x (a Winograd conv's output transform, `BnSums`), instead of a pass over x here.
 template <typename T>
-void bn_relu_forward(const T* x, const T* residual, int64_t M, int C, const T* gamma, const T* beta,
-                     T* running_mean, T* running_var, bool training, double momentum, double eps, T* y,
-                     T* mean, T* invstd, const double* sums = nullptr);
+void bn_relu_forward(const Exec& ex, const T* x, const T* residual, int64_t M, int C, const T* gamma,
+                     const T* beta, T* running_mean, T* running_var, bool training, double momentum,
+                     double eps, T* y, T* mean, T* invstd, const double* sums = nullptr);
 
 // dres = dy * (y > 0); dx = BN backward of dres (batch statistics when training, else the affine map).
 // y null (a forward without residual): the mask y > 0 from x * scale + shift > 0, scale and shift recomputed
 // from gamma, beta (then required), mean and invstd as the forward computed them (the same floats, one
 // tensor less to read).
 template <typename T>
-void bn_relu_backward(const T* dy, const T* y, const T* x, int64_t M, int C, const T* gamma, const T* mean,
-                      const T* invstd, bool training, T* dx, T* dgamma, T* dbeta, T* dres,
+void bn_relu_backward(const Exec& ex, const T* dy, const T* y, const T* x, int64_t M, int C, const T* gamma,
+                      const T* mean, const T* invstd, bool training, T* dx, T* dgamma, T* dbeta, T* dres,
                       const T* beta = nullptr);
 
-// FP32 peak of one core: GFLOP/s of an FMA loop on the vectors of the ISA in use, run for ~seconds.
-double measure_peak_gflops(double seconds);
+// FP32 peak of one core: GFLOP/s of an FMA loop on the vectors of instruction set `isa`, run for ~seconds.
+double measure_peak_gflops(int isa, double seconds);
 
 // ---- fused whole-network inference (BN folded into the convolutions) --------------------------------------
 struct FusedConv {
@@ -122,23 +130,20 @@ struct FusedConv {
 AlignedFloats winograd_weights(const float* w, int K, int C, int m, bool flip = false);
 double winograd_g(int m, int i, int j);  // G[i][j] of F(m x m, 3x3), (m+2) x 3
 constexpr int kWinogradMinC = 16;
-// The fused inference path's 3x3 convs with C >= kWinogradMinC: mode 1 (default) = Winograd with the output
-// tile of fewer multiplications for the board (F(3x3,3x3) on 5x5 .. 19x19), 2 / 3 = F(2x2,3x3) / F(3x3,3x3)
-// forced, 0 = the direct kernel. The choice depends on the board size only, never on the CPU (same floats
-// everywhere).
-void set_winograd(int mode);
-int winograd_mode();
-int winograd_tile(int board);  // 0, 2 or 3 under the current mode
+// The fused inference path's 3x3 convs with C >= kWinogradMinC, by the network's Winograd mode: 1 (default) =
+// Winograd with the output tile of fewer multiplications for the board (F(3x3,3x3) on 5x5 .. 19x19), 2 / 3 =
+// F(2x2,3x3) / F(3x3,3x3) forced, 0 = the direct kernel. The choice depends on the board size only, never on
+// the CPU (same floats everywhere).
+int winograd_tile(int mode, int board);  // 0, 2 or 3
 // ---- Winograd 3x3 convolutions of the training path (winograd_train.cpp) ---------------------------------
-// The training ops' float 3x3 convs (forward, input gradient, weight gradient): mode 1 (default) = Winograd
+// The training ops' float 3x3 convs (forward, input gradient, weight gradient), by the mode each op is given:
+// 1 (default) = Winograd
 // with the tile of fewer multiplications for the board (winograd_tile's rule) where both channel counts are
 // >= kWinogradTrainMinC (fewer channels than a vector leave the transforms to scalar code: the direct kernel
 // wins there, e.g. the 13 planes of mlperf07's conv3_initial), 2 / 3 = F(2x2,3x3) / F(3x3,3x3) forced on
 // every shape, 0 = the direct kernels. By the shape only, never by CPU. float64 always runs direct.
 constexpr int kWinogradTrainMinC = 16;
-void set_winograd_training(int mode);
-int winograd_training_mode();
-int winograd_training_tile(int H, int W, int C, int K);  // 0 (direct), 2 or 3
+int winograd_training_tile(int mode, int H, int W, int C, int K);  // 0 (direct), 2 or 3
 // The batch-norm statistics' sums of a training conv's output y, taken in its output transform (the values
 // still in registers) instead of in a pass of their own over the stored y: per output channel k, s[k] = sum
 // of y, t[k] = sum of y * y. Each element's expression is the BN kernel's; the order differs (per tile, per
@@ -149,23 +154,24 @@ struct BnSums {
   double* s = nullptr;
   double* t = nullptr;
 };
-// Per-ISA entry points (kernels.cpp): nb images through winograd_conv (bias: >= K floats; sums: null, or the
-// BN sums of the output, added to) and the weight gradient's products accumulated into Z ((m+2)^2 x C x ldk,
-// ldk = K rounded up to 16).
-void winograd_conv_images(int m, const float* x, int64_t nb, int H, int W, int C, const float* wino, int K,
-                          const float* bias, const float* residual, float* out, const BnSums* sums = nullptr);
-void winograd_wgrad_images(int m, const float* x, const float* dy, int64_t nb, int H, int W, int C, int K,
-                           int ldk, float* Z);
+// Per-ISA entry points (kernels.cpp), on the kernels of `isa`: nb images through winograd_conv (bias: >= K
+// floats; sums: null, or the BN sums of the output, added to) and the weight gradient's products accumulated
+// into Z ((m+2)^2 x C x ldk, ldk = K rounded up to 16).
+void winograd_conv_images(int isa, int m, const float* x, int64_t nb, int H, int W, int C, const float* wino,
+                          int K, const float* bias, const float* residual, float* out,
+                          const BnSums* sums = nullptr);
+void winograd_wgrad_images(int isa, int m, const float* x, const float* dy, int64_t nb, int H, int W, int C,
+                           int K, int ldk, float* Z);
 // Multi-core passes, the batch split across the cores (whole images), float32, 3x3, pad 1; w in torch layout
 // (K, C, 3, 3). The weight gradient: per-core partials in the transform domain, summed by the same pairwise
 // tree as the direct kernel's, then dW = G^T Z G (in double).
 // sums (2 x K doubles, or null): the BN sums of y (BnSums: s then t), written.
-void winograd_forward(const float* x, int B, int H, int W, int C, const float* w, int K, int m, float* y,
-                      double* sums = nullptr);
-void winograd_input_grad(const float* dy, int B, int H, int W, int C, const float* w, int K, int m, float* dx,
-                         const float* residual = nullptr);
-void winograd_weight_grad(const float* x, const float* dy, int B, int H, int W, int C, int K, int m,
-                          float* dw);
+void winograd_forward(const Exec& ex, const float* x, int B, int H, int W, int C, const float* w, int K,
+                      int m, float* y, double* sums = nullptr);
+void winograd_input_grad(const Exec& ex, const float* dy, int B, int H, int W, int C, const float* w, int K,
+                         int m, float* dx, const float* residual = nullptr);
+void winograd_weight_grad(const Exec& ex, const float* x, const float* dy, int B, int H, int W, int C, int K,
+                          int m, float* dw);
 
 // Floats of one activation buffer per chunk of images the fused engine runs through the whole network at once
 // (3 such buffers stay in a 512 KiB L2 alongside the weights).
@@ -191,6 +197,9 @@ struct FusedNetCore {
   bool has_aux = false;
   std::vector<float> own_w, score_w;
   float own_b = 0.f, score_b = 0.f;
+  // how it runs (given at creation: mg_fused_create): its DSP cores and ISA, and its 3x3 convs' Winograd mode
+  Exec ex;
+  int winograd = 1;
   // input: NCHW (B, planes, N, N), uint8 (is_u8) or float32; writes policy (B, N*N+1) (softmax probabilities
   // if softmax else logits) and value (B,); with the auxiliary heads, where not null, the ownership logits
   // (B, N*N) and the score head's output (B,) (fused_impl.h).

@@ -1,12 +1,32 @@
-// Torch bindings of the DSP-emulation kernels (minigo_core.dsp._C). Tensors in, tensors out; the heavy work
-// runs with the GIL released on the pool of "DSP cores" (kernels.cpp).
+// Torch bindings of the DSP-emulation kernels (minigo_core.nn.dsp._C). Tensors in, tensors out; the heavy
+// work runs with the GIL released on the pool of "DSP cores" (kernels.cpp). Every op is first given how it
+// runs, `run` = (DSP cores, ISA number, Winograd mode of the float32 3x3 convs): Python's
+// minigo_core.nn.dsp.kernels.KernelRun, from the network's Runtime. Nothing is set process-wide.
 #include <torch/extension.h>
+
+#include <stdexcept>
+#include <tuple>
 
 #include "kernels.h"
 
 namespace {
 
 using torch::Tensor;
+using Run = std::tuple<int, int, int>;  // (cores, isa, winograd mode)
+
+mgdsp::Exec exec_of(const Run& run) {
+  try {
+    return mgdsp::checked_exec(std::get<0>(run), std::get<1>(run));
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK(false, e.what());
+  }
+}
+
+int training_tile(const Run& run, const Tensor& x, int H, int W, int C, int K, int R) {
+  const int mode = std::get<2>(run);
+  TORCH_CHECK(mode >= 0 && mode <= 3, "the Winograd mode must be 0, 1, 2 or 3, got ", mode);
+  return R == 3 && x.scalar_type() == torch::kFloat32 ? mgdsp::winograd_training_tile(mode, H, W, C, K) : 0;
+}
 
 void check_act(const Tensor& t, const char* name) {
   TORCH_CHECK(t.device().is_cpu(), name, " must be a CPU tensor");
@@ -22,7 +42,8 @@ void check_same(const Tensor& a, const Tensor& b, const char* name) {
 
 // y (B,H,W,K) = conv(x (B,H,W,C), w (K,C,R,R)), stride 1, pad R/2; with want_sums, *sums = the BN sums of y
 // (2, K) float64 (sum, sum of squares per channel) where a Winograd pass took them, else undefined
-Tensor conv_forward_impl(const Tensor& x, const Tensor& w, Tensor* sums) {
+Tensor conv_forward_impl(const Run& run, const Tensor& x, const Tensor& w, Tensor* sums) {
+  const mgdsp::Exec ex = exec_of(run);
   check_act(x, "x");
   TORCH_CHECK(x.dim() == 4, "x must be (B, H, W, C)");
   TORCH_CHECK(w.dim() == 4 && w.size(2) == w.size(3) && (w.size(2) == 1 || w.size(2) == 3),
@@ -32,37 +53,40 @@ Tensor conv_forward_impl(const Tensor& x, const Tensor& w, Tensor* sums) {
   const Tensor wc = w.contiguous();
   const int B = x.size(0), H = x.size(1), W = x.size(2), C = x.size(3), K = w.size(0), R = w.size(2);
   Tensor y = torch::empty({B, H, W, K}, x.options());
-  const int tile =
-      R == 3 && x.scalar_type() == torch::kFloat32 ? mgdsp::winograd_training_tile(H, W, C, K) : 0;
+  const int tile = training_tile(run, x, H, W, C, K, R);
   if (tile) {  // Winograd (float32 3x3 only; float64 stays on the direct reference kernel)
     if (sums) *sums = torch::empty({2, K}, x.options().dtype(torch::kFloat64));
     pybind11::gil_scoped_release nogil;
-    mgdsp::winograd_forward(x.data_ptr<float>(), B, H, W, C, wc.data_ptr<float>(), K, tile,
+    mgdsp::winograd_forward(ex, x.data_ptr<float>(), B, H, W, C, wc.data_ptr<float>(), K, tile,
                             y.data_ptr<float>(), sums ? sums->data_ptr<double>() : nullptr);
     return y;
   }
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "conv_forward", [&] {
     pybind11::gil_scoped_release nogil;
     auto wp = mgdsp::pack_weights<scalar_t>(wc.data_ptr<scalar_t>(), K, C, R, false);
-    mgdsp::conv_forward<scalar_t>(x.data_ptr<scalar_t>(), B, H, W, C, wp.data(), K, R,
+    mgdsp::conv_forward<scalar_t>(ex, x.data_ptr<scalar_t>(), B, H, W, C, wp.data(), K, R,
                                   y.data_ptr<scalar_t>());
   });
   return y;
 }
 
-Tensor conv_forward(const Tensor& x, const Tensor& w) { return conv_forward_impl(x, w, nullptr); }
+Tensor conv_forward(const Run& run, const Tensor& x, const Tensor& w) {
+  return conv_forward_impl(run, x, w, nullptr);
+}
 
 // (y, the BN sums of y or None): see conv_forward_impl
-std::vector<Tensor> conv_forward_sums(const Tensor& x, const Tensor& w) {
+std::vector<Tensor> conv_forward_sums(const Run& run, const Tensor& x, const Tensor& w) {
   Tensor sums;
-  Tensor y = conv_forward_impl(x, w, &sums);
+  Tensor y = conv_forward_impl(run, x, w, &sums);
   return {y, sums};
 }
 
 // (dx or undefined, dw or undefined): dx = conv(dy, flipped transposed w) (+ dx_residual, added to each
 // output after its sum: the skip connection's gradient); dw = per-core partials, tree-summed
-std::vector<Tensor> conv_backward(const Tensor& dy, const Tensor& x, const Tensor& w, bool need_input,
-                                  bool need_weight, const c10::optional<Tensor>& dx_residual) {
+std::vector<Tensor> conv_backward(const Run& run, const Tensor& dy, const Tensor& x, const Tensor& w,
+                                  bool need_input, bool need_weight,
+                                  const c10::optional<Tensor>& dx_residual) {
+  const mgdsp::Exec ex = exec_of(run);
   check_act(dy, "dy");
   check_act(x, "x");
   check_same(x, dy, "dy");
@@ -80,15 +104,14 @@ std::vector<Tensor> conv_backward(const Tensor& dy, const Tensor& x, const Tenso
   }
   if (need_input) dx = torch::empty({B, H, W, C}, x.options());
   if (need_weight) dw = torch::empty({K, C, R, R}, x.options());
-  const int tile =
-      R == 3 && x.scalar_type() == torch::kFloat32 ? mgdsp::winograd_training_tile(H, W, C, K) : 0;
+  const int tile = training_tile(run, x, H, W, C, K, R);
   if (tile) {  // Winograd (float32 3x3 only)
     pybind11::gil_scoped_release nogil;
     if (need_input)
-      mgdsp::winograd_input_grad(dy.data_ptr<float>(), B, H, W, C, wc.data_ptr<float>(), K, tile,
+      mgdsp::winograd_input_grad(ex, dy.data_ptr<float>(), B, H, W, C, wc.data_ptr<float>(), K, tile,
                                  dx.data_ptr<float>(), static_cast<const float*>(res));
     if (need_weight)
-      mgdsp::winograd_weight_grad(x.data_ptr<float>(), dy.data_ptr<float>(), B, H, W, C, K, tile,
+      mgdsp::winograd_weight_grad(ex, x.data_ptr<float>(), dy.data_ptr<float>(), B, H, W, C, K, tile,
                                   dw.data_ptr<float>());
     return {dx, dw};
   }
@@ -96,21 +119,22 @@ std::vector<Tensor> conv_backward(const Tensor& dy, const Tensor& x, const Tenso
     pybind11::gil_scoped_release nogil;
     if (need_input) {
       auto wf = mgdsp::pack_weights<scalar_t>(wc.data_ptr<scalar_t>(), K, C, R, true);
-      mgdsp::conv_forward<scalar_t>(dy.data_ptr<scalar_t>(), B, H, W, K, wf.data(), C, R,
+      mgdsp::conv_forward<scalar_t>(ex, dy.data_ptr<scalar_t>(), B, H, W, K, wf.data(), C, R,
                                     dx.data_ptr<scalar_t>(), static_cast<const scalar_t*>(res));
     }
     if (need_weight)
-      mgdsp::conv_weight_grad<scalar_t>(x.data_ptr<scalar_t>(), dy.data_ptr<scalar_t>(), B, H, W, C, K, R,
+      mgdsp::conv_weight_grad<scalar_t>(ex, x.data_ptr<scalar_t>(), dy.data_ptr<scalar_t>(), B, H, W, C, K, R,
                                         dw.data_ptr<scalar_t>());
   });
   return {dx, dw};
 }
 
 // (y, mean, invstd); updates running stats in place when training
-std::vector<Tensor> bn_relu_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+std::vector<Tensor> bn_relu_forward(const Run& run, const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                     Tensor running_mean, Tensor running_var,
                                     const c10::optional<Tensor>& residual, bool training, double momentum,
                                     double eps, const c10::optional<Tensor>& sums) {
+  const mgdsp::Exec ex = exec_of(run);
   check_act(x, "x");
   const int64_t C = x.size(-1), M = x.numel() / std::max<int64_t>(C, 1);
   const double* sp = nullptr;
@@ -135,7 +159,7 @@ std::vector<Tensor> bn_relu_forward(const Tensor& x, const Tensor& gamma, const 
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "bn_relu_forward", [&] {
     pybind11::gil_scoped_release nogil;
     mgdsp::bn_relu_forward<scalar_t>(
-        x.data_ptr<scalar_t>(), residual ? residual->data_ptr<scalar_t>() : nullptr, M, C,
+        ex, x.data_ptr<scalar_t>(), residual ? residual->data_ptr<scalar_t>() : nullptr, M, C,
         gamma.data_ptr<scalar_t>(), beta.data_ptr<scalar_t>(), running_mean.data_ptr<scalar_t>(),
         running_var.data_ptr<scalar_t>(), training, momentum, eps, y.data_ptr<scalar_t>(),
         mean.data_ptr<scalar_t>(), invstd.data_ptr<scalar_t>(), sp);
@@ -145,9 +169,11 @@ std::vector<Tensor> bn_relu_forward(const Tensor& x, const Tensor& gamma, const 
 
 // (dx, dgamma, dbeta, dresidual or undefined); y None (a forward without residual): the ReLU's mask from x
 // and the forward's scale and shift (beta required)
-std::vector<Tensor> bn_relu_backward(const Tensor& dy, const c10::optional<Tensor>& y, const Tensor& x,
-                                     const Tensor& gamma, const Tensor& mean, const Tensor& invstd,
-                                     bool training, bool need_residual, const c10::optional<Tensor>& beta) {
+std::vector<Tensor> bn_relu_backward(const Run& run, const Tensor& dy, const c10::optional<Tensor>& y,
+                                     const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                     const Tensor& invstd, bool training, bool need_residual,
+                                     const c10::optional<Tensor>& beta) {
+  const mgdsp::Exec ex = exec_of(run);
   check_act(x, "x");
   const Tensor dyc = dy.contiguous();
   check_same(x, dyc, "dy");
@@ -168,7 +194,7 @@ std::vector<Tensor> bn_relu_backward(const Tensor& dy, const c10::optional<Tenso
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "bn_relu_backward", [&] {
     pybind11::gil_scoped_release nogil;
     mgdsp::bn_relu_backward<scalar_t>(
-        dyc.data_ptr<scalar_t>(), y ? y->data_ptr<scalar_t>() : nullptr, x.data_ptr<scalar_t>(), M, C,
+        ex, dyc.data_ptr<scalar_t>(), y ? y->data_ptr<scalar_t>() : nullptr, x.data_ptr<scalar_t>(), M, C,
         gamma.data_ptr<scalar_t>(), mean.data_ptr<scalar_t>(), invstd.data_ptr<scalar_t>(), training,
         dx.data_ptr<scalar_t>(), dgamma.data_ptr<scalar_t>(), dbeta.data_ptr<scalar_t>(),
         need_residual ? dres.data_ptr<scalar_t>() : nullptr, beta ? beta->data_ptr<scalar_t>() : nullptr);
@@ -179,41 +205,47 @@ std::vector<Tensor> bn_relu_backward(const Tensor& dy, const c10::optional<Tenso
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.doc() = "MiniGo DSP-emulation kernels: NHWC conv3x3/conv1x1, fused BN+ReLU (training)";
-  m.def("conv_forward", &conv_forward, "y = conv(x NHWC, w (K,C,R,R)), stride 1, pad R/2");
+  namespace py = pybind11;
+  m.doc() =
+      "MiniGo DSP-emulation kernels: NHWC conv3x3/conv1x1, fused BN+ReLU (training); each op's first "
+      "argument "
+      "`run` = (DSP cores, ISA number, Winograd mode of float32 3x3 convs)";
+  m.def("conv_forward", &conv_forward, "y = conv(x NHWC, w (K,C,R,R)), stride 1, pad R/2", py::arg("run"),
+        py::arg("x"), py::arg("w"));
   m.def("conv_forward_sums", &conv_forward_sums,
-        "(y, BN sums of y (2, K) float64 or None) of conv_forward: the sums where a Winograd pass took them");
-  m.def("conv_backward", &conv_backward, "(dx (+ dx_residual), dw) of conv_forward", pybind11::arg("dy"),
-        pybind11::arg("x"), pybind11::arg("w"), pybind11::arg("need_input"), pybind11::arg("need_weight"),
-        pybind11::arg("dx_residual") = pybind11::none());
+        "(y, BN sums of y (2, K) float64 or None) of conv_forward: the sums where a Winograd pass took them",
+        py::arg("run"), py::arg("x"), py::arg("w"));
+  m.def("conv_backward", &conv_backward, "(dx (+ dx_residual), dw) of conv_forward", py::arg("run"),
+        py::arg("dy"), py::arg("x"), py::arg("w"), py::arg("need_input"), py::arg("need_weight"),
+        py::arg("dx_residual") = py::none());
   m.def(
       "bn_relu_forward", &bn_relu_forward,
       "fused BN (+residual) + ReLU forward -> (y, mean, invstd); sums: the batch sums conv_forward_sums took",
-      pybind11::arg("x"), pybind11::arg("gamma"), pybind11::arg("beta"), pybind11::arg("running_mean"),
-      pybind11::arg("running_var"), pybind11::arg("residual"), pybind11::arg("training"),
-      pybind11::arg("momentum"), pybind11::arg("eps"), pybind11::arg("sums") = pybind11::none());
+      py::arg("run"), py::arg("x"), py::arg("gamma"), py::arg("beta"), py::arg("running_mean"),
+      py::arg("running_var"), py::arg("residual"), py::arg("training"), py::arg("momentum"), py::arg("eps"),
+      py::arg("sums") = py::none());
   m.def(
       "bn_relu_backward", &bn_relu_backward,
       "fused BN + ReLU backward -> (dx, dgamma, dbeta, dresidual); y None (no residual in the forward): the "
       "ReLU's mask recomputed from x and the forward's scale and shift (beta required)",
-      pybind11::arg("dy"), pybind11::arg("y"), pybind11::arg("x"), pybind11::arg("gamma"),
-      pybind11::arg("mean"), pybind11::arg("invstd"), pybind11::arg("training"),
-      pybind11::arg("need_residual"), pybind11::arg("beta") = pybind11::none());
-  m.def("set_winograd_training", &mgdsp::set_winograd_training,
-        "training 3x3 convs: 1 Winograd by board (default), 2 F(2x2,3x3), 3 F(3x3,3x3), 0 direct");
-  m.def("winograd_training_mode", &mgdsp::winograd_training_mode);
+      py::arg("run"), py::arg("dy"), py::arg("y"), py::arg("x"), py::arg("gamma"), py::arg("mean"),
+      py::arg("invstd"), py::arg("training"), py::arg("need_residual"), py::arg("beta") = py::none());
   m.def("winograd_training_tile", &mgdsp::winograd_training_tile,
-        "the Winograd tile (0: direct) a float32 3x3 conv of this shape runs under the current mode",
-        pybind11::arg("H"), pybind11::arg("W"), pybind11::arg("C"), pybind11::arg("K"));
-  m.def("set_num_threads", &mgdsp::set_num_threads, "number of DSP cores (worker threads)");
-  m.def("get_num_threads", &mgdsp::num_threads);
+        "the Winograd tile (0: direct) a float32 3x3 conv of this shape runs under mode (1 by the board, 2 "
+        "F(2x2,3x3), 3 F(3x3,3x3), 0 direct)",
+        py::arg("mode"), py::arg("H"), py::arg("W"), py::arg("C"), py::arg("K"));
   m.def("cpu_has_avx2", &mgdsp::cpu_has_avx2);
   m.def("isa_supported", &mgdsp::isa_supported,
-        "whether this CPU runs kernels of ISA 0 (portable), 1 (avx2), 2 (avx512)");
+        "whether this CPU runs kernels of ISA 0 (portable), 1 (avx2), 2 (avx512), 3 (portable16)");
   m.def("isa_name", [](int isa) { return std::string(mgdsp::isa_name(isa)); });
-  m.def("set_isa", &mgdsp::set_isa,
-        "2: AVX-512, 1: AVX2+FMA, 0: portable kernels; false if the CPU has not that ISA");
-  m.def("get_isa", &mgdsp::get_isa);
-  m.def("measure_peak_gflops", &mgdsp::measure_peak_gflops, "FP32 GFLOP/s of one core's FMA loop",
-        pybind11::arg("seconds") = 0.5, pybind11::call_guard<pybind11::gil_scoped_release>());
+  m.def("widest_isa", &mgdsp::widest_isa, "the widest ISA this CPU runs: 2 (avx512), 1 (avx2) or 0");
+  m.def(
+      "measure_peak_gflops",
+      [](int isa, double seconds) {
+        exec_of(Run{1, isa, 0});  // an ISA this CPU runs
+        py::gil_scoped_release nogil;
+        return mgdsp::measure_peak_gflops(isa, seconds);
+      },
+      "FP32 GFLOP/s of one core's FMA loop on the kernels of ISA isa", py::arg("isa"),
+      py::arg("seconds") = 0.5);
 }

@@ -6,7 +6,6 @@
 // direct kernel's pairwise tree, then takes them back to 3x3 weights (G^T Z G, in double). Every sum runs in
 // one order fixed by the shape and the number of cores, so reruns give the same bytes.
 #include <algorithm>
-#include <atomic>
 #include <vector>
 
 #include "kernels.h"
@@ -14,8 +13,6 @@
 namespace mgdsp {
 
 namespace {
-std::atomic<int> g_mode{1};
-
 // dW[k, c] = G^T Z[., c, k] G (Z: (m+2)^2 x C x ldk floats), in double, eight output channels k at a time in
 // registers. Plain IEEE multiplies and adds (no FMA: -ffp-contract=off), each sum from 0 in the order of a,
 // b, so the vector clones give the scalar code's bits.
@@ -68,12 +65,8 @@ inline std::pair<int64_t, int64_t> image_share(int B, int cores, int i) {
 }
 }  // namespace
 
-void set_winograd_training(int mode) { g_mode.store(mode >= 0 && mode <= 3 ? mode : 1); }
-int winograd_training_mode() { return g_mode.load(); }
-
-int winograd_training_tile(int H, int W, int C, int K) {
-  const int mode = g_mode.load();
-  if (mode != 1) return mode;  // forced (2, 3) or off (0), whatever the shape
+int winograd_training_tile(int mode, int H, int W, int C, int K) {
+  if (mode != 1) return mode == 2 || mode == 3 ? mode : 0;  // forced (2, 3) or off (0), whatever the shape
   if (std::min(C, K) < kWinogradTrainMinC) return 0;
   // multiplications per image and channel pair: direct 9 per pixel; F(3x3): 25 per 3x3 tile; F(2x2): 16 per
   // 2x2 tile
@@ -83,14 +76,14 @@ int winograd_training_tile(int H, int W, int C, int K) {
   return f3 <= f2 ? 3 : 2;
 }
 
-void winograd_forward(const float* x, int B, int H, int W, int C, const float* w, int K, int m, float* y,
-                      double* sums) {
+void winograd_forward(const Exec& ex, const float* x, int B, int H, int W, int C, const float* w, int K,
+                      int m, float* y, double* sums) {
   const AlignedFloats wino = winograd_weights(w, K, C, m);
   const std::vector<float> zero(round_up8(K), 0.f);
   const int64_t HW = static_cast<int64_t>(H) * W;
-  const int cores = num_threads();
+  const int cores = ex.cores;
   std::vector<std::vector<double>> part(sums ? cores : 0);
-  parallel([&](int i) {
+  parallel(cores, [&](int i) {
     auto [b0, b1] = image_share(B, cores, i);
     BnSums bs;
     if (sums) {  // this core's sums of its images
@@ -99,7 +92,7 @@ void winograd_forward(const float* x, int B, int H, int W, int C, const float* w
       bs.t = bs.s + K;
     }
     if (b1 > b0)
-      winograd_conv_images(m, x + b0 * HW * C, b1 - b0, H, W, C, wino.data(), K, zero.data(), nullptr,
+      winograd_conv_images(ex.isa, m, x + b0 * HW * C, b1 - b0, H, W, C, wino.data(), K, zero.data(), nullptr,
                            y + b0 * HW * K, sums ? &bs : nullptr);
   });
   for (int k = 0; sums && k < 2 * K; ++k) {  // in core order, as the BN kernel adds its per-core partials
@@ -109,34 +102,34 @@ void winograd_forward(const float* x, int B, int H, int W, int C, const float* w
   }
 }
 
-void winograd_input_grad(const float* dy, int B, int H, int W, int C, const float* w, int K, int m, float* dx,
-                         const float* residual) {
+void winograd_input_grad(const Exec& ex, const float* dy, int B, int H, int W, int C, const float* w, int K,
+                         int m, float* dx, const float* residual) {
   // the input gradient's kernel: a conv K -> C with the weights w[k, c, 8 - t] as [c, k, t]
   const AlignedFloats wino = winograd_weights(w, C, K, m, true);
   const std::vector<float> zero(round_up8(C), 0.f);
   const int64_t HW = static_cast<int64_t>(H) * W;
-  const int cores = num_threads();
-  parallel([&](int i) {
+  const int cores = ex.cores;
+  parallel(cores, [&](int i) {
     auto [b0, b1] = image_share(B, cores, i);
     if (b1 > b0)
-      winograd_conv_images(m, dy + b0 * HW * K, b1 - b0, H, W, K, wino.data(), C, zero.data(),
+      winograd_conv_images(ex.isa, m, dy + b0 * HW * K, b1 - b0, H, W, K, wino.data(), C, zero.data(),
                            residual ? residual + b0 * HW * C : nullptr, dx + b0 * HW * C);
   });
 }
 
-void winograd_weight_grad(const float* x, const float* dy, int B, int H, int W, int C, int K, int m,
-                          float* dw) {
+void winograd_weight_grad(const Exec& ex, const float* x, const float* dy, int B, int H, int W, int C, int K,
+                          int m, float* dw) {
   const int A = m + 2, A2 = A * A, ldk = (K + 15) / 16 * 16;
   const size_t zsize = static_cast<size_t>(A2) * C * ldk;
   const int64_t HW = static_cast<int64_t>(H) * W;
-  const int cores = num_threads();
+  const int cores = ex.cores;
   std::vector<AlignedFloats> partial(cores);
   // 1. each core: the transform-domain products of its share of the batch
-  parallel([&](int i) {
+  parallel(cores, [&](int i) {
     partial[i].assign(zsize, 0.f);
     auto [b0, b1] = image_share(B, cores, i);
     if (b1 > b0)
-      winograd_wgrad_images(m, x + b0 * HW * C, dy + b0 * HW * K, b1 - b0, H, W, C, K, ldk,
+      winograd_wgrad_images(ex.isa, m, x + b0 * HW * C, dy + b0 * HW * K, b1 - b0, H, W, C, K, ldk,
                             partial[i].data());
   });
   // 2. the pairwise tree across cores; 3. dW[k, c] = G^T Z[., c, k] G, in double
