@@ -2,14 +2,14 @@
 
 - `minigo_core.nn.dsp._C`: the DSP-emulation kernels as torch ops (training, and the dsp backend of DualNet),
   built by torch's cpp_extension and imported as a Python module;
-- `minigo_core.nn.dsp._infer`: the same kernels' fused inference engine behind a plain C interface
+- `minigo_core.nn.dsp._infer`: the same kernels' fused inference network behind a plain C interface
   (`csrc/infer_capi.h`), with no torch or Python dependency, loaded with ctypes by `minigo_core.nn.fused`
   (self-play and evaluation never import torch);
 - `minigo_core.game._rules`: the compiled Go rules (`game/csrc`: the board, the replay of a game into
   training examples) behind `game/csrc/rules_capi.h`, loaded by `minigo_core.game.native_replay` (the window)
   and `minigo_core.game.native_board` (tests, the rules benchmark);
 - `minigo_core.search._engine`: the compiled self-play engine (search, many games per process) with the
-  rules' board.cpp and the fused inference engine inside, behind a plain C interface (`csrc/engine_capi.h`)
+  rules' board.cpp and the fused inference network inside, behind a plain C interface (`csrc/engine_capi.h`)
   loaded by `minigo_core.search.engine`;
 - `minigo_core.search._engine_test`: the search's arithmetic behind test entry points
   (`csrc/engine_test_capi.h`), loaded only by `minigo_core.search.engine_test` (tests).

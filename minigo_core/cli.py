@@ -19,7 +19,7 @@ COMMANDS = {
     "window": ("minigo_core.jobs.window", "sample the last W generations' games into N_train shards"),
     "train": ("minigo_core.jobs.train", "data-parallel training of generation g over its shards"),
     "evaluate": ("minigo_core.jobs.evaluate", "play a match between two players; win rate with interval"),
-    "gtp": ("minigo_core.jobs.gtp", "a GTP engine playing a model file"),
+    "gtp": ("minigo_core.jobs.gtp", "a GTP server playing a model file"),
     "analysis": ("minigo_core.jobs.analysis", "KataGo's JSON analysis protocol for a model file (KaTrain)"),
     "ratings": (
         "minigo_core.jobs.ratings",

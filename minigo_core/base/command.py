@@ -8,8 +8,8 @@
 
 Conventions, the same for every command:
 - exit 0: done; exit 2: bad arguments or config (`UsageError`, `ConfigError`, argparse); exit 1: the work
-  failed (one of the command's `errors`: a damaged file, an engine that died; or a full disk, ENOSPC/EDQUOT).
-  Nothing else is caught: a bug shows its traceback.
+  failed (one of the command's `errors`: a damaged file, an outside program that died; or a full disk,
+  ENOSPC/EDQUOT). Nothing else is caught: a bug shows its traceback.
 - Results go to stdout (`print`); diagnostics go through `logging` to stderr as `minigo COMMAND: message`
   (`-v` for debug messages). Module loggers are `logging.getLogger(__name__)`.
 """

@@ -6,14 +6,14 @@
     gnugo:LEVEL+rP,      that player, except that on P% of its moves (0 < P < 100, a seeded coin per move) it
     uct:N+rP             plays `random`'s move instead (e.g. gnugo:1+r10): the graded mixtures that fill
                          the fixed Elo ladder where neither uct:N nor GNU Go has a rung
-    pachi:N              Pachi (an outside MCTS engine, built from source: `make pachi`), N >= 500 playouts a
+    pachi:N              Pachi (an outside MCTS program, built from source: `make pachi`), N >= 500 playouts a
                          move, one thread, no pondering, seeded per game: deterministic for its seed
     SPEC+kP, SPEC-kP     a reference player (gnugo:LEVEL, uct:N, pachi:N) receiving (+) or giving (-) P points
                          of komi (reverse komi): gnugo:10+k8 plays with 8 points more than the game's komi
                          gives its colour, gnugo:1-k10 with 10 fewer. The referee shifts the game's komi.
     random               a uniformly random legal move (the floor of the rating scale)
     uct:N                plain Monte-Carlo tree search, N random playouts per move (N >= 1; no network)
-    gtp:COMMAND LINE     any GTP engine, e.g. `gtp:/usr/games/gnugo --mode gtp --level 5`
+    gtp:COMMAND LINE     any GTP program, e.g. `gtp:/usr/games/gnugo --mode gtp --level 5`
     PATH                 a model file anywhere (command line only)
 
 `PlayerSpec.parse` checks a spec; `slug` is its file-name form (`vs_gnugo-1.json`); `generation_at(g)` is
@@ -177,7 +177,7 @@ class PlayerSpec:
 
     def generation_at(self, generation: int | None) -> int | None:
         """The generation whose model this spec names when `generation` is evaluated (None: no model of the
-        run: GNU Go, random, uct, a GTP engine; or `previous` at generation 0)."""
+        run: GNU Go, random, uct, a GTP program; or `previous` at generation 0)."""
         if self.kind == "previous":
             return generation - 1 if generation is not None and generation >= 1 else None
         if self.kind == "generation":

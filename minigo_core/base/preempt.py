@@ -95,9 +95,9 @@ def exit_on_sigterm(lock: Any, say: Callable[[], None]) -> Iterator[None]:
 
 def end_with_parent(poll: float = 0.5) -> threading.Thread:
     """End this process (SIGTERM to itself) once its parent has ended: a daemon thread notices that the
-    parent process changed (the process was handed to another). For engines a GUI starts through a shell
+    parent process changed (the process was handed to another). For servers a GUI starts through a shell
     (KaTrain's `altcommand` runs under /bin/sh, which may not exec it): when the GUI ends the shell, the
-    engine ends with it instead of keeping the GUI's pipes open. Returns the watching thread."""
+    server ends with it instead of keeping the GUI's pipes open. Returns the watching thread."""
     parent = os.getppid()
 
     def watch() -> None:

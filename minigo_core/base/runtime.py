@@ -46,7 +46,7 @@ class RuntimeSettingError(ConfigError):
 @dataclass(frozen=True)
 class Runtime:
     """How a job runs: `threads` DSP cores (worker threads) of each kernel call; `isa` the kernels'
-    instruction set ("auto" or one of `ISAS`); `winograd` the fused inference engine's 3x3 convs,
+    instruction set ("auto" or one of `ISAS`); `winograd` the fused inference network's 3x3 convs,
     `winograd_training` the training ops' float32 3x3 convs (forward and both gradients; `WINOGRAD_MODES`);
     `train_timeout_s` seconds a training rank waits for the others (at the rendezvous, in every
     collective)."""

@@ -1,11 +1,12 @@
 """A position analysed on the search a model player plays: the numbers GUIs and analysis tools show.
 
 The search is the player's own (`players.ModelPlayer.new_search`): the compiled searcher (`engine.Searcher`)
-with the settings `genmove` uses, so the analysis shows the search that chooses the engine's moves. The
-reference search (`mcts.MCTSPlayer`) stands in only where the compiled one cannot go: a player on the python
-engine, or a position with set-up stones (not reached by moves from the empty board). Either keeps its tree
-while it is asked about the same position, or the one after a move of the tree, and each step adds readouts
-to it; a long analysis is many short steps, so a caller can report, or stop, between them.
+with the settings `genmove` uses, so the analysis shows the search that chooses the player's moves. The
+reference search (`mcts.MCTSPlayer`) stands in only where the compiled one cannot go: a player of the Python
+reference (`engine_name` python), or a position with set-up stones (not reached by moves from the empty
+board). Either keeps its tree while it is asked about the same position, or the one after a move of the
+tree, and each step adds readouts to it; a long analysis is many short steps, so a caller can report, or
+stop, between them.
 
 What is reported, from the view of the player to move:
 
@@ -367,7 +368,7 @@ class Ponder:
                 if self.interval > 0 and time.perf_counter() >= next_report:
                     self.report()
                     next_report = time.perf_counter() + self.interval
-        except Exception as exc:  # noqa: BLE001 - a failed analysis ends quietly; the engine goes on
+        except Exception as exc:  # noqa: BLE001 - a failed analysis ends quietly; the server goes on
             print(f"minigo gtp: the analysis stopped: {type(exc).__name__}: {exc}", file=self.log)
 
     def stop(self) -> None:

@@ -1,4 +1,4 @@
-"""The GTP commands of GUI analysis and of Go servers, for a model's engine (`server.GTPEngine`).
+"""The GTP commands of GUI analysis and of Go servers, for a model's server (`server.GTPServer`).
 
 - `lz-analyze`, `kata-analyze`: `=` at once, then a line of `info ...` every interval (`analysis_format`),
   searched in a background thread (`analysis.Ponder`) until the next input line, which ends the answer with
@@ -35,11 +35,11 @@ GOGUI_ANALYZE_COMMANDS = "gfx/Ownership/minigo-ownership\ngfx/Policy heat map/mi
 
 
 class AnalysisCommands:
-    """The commands above, on `engine`'s game (a `gtp_engine.GTPEngine`), with `player`'s network and search
+    """The commands above, on `server`'s game (a `server.GTPServer`), with `player`'s network and search
     settings."""
 
-    def __init__(self, engine: Any, player: ModelPlayer) -> None:
-        self.engine = engine
+    def __init__(self, server: Any, player: ModelPlayer) -> None:
+        self.server = server
         self.player = player
         self._analysis: Analysis | None = None
         self._key: tuple = ()
@@ -58,24 +58,24 @@ class AnalysisCommands:
 
     def analysis(self) -> Analysis:
         """The analysis search of this game (a new one after boardsize, clear_board or komi)."""
-        e = self.engine
-        key = (e.board_size, e.komi, e.game_seed)
+        s = self.server
+        key = (s.board_size, s.komi, s.game_seed)
         if self._analysis is None or self._key != key:
-            self._analysis, self._key = Analysis(self.player, e.board_size, e.komi, e.game_seed), key
+            self._analysis, self._key = Analysis(self.player, s.board_size, s.komi, s.game_seed), key
         return self._analysis
 
     def _request(self, args: list[str]) -> tuple[AnalyzeRequest, go.Position]:
         try:
             request = parse_analyze_args(args)
         except AnalyzeArgsError as exc:
-            print(f"minigo gtp: {exc}", file=self.engine.log)
+            print(f"minigo gtp: {exc}", file=self.server.log)
             raise GTPFailure("syntax error") from None
-        colour = self.engine.position.to_play if request.colour is None else request.colour
-        return request, self.engine._with_to_play(colour)
+        colour = self.server.position.to_play if request.colour is None else request.colour
+        return request, self.server._with_to_play(colour)
 
     def _line(self, analysis: Analysis, request: AnalyzeRequest, style: str) -> str:
         shown = analysis.report(request.minmoves, request.maxmoves)
-        n = self.engine.board_size
+        n = self.server.board_size
         if style == "lz":
             return lz_line(shown.moves, n) + "\n"
         own = shown.ownership * shown.to_play if request.ownership and shown.ownership is not None else None
@@ -84,18 +84,18 @@ class AnalysisCommands:
     def analyze(self, args: list[str], style: str) -> str:
         request, position = self._request(args)
         analysis = self.analysis()
-        self.engine.begin_raw()
-        if self.engine.out is None:  # not serving (a caller of handle_line): nothing to stream to
+        self.server.begin_raw()
+        if self.server.out is None:  # not serving (a caller of handle_line): nothing to stream to
             return RawResponse("\n")
         if analysis.start(position):
-            self.engine.pending_stream = Ponder(
+            self.server.pending_stream = Ponder(
                 analysis,
                 request.interval,
-                lambda: self.engine.emit(self._line(analysis, request, style)),
-                log=self.engine.log,
+                lambda: self.server.emit(self._line(analysis, request, style)),
+                log=self.server.log,
             )
         else:  # a finished game: an answer with no lines, ended by the next input line as usual
-            self.engine.pending_stream = _NoStream()
+            self.server.pending_stream = _NoStream()
         return RawResponse("")
 
     def _search(
@@ -106,7 +106,7 @@ class AnalysisCommands:
         analysis = self.analysis()
         if not analysis.start(position):
             return None
-        budgets = [b for b in (self.engine.move_budget(position.to_play), self.player.search.move_time) if b]
+        budgets = [b for b in (self.server.move_budget(position.to_play), self.player.search.move_time) if b]
         seconds = min(budgets) if budgets else None
         search = self.player.search
         readouts = max(1, (search.max_readouts if seconds else None) or search.readouts)
@@ -116,46 +116,46 @@ class AnalysisCommands:
     def _play(self, colour: int, move: coords.Move | str) -> str:
         if move == RESIGN:
             return "resign"
-        self.engine._push(self.engine.position.play_move(move, color=colour))
-        return coords.to_gtp(move, self.engine.board_size)
+        self.server._push(self.server.position.play_move(move, color=colour))
+        return coords.to_gtp(move, self.server.board_size)
 
     def genmove_analyze(self, args: list[str], style: str) -> str:
         request, position = self._request(args)
         start = time.perf_counter()
-        self.engine.begin_raw()
+        self.server.begin_raw()
         analysis = self._search(
-            position, request.interval, lambda a: self.engine.emit(self._line(a, request, style))
+            position, request.interval, lambda a: self.server.emit(self._line(a, request, style))
         )
         move: coords.Move | str = None
         if analysis is not None:
-            self.engine.emit(self._line(analysis, request, style))
-            best = coords.from_flat(analysis.best_move(), self.engine.board_size)
+            self.server.emit(self._line(analysis, request, style))
+            best = coords.from_flat(analysis.best_move(), self.server.board_size)
             move = RESIGN if analysis.root_value() < self.player.search.resign_threshold else best
-        self.engine.clocks[position.to_play].spend(time.perf_counter() - start)
+        self.server.clocks[position.to_play].spend(time.perf_counter() - start)
         return RawResponse(f"play {self._play(position.to_play, move)}\n\n")
 
     def genmove_cleanup(self, args: list[str]) -> str:
-        colour, move = self.engine._generate(args)
+        colour, move = self.server._generate(args)
         if move is None or move == RESIGN:  # never resigns in the cleanup phase
-            position = self.engine._with_to_play(colour)
+            position = self.server._with_to_play(colour)
             analysis = self._search(position)
             flat = None if analysis is None else cleanup_move(analysis, position)
-            move = None if flat is None else coords.from_flat(flat, self.engine.board_size)
+            move = None if flat is None else coords.from_flat(flat, self.server.board_size)
         return self._play(colour, move)
 
     def ownership_map(self, args: list[str]) -> str:
-        analysis = self._search(self.engine.position)
+        analysis = self._search(self.server.position)
         if analysis is None:
-            own = self.engine.position.ownership().astype(float)
+            own = self.server.position.ownership().astype(float)
         else:
             own = analysis.ownership()
-        return gfx_influence(own, self.engine.board_size)
+        return gfx_influence(own, self.server.board_size)
 
     def policy_map(self, args: list[str]) -> str:
         analysis = self.analysis()
-        if not analysis.start(self.engine.position):
+        if not analysis.start(self.server.position):
             return "TEXT the game is over"
-        return gfx_heat_map(analysis.prior(), self.engine.board_size)
+        return gfx_heat_map(analysis.prior(), self.server.board_size)
 
 
 class _NoStream:

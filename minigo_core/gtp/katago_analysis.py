@@ -6,15 +6,15 @@ asynchronous. A query names a game (`moves`, `initialStones`, `initialPlayer`, `
 once with `isDuringSearch: false` (`moveInfos`, `rootInfo`, `ownership`, `policy`, `turnNumber`), after
 partial answers every `reportDuringSearchEvery` seconds if asked. Actions: `query_version`, `clear_cache`,
 `terminate` (a terminated turn answers what it has, or `noResults` if it never started). A bad query gets
-`{"error", "field", "id"}` and the engine goes on; an unknown field, or a setting this engine does not act
+`{"error", "field", "id"}` and the server goes on; an unknown field, or a setting this server does not act
 on, a `warning`. Values are from the side `reportAnalysisWinratesAs` says (BLACK by default, as KataGo's
 analysis config; WHITE; SIDETOMOVE).
 
-The search is the player's (the GTP engine's: `model_player.ModelPlayer`), on the compiled searcher: up to
+The search is the player's (the GTP server's: `model_player.ModelPlayer`), on the compiled searcher: up to
 `slots` positions searched at once, one tree each, the network batched across them (KataGo's analysis
 threads), in steps of about `analysis.STEP_SECONDS` so that answers, new queries and terminations wait no
 longer. A position with set-up stones, or moves that do not alternate, is searched by the reference search,
-one at a time. The engine scores area (Tromp-Taylor); other rules are analysed as Tromp-Taylor, with a
+one at a time. The server scores area (Tromp-Taylor); other rules are analysed as Tromp-Taylor, with a
 warning. Ownership and scores come from the model's ownership and score heads where it has them
 (`analysis.report`).
 """
@@ -199,7 +199,7 @@ class AnalysisServer:
                 active = list(self._active)
             try:
                 self._round(active)
-            except Exception as exc:  # noqa: BLE001 - the engine answers, never hangs: the jobs end with an error
+            except Exception as exc:  # noqa: BLE001 - the server answers, never hangs: the jobs end with an error
                 with self._cond:
                     for job in self._active:
                         self.write({"error": f"the analysis failed: {type(exc).__name__}: {exc}",

@@ -111,7 +111,7 @@ def _flag(q: dict, name: str) -> bool:
 
 
 def check_rules(rules: Any) -> str | None:
-    """None for rules this engine scores as they say (area scoring), else the warning to give; QueryError for
+    """None for rules this server scores as they say (area scoring), else the warning to give; QueryError for
     rules KataGo would not accept."""
     if isinstance(rules, dict):
         scoring = str(rules.get("scoringRule", "AREA")).upper()
@@ -127,10 +127,10 @@ def check_rules(rules: Any) -> str | None:
         return (
             None
             if name in ("tromp-taylor", "tt", "area", "chinese", "cn")
-            else (f"rules {rules!r} are analysed as Tromp-Taylor (area scoring, this engine's only rules)")
+            else (f"rules {rules!r} are analysed as Tromp-Taylor (area scoring, this server's only rules)")
         )
     if name in TERRITORY_RULES:
-        return f"rules {rules!r} score territory; this engine scores area (Tromp-Taylor) and analyses with it"
+        return f"rules {rules!r} score territory; this server scores area (Tromp-Taylor) and analyses with it"
     raise QueryError(f"unknown rules {rules!r}", "rules")
 
 
@@ -151,7 +151,7 @@ def state_hashes(position: go.Position) -> tuple[str, str]:
 
 @dataclass
 class Limits:
-    """What a query is read against: the model's board, the engine's defaults and caps, and how a position
+    """What a query is read against: the model's board, the server's defaults and caps, and how a position
     becomes the compiled searcher's moves (None: the reference search)."""
 
     board_size: int
@@ -166,7 +166,7 @@ def parse(q: dict, qid: str, limits: Limits) -> tuple[list[Job], list[tuple[str,
     """The jobs of an analysis query (`moves_of(position)`: its moves from the empty board for the
     compiled searcher, or None), and its warnings; QueryError for a bad field."""
     warnings = [(k, f"unknown field {k!r} is ignored") for k in q if k not in KNOWN_FIELDS]
-    warnings += [(k, f"{k} is not supported by this engine and is ignored") for k in q if k in IGNORED_FIELDS]
+    warnings += [(k, f"{k} is not supported by this server and is ignored") for k in q if k in IGNORED_FIELDS]
     n = limits.board_size
     for name in ("boardXSize", "boardYSize"):
         if name not in q:
@@ -184,7 +184,7 @@ def parse(q: dict, qid: str, limits: Limits) -> tuple[list[Job], list[tuple[str,
     settings = q.get("overrideSettings") or {}
     if not isinstance(settings, dict):
         raise QueryError("overrideSettings must be a JSON object", "overrideSettings")
-    warnings += [("overrideSettings", f"setting {k!r} is not supported by this engine and is ignored")
+    warnings += [("overrideSettings", f"setting {k!r} is not supported by this server and is ignored")
                  for k in settings if k not in ACTED_SETTINGS]  # fmt: skip
     report_as = str(settings.get("reportAnalysisWinratesAs", limits.report_as)).upper()
     if report_as not in REPORT_AS:
@@ -214,7 +214,7 @@ def parse(q: dict, qid: str, limits: Limits) -> tuple[list[Job], list[tuple[str,
     flags = {k: _flag(q, k) for k in ("includeOwnership", "includeMovesOwnership", "includePolicy",
                                        "includePVVisits")}  # fmt: skip
     if visits > limits.visit_cap:
-        cap = f"maxVisits {visits} is over this engine's cap, {limits.visit_cap} (its memory): it stops there"
+        cap = f"maxVisits {visits} is over this server's cap, {limits.visit_cap} (its memory): it stops there"
         warnings.append(("maxVisits", cap))
         visits = limits.visit_cap
     rules = root_rules(q, limits.board_size, warnings)

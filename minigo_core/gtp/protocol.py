@@ -1,4 +1,4 @@
-"""What a GTP command handler may raise or return, shared by the engine (`gtp.server`) and its command sets
+"""What a GTP command handler may raise or return, shared by the server (`gtp.server`) and its command sets
 (`gtp.analysis_commands`)."""
 
 from __future__ import annotations

@@ -93,7 +93,7 @@ def analyse_game(
 
 def _turn(t: int, position: go.Position, answer: dict | None, final: bool) -> TurnAnalysis:
     if answer is None or answer.get("noResults"):
-        if not (final or position.is_game_over()):  # the engine searches no finished game
+        if not (final or position.is_game_over()):  # the analysis server searches no finished game
             raise ValueError(f"the analysis gave no answer for the position before move {t}")
         score = float(position.score())
         return TurnAnalysis(t, position.to_play, 1.0 if score > 0 else 0.0 if score < 0 else 0.5, score, 0,

@@ -1,4 +1,4 @@
-"""A GTP engine (Go Text Protocol, version 2) that plays a model: what `minigo gtp --model MODEL` serves.
+"""A GTP server (Go Text Protocol, version 2) that plays a model: what `minigo gtp --model MODEL` serves.
 
 Connect it to any GTP controller (GoGui, Sabaki, gogui-twogtp, GNU Go's twogtp, or `minigo evaluate` with
 `--opponent "gtp:minigo gtp --model M"`).
@@ -7,7 +7,7 @@ Protocol (GTP 2 specification, draft 2): each input line is cleaned (control cha
 newline removed, `#` comments cut, tabs turned into spaces, empty lines ignored); a command is
 `[id] command_name [arguments]`; the answer is `=[id] result` or `?[id] error message` followed by an empty
 line. Malformed or illegal input gets a `?` answer with the specification's error text (`syntax error`,
-`illegal move`, `unacceptable size`, `cannot undo`, `cannot load file`, `unknown command`); the engine never
+`illegal move`, `unacceptable size`, `cannot undo`, `cannot load file`, `unknown command`); the server never
 exits on bad input, and nothing but protocol goes to stdout (diagnostics and tracebacks go to stderr).
 
 Commands: protocol_version, name, version, known_command, list_commands, quit, boardsize, clear_board, komi,
@@ -16,10 +16,10 @@ showboard, final_score (Tromp-Taylor), loadsgf.
 
 Clocks: time_settings, time_left, kgs-time_settings (none, absolute, byoyomi, canadian): genmove searches
 for the budget `timecontrol.move_budget` gives from the clock (a model: chunks of readouts until the budget,
-`readouts` the ceiling); without a clock, by readouts. The engine charges its own clock with each genmove's
+`readouts` the ceiling); without a clock, by readouts. The server charges its own clock with each genmove's
 time until the controller's next `time_left` says otherwise.
 
-A model's engine also answers (`analysis_commands`): lz-analyze, kata-analyze (streamed until the next input
+A model's server also answers (`analysis_commands`): lz-analyze, kata-analyze (streamed until the next input
 line), lz-genmove_analyze, kata-genmove_analyze, kgs-genmove_cleanup, gogui-analyze_commands,
 minigo-ownership, minigo-policy. User's guide: docs/GTP.md.
 """
@@ -75,7 +75,7 @@ def parse_colour(text: str) -> int:
         raise GTPFailure("syntax error") from None
 
 
-class GTPEngine:
+class GTPServer:
     """The protocol layer and the game state; `player` (if given) makes the moves for genmove.
 
     `fixed_board_size` (a model's board size) makes `boardsize` refuse other sizes with `unacceptable size`.
@@ -95,8 +95,8 @@ class GTPEngine:
         self.fixed_board_size = fixed_board_size
         self.board_size = fixed_board_size or board_size
         self.komi = float(komi)
-        self.engine_name = name
-        self.engine_version = version
+        self.name = name  # what `name` and `version` answer
+        self.version = version
         self.log = log if log is not None else sys.stderr
         self.history: list[go.Position] = []
         self.position = go.Position(self.board_size, self.komi)
@@ -112,8 +112,8 @@ class GTPEngine:
         self.pending_stream: Any = None  # one to start once its `=` head is out
         self.commands: dict[str, Callable[[list[str]], str]] = {
             "protocol_version": lambda args: str(PROTOCOL_VERSION),
-            "name": lambda args: self.engine_name,
-            "version": lambda args: self.engine_version,
+            "name": lambda args: self.name,
+            "version": lambda args: self.version,
             "known_command": self.cmd_known_command,
             "list_commands": lambda args: "\n".join(self.commands),
             "quit": self.cmd_quit,
@@ -164,7 +164,7 @@ class GTPEngine:
             return format_response(True, cmd_id, answer)
         except GTPFailure as exc:
             return format_response(False, cmd_id, str(exc))
-        except Exception as exc:  # noqa: BLE001 - a GTP engine answers every command and keeps running
+        except Exception as exc:  # noqa: BLE001 - a GTP server answers every command and keeps running
             print(f"minigo gtp: internal error on {line!r}:", file=self.log)
             traceback.print_exc(file=self.log)
             message = f"internal error: {type(exc).__name__}: {exc}".replace("\n", " ")
@@ -423,10 +423,10 @@ class GTPEngine:
         return ""
 
 
-# ----------------------------------------------------------------------------------------- a model's engine
+# ----------------------------------------------------------------------------------------- a model's server
 
 
-def build_model_engine(
+def build_model_server(
     model_url: str,
     search: SearchSettings,
     *,
@@ -434,11 +434,11 @@ def build_model_engine(
     threads: int = 1,
     config: str | None = None,
     komi: float | None = None,
-) -> GTPEngine:
-    """A GTP engine playing `model_url` with `search` (the best move, no noise, no softpick): its readouts a
+) -> GTPServer:
+    """A GTP server playing `model_url` with `search` (the best move, no noise, no softpick): its readouts a
     move without a clock; with one (or `search.move_time`, seconds a move: the clock's budget, when shorter,
     wins) the search runs until the budget, `search.max_readouts` the ceiling. `config`: the run config whose
-    komi the engine starts from and whose board size the model must play (its search settings are
+    komi the server starts from and whose board size the model must play (its search settings are
     `search`'s: `jobs.gtp.play_search` builds them from it)."""
 
     run_cfg = None
@@ -456,7 +456,7 @@ def build_model_engine(
     player = ModelPlayer(net, replace(search, softpick_moves=0), name=name, engine_name=engine_name)
     digest = model_digest(model_url)[:12]
     default_komi = run_cfg.komi if run_cfg is not None else 7.5
-    return GTPEngine(
+    return GTPServer(
         player,
         komi=default_komi if komi is None else komi,
         fixed_board_size=net.cfg.board_size,

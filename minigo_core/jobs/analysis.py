@@ -2,7 +2,7 @@
 
 What KaTrain and other analysis tools run as their engine (`katago analysis -model M -config C` for
 KataGo): one JSON query a line in, one JSON answer a line out (`minigo_core.gtp.katago_analysis`; the user's
-guide is docs/LOOK.md). The search is the GTP engine's (`minigo gtp`'s options), up to `--batch` positions
+guide is docs/LOOK.md). The search is the GTP server's (`minigo gtp`'s options), up to `--batch` positions
 searched at once with the network batched across them; nothing but answers goes to stdout.
 """
 
@@ -18,7 +18,7 @@ from minigo_core.base.command import Command
 from minigo_core.base.config import load_config
 from minigo_core.gtp.katago_analysis import AnalysisServer
 from minigo_core.gtp.katago_query import REPORT_AS
-from minigo_core.gtp.server import build_model_engine
+from minigo_core.gtp.server import build_model_server
 from minigo_core.jobs.gtp import add_search_arguments, available_cores, play_search
 from minigo_core.search.timed_search import DEFAULT_MAX_READOUTS
 
@@ -56,7 +56,7 @@ def _serve(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     try:
         if args.config:
             load_config(args.config)  # a bad config: one clear line, exit 2
-        engine = build_model_engine(
+        gtp_server = build_model_server(
             args.model,
             play_search(args, args.visits),
             backend=args.backend,
@@ -64,13 +64,13 @@ def _serve(args: argparse.Namespace, stdout: IO[bytes]) -> int:
             config=args.config,
         )
         server = AnalysisServer(
-            engine.player, default_visits=max(1, args.visits), slots=max(1, args.batch),
+            gtp_server.player, default_visits=max(1, args.visits), slots=max(1, args.batch),
             visit_cap=max(1, args.visit_cap), report_as=args.report_as,
         )  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - start-up errors: one clear line, exit status 2
         log.error("%s", exc)
         return 2
-    log.info("ready (%s)", engine.engine_version)
+    log.info("ready (%s)", gtp_server.version)
     try:
         return server.serve(sys.stdin.buffer, stdout)
     except (KeyboardInterrupt, BrokenPipeError):

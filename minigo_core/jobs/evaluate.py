@@ -94,7 +94,7 @@ def evaluate(args: argparse.Namespace) -> None:
 
 
 def cli_main(argv: list[str]) -> int:
-    # PlayerError: an engine failed mid-match; ValueError includes ModelFileError
+    # PlayerError: an outside program failed mid-match; ValueError includes ModelFileError
     cmd = Command(
         "evaluate",
         "Play a match between two players; write the games, the win rate and its 95% interval.",

@@ -1,7 +1,7 @@
-"""`minigo gtp --model MODEL`: serve a GTP engine playing a model file on stdin/stdout.
+"""`minigo gtp --model MODEL`: serve a GTP server playing a model file on stdin/stdout.
 
 Connect it to any GTP controller (GoGui, Sabaki, gogui-twogtp, GNU Go's twogtp, or `minigo evaluate` with
-`--opponent "gtp:minigo gtp --model M"`). The engine (the protocol, its commands, the game state) is
+`--opponent "gtp:minigo gtp --model M"`). The server (the protocol, its commands, the game state) is
 `minigo_core.gtp.server`; nothing but protocol goes to stdout (diagnostics and tracebacks go to
 stderr).
 """
@@ -19,7 +19,7 @@ from minigo_core.base import preempt
 from minigo_core.base.command import Command
 from minigo_core.base.config import SearchSettings, load_config, play_settings
 from minigo_core.base.playerspec import PlayerSpec
-from minigo_core.gtp.server import GTPEngine, build_model_engine
+from minigo_core.gtp.server import GTPServer, build_model_server
 from minigo_core.play.players import MixedPlayer, RandomPlayer, UCTPlayer
 from minigo_core.search.timed_search import DEFAULT_MAX_READOUTS
 
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 
 def cli_main(argv: list[str]) -> int:
-    cmd = Command("gtp", "A GTP engine playing a MiniGo model.")
+    cmd = Command("gtp", "A GTP server playing a MiniGo model.")
     parser = cmd.parser
     parser.add_argument(
         "--model", required=True, help="model file (path or fsspec URL), 'random', or uct:N (N playouts)"
@@ -48,7 +48,7 @@ def cli_main(argv: list[str]) -> int:
         "--threads",
         type=int,
         default=None,
-        help="DSP-emulation cores / torch threads (default: every core, as GUIs want; two engines playing "
+        help="DSP-emulation cores / torch threads (default: every core, as GUIs want; two programs playing "
         "each other on one machine: 1 each)",
     )
     parser.add_argument("--config", default=None, help="run config: search settings, komi, resign threshold")
@@ -88,7 +88,7 @@ def available_cores() -> int:
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
-    """The root search and the leaves a batch of a model engine (`minigo gtp`, `minigo analysis`)."""
+    """The root search and the leaves a batch of a model's server (`minigo gtp`, `minigo analysis`)."""
     parser.add_argument(
         "--search",
         choices=("puct", "gumbel", "config"),
@@ -107,8 +107,8 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def play_search(args: argparse.Namespace, readouts: int) -> SearchSettings:
-    """The search settings of a model engine from the command line; the run config (`--config`) fills what it
-    leaves out (`config.play_settings`), else `SearchSettings`' defaults. GUI play and analysis default to
+    """The search settings of a model's server from the command line; the run config (`--config`) fills what
+    it leaves out (`config.play_settings`), else `SearchSettings`' defaults. GUI play and analysis default to
     PUCT with 8 leaves a batch (docs/GTP.md says why); `--search config` keeps the config's search."""
     readouts = max(1, readouts)
     base = (
@@ -157,7 +157,7 @@ def _serve(args: argparse.Namespace, stdout: IO[bytes]) -> int:
                 if spec.random_percent is not None:  # uct:N+rP: P% of its moves random's
                     player = MixedPlayer(player, spec.random_percent, spec.text)
                     name += f"+r{spec.random_percent:g}"
-            engine = GTPEngine(
+            server = GTPServer(
                 player, board_size=size, komi=7.5 if args.komi is None else args.komi, name=name
             )
         else:
@@ -167,7 +167,7 @@ def _serve(args: argparse.Namespace, stdout: IO[bytes]) -> int:
                 cfg = load_config(args.config)
                 readouts = readouts or cfg.evaluate.readouts
                 backend = backend or cfg.model.backend
-            engine = build_model_engine(
+            server = build_model_server(
                 args.model,
                 play_search(args, readouts or 200),
                 backend=backend or "dsp",
@@ -178,11 +178,11 @@ def _serve(args: argparse.Namespace, stdout: IO[bytes]) -> int:
     except Exception as exc:  # noqa: BLE001 - start-up errors: one clear line, exit status 2
         log.error("%s", exc)
         return 2
-    log.info("ready (%s)", engine.engine_version)
+    log.info("ready (%s)", server.version)
     try:
-        return engine.serve(sys.stdin.buffer, stdout)
+        return server.serve(sys.stdin.buffer, stdout)
     except (KeyboardInterrupt, BrokenPipeError):
         return 0
     finally:
-        if engine.player is not None:
-            engine.player.close()
+        if server.player is not None:
+            server.player.close()

@@ -25,7 +25,7 @@ from minigo_core.base.command import Command, UsageError
 from minigo_core.data import pack, storage
 from minigo_core.data.gamefile import GameFileError, GameRecord, game_from_bytes
 from minigo_core.gtp import review
-from minigo_core.gtp.server import build_model_engine
+from minigo_core.gtp.server import build_model_server
 from minigo_core.jobs.gtp import add_search_arguments, available_cores, play_search
 from minigo_core.report import inspect
 from minigo_core.search.timed_search import DEFAULT_MAX_READOUTS
@@ -86,17 +86,17 @@ def analyse(args: argparse.Namespace) -> None:
     threads = args.threads or available_cores()
     with contextlib.redirect_stdout(sys.stderr):  # stdout may carry the SGF, nothing else
         try:
-            engine = build_model_engine(args.model, play_search(args, args.visits), threads=max(1, threads))
+            server = build_model_server(args.model, play_search(args, args.visits), threads=max(1, threads))
         except ValueError as exc:  # ModelFileError: missing, damaged or foreign
             raise UsageError(f"--model: {exc}") from None
         try:
-            size = int(engine.player.board_size)
+            size = int(server.player.board_size)
             if size != n:
                 raise UsageError(f"--model {args.model} plays {size}x{size}, the game {args.path} is {n}x{n}")
             log.info("analysing %d positions at %d visits each", len(record.moves) + 1, args.visits)
-            turns = review.analyse_game(engine.player, record.moves, n, record.komi, args.visits)
+            turns = review.analyse_game(server.player, record.moves, n, record.komi, args.visits)
         finally:
-            engine.player.close()
+            server.player.close()
     generation = (record.metadata.get("model") or {}).get("generation")
     name = "minigo" if generation is None else f"minigo gen{generation}"
     data = review.analysed_sgf(

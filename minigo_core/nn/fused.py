@@ -2,7 +2,7 @@
 
 Self-play and evaluation only run the network forward, in eval mode, on small batches. This module loads a
 model file with numpy (`minigo_core.nn.modelfile`), folds each BN into its convolution, and hands the weights
-to the fused inference engine of the compiled library `minigo_core/nn/dsp/_infer*.so` (the same kernels as the
+to the fused inference net of the compiled library `minigo_core/nn/dsp/_infer*.so` (the same kernels as the
 torch extension `minigo_core.nn.dsp._C`: NHWC direct and Winograd 3x3 convolutions on a pool of worker threads
 standing for DSP cores; see `minigo_core.nn.dsp.ops`). No torch import: self-play starts with numpy + pyarrow.
 
@@ -60,7 +60,7 @@ def lib() -> ctypes.CDLL:
 
 
 # The kernels' instruction sets (base/runtime.py's ISAS) by number; every path has the same loop structure
-# and gives the same floats in the fused engine (each multiply-add one FMA, in the same order). "auto" is the
+# and gives the same floats in the fused network (each multiply-add one FMA, in the same order). "auto" is the
 # widest the CPU runs; "portable16" (the portable code at AVX-512's width: 16 lanes, 24 accumulators) is never
 # chosen by "auto": it lets the AVX-512 path's tiling run (in tests) on CPUs without AVX-512.
 WIDEST_FIRST = (2, 1, 0, 3)
@@ -157,7 +157,7 @@ def _ptr(a: np.ndarray) -> Any:
 class FusedModel:
     """A network for inference only: `predict(planes) -> (probabilities, values)`; no torch.
 
-    `library`: a loaded library with the fused engine's C interface (infer_capi.h), default `_infer`; the
+    `library`: a loaded library with the fused network's C interface (infer_capi.h), default `_infer`; the
     self-play engine builds its network in its own library (`handle` is what its C functions take).
     `runtime`: how the engine runs (its `threads` DSP cores, `isa`, `winograd`), fixed at creation; `isa` is
     the instruction set it resolved to.
@@ -240,7 +240,7 @@ class FusedModel:
         code = self._lib.mg_fused_run(self._handle, x.ctypes.data, int(x.dtype == np.uint8), b, int(softmax),
                                       _ptr(policy), _ptr(value))  # fmt: skip
         if code != 0:
-            raise RuntimeError("the fused inference engine failed")
+            raise RuntimeError("the fused inference network failed")
         return policy, value
 
     def predict_all(self, planes: np.ndarray) -> Heads:
@@ -257,7 +257,7 @@ class FusedModel:
             None if own is None else _ptr(own), None if score is None else _ptr(score),
         )  # fmt: skip
         if code != 0:
-            raise RuntimeError("the fused inference engine failed")
+            raise RuntimeError("the fused inference network failed")
         if own is None or score is None:
             return Heads(policy, value, None, None)
         # the ownership head's logits -> the expected owner, 2 * sigmoid - 1 = tanh(logit / 2); the score head

@@ -13,7 +13,7 @@ def global_pool_bias(fc: nn.Linear, r: torch.Tensor, board_size: int, channel_di
     """`r` (after BN+ReLU; NCHW with `channel_dim` 1 or NHWC with 3) with its first c = fc.in_features / 3
     channels pooled into (mean, mean * (N - 14) / 10, max) per channel, KataGo's board-size-aware statistics,
     and `fc` of those added as a bias to the other channels at every point (the first c are kept as they
-    are). The dsp backend runs these torch ops between its compiled convs; the fused engine has the same
+    are). The dsp backend runs these torch ops between its compiled convs; the fused network has the same
     arithmetic in C++ (`gpool_bias` in csrc/fused_impl.h)."""
     c = fc.in_features // 3
     dims = (2, 3) if channel_dim == 1 else (1, 2)

@@ -41,7 +41,7 @@ from minigo_core.nn.modelfile import (  # noqa: F401  (re-exported: the model fi
 
 @dataclass(frozen=True)
 class DspOptions:
-    """How the dsp backend trains (`DualNet(..., dsp_options=...)`); inference (the fused engine) is the same.
+    """How the dsp backend trains (`DualNet(..., dsp_options=...)`); inference (the fused net) is the same.
 
     `fuse_bn_sums`: each BN's batch sums come from its Winograd conv's output transform (another order of
     the same sums; see `minigo_core.nn.dsp.trunk`); False: from the BN kernels' own passes, the floats of
@@ -147,7 +147,7 @@ class DualNet(nn.Module):
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         self._check_input(x)
         if self.backend == "dsp" and not self.training and not torch.is_grad_enabled():
-            require_cpu("DualNet on the dsp backend", x)  # the fused engine would copy it to the CPU silently
+            require_cpu("DualNet on the dsp backend", x)  # the fused net would copy it to the CPU silently
             return self.fused_inference()(x)
         logits, value, _, _ = self.forward_all(x)
         return logits, value

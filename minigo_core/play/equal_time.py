@@ -13,7 +13,7 @@ file says so (`"reproducible": false`); matches by fixed readouts replay exactly
 
 The match per side (`time_per_move`: player and opponent, by name) records the genmoves' mean and 95th
 percentile wall seconds over all its games and the side's CPU seconds: this process's CPU during the side's
-genmoves plus, for an outside engine, its process's CPU over the match (`referee.engine_cpu_seconds`).
+genmoves plus, for an outside program, its process's CPU over the match (`referee.program_cpu_seconds`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from minigo_core.play.referee import MatchSettings, MoveTimes, play_match
 
 def time_per_move(times: dict[str, MoveTimes], player: str, opponent: str, log: Any = None) -> dict:
     """The results file's `time_per_move`: per side its name, genmoves, their mean and 95th-percentile wall
-    seconds, and its CPU seconds (`MoveTimes.cpu`: in-process genmove CPU plus an outside engine's); each side
-    also said on `log`."""
+    seconds, and its CPU seconds (`MoveTimes.cpu`: in-process genmove CPU plus an outside program's); each
+    side also said on `log`."""
     out = {}
     for side, name in (("player", player), ("opponent", opponent)):
         out[side] = {"name": name, **times[side].summary(), "cpu_s": round(times[side].cpu, 3)}
@@ -125,7 +125,7 @@ def measure_time_per_move(player: Player, opponent: Player, probe: MatchSettings
     """The opponent's time per move on this machine, for `--equal-time`: `probe.games` probe games (colours
     alternating, seeded by `probe.seed` (`probe_seed`), not counted in the match) of the opponent against
     `player` as it is set up (a model: its fixed readouts), timing every genmove of the opponent as the
-    referee sees it (wall clock from the genmove's call to its answer: an outside engine's pipe round trip
+    referee sees it (wall clock from the genmove's call to its answer: an outside program's pipe round trip
     included, as it is for every move of the match). The budget is their mean, in whole microseconds:
     `move_time_ms`.
 

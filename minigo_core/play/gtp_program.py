@@ -1,8 +1,8 @@
-"""A small GTP (Go Text Protocol) client: drive an engine such as GNU Go over pipes, with timeouts.
+"""A small GTP (Go Text Protocol) client: drive a program such as GNU Go over pipes, with timeouts.
 
-with GTPClient(gnugo_argv(level=1)) as engine:
-    engine.send("boardsize 9")
-    vertex = engine.send("genmove b")
+with GTPClient(gnugo_argv(level=1)) as gnugo:
+    gnugo.send("boardsize 9")
+    vertex = gnugo.send("genmove b")
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ DEFAULT_GNUGO = "/usr/games/gnugo"  # where Debian installs GNU Go (often not on
 
 
 class GTPError(RuntimeError):
-    """The engine answered `? ...`, died, or did not answer in time."""
+    """The program answered `? ...`, died, or did not answer in time."""
 
 
 class GTPTimeout(GTPError):
-    """The engine did not answer within the timeout (the engine is killed)."""
+    """The program did not answer within the timeout (the program is killed)."""
 
 
 def find_gnugo(path: str | None = None) -> str:
@@ -98,13 +98,13 @@ def gnugo_argv(level: int = 1, path: str | None = None) -> list[str]:
 
 
 class GTPClient:
-    """A GTP engine in a subprocess: `send(command)` returns the answer without `= `; `?` raises GTPError."""
+    """A GTP program in a subprocess: `send(command)` returns the answer without `= `; `?` raises GTPError."""
 
     def __init__(self, argv: Sequence[str], timeout: float = 60.0) -> None:
         self.argv = list(argv)
         self.timeout = timeout
         self._closed = False
-        # stderr goes to a file, not a pipe: a chatty engine must never block on a full pipe.
+        # stderr goes to a file, not a pipe: a chatty program must never block on a full pipe.
         self._stderr = tempfile.TemporaryFile()
         try:
             self._proc = subprocess.Popen(
@@ -112,7 +112,7 @@ class GTPClient:
             )
         except OSError as e:
             self._stderr.close()
-            raise GTPError(f"cannot start GTP engine {self.argv[0]!r}: {e}") from e
+            raise GTPError(f"cannot start GTP program {self.argv[0]!r}: {e}") from e
         self._buffer = b""
         self._selector = selectors.DefaultSelector()
         assert self._proc.stdout is not None
@@ -120,11 +120,11 @@ class GTPClient:
 
     @property
     def pid(self) -> int:
-        """The engine's process id (its CPU time is in /proc/PID/stat while it runs)."""
+        """The program's process id (its CPU time is in /proc/PID/stat while it runs)."""
         return self._proc.pid
 
     def cpu_seconds(self) -> float:
-        """User + system CPU seconds the engine's process has used so far, from /proc/PID/stat (0 where that
+        """User + system CPU seconds the program's process has used so far, from /proc/PID/stat (0 where that
         is unreadable: not Linux, or the process has exited and been reaped)."""
         try:
             with open(f"/proc/{self._proc.pid}/stat") as f:
@@ -150,14 +150,14 @@ class GTPClient:
             lines.append(command)
         if self._proc.poll() is not None:
             raise GTPError(
-                f"GTP engine {self.argv[0]!r} has exited ({self._proc.returncode}){self._stderr_tail()}"
+                f"GTP program {self.argv[0]!r} has exited ({self._proc.returncode}){self._stderr_tail()}"
             )
         try:
             assert self._proc.stdin is not None
             self._proc.stdin.write("".join(c + "\n" for c in lines).encode())
             self._proc.stdin.flush()
         except (BrokenPipeError, OSError) as e:
-            raise GTPError(f"GTP engine {self.argv[0]!r} closed its input: {e}{self._stderr_tail()}") from e
+            raise GTPError(f"GTP program {self.argv[0]!r} closed its input: {e}{self._stderr_tail()}") from e
         timeout = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + timeout
         raw = [self._read_response(command, deadline, timeout) for command in lines]
@@ -167,9 +167,9 @@ class GTPClient:
             status, body = text[0], text[1:]
             body = body.lstrip("0123456789").strip()  # an optional numeric id follows the status character
             if status == "?":
-                raise GTPError(f"GTP engine rejected {command!r}: {body}")
+                raise GTPError(f"GTP program rejected {command!r}: {body}")
             if status != "=":
-                raise GTPError(f"GTP engine answered {command!r} with something that is not GTP: {text!r}")
+                raise GTPError(f"GTP program answered {command!r} with something that is not GTP: {text!r}")
             answers.append(body)
         return answers
 
@@ -187,7 +187,7 @@ class GTPClient:
             if left <= 0:
                 self.close(kill=True)
                 raise GTPTimeout(
-                    f"GTP engine {self.argv[0]!r} did not answer {command!r} within {timeout:g} s; "
+                    f"GTP program {self.argv[0]!r} did not answer {command!r} within {timeout:g} s; "
                     "it was killed"
                 )
             if self._selector.select(left):
@@ -200,7 +200,7 @@ class GTPClient:
                         self._proc.kill()
                         self._proc.wait()
                     raise GTPError(
-                        f"GTP engine {self.argv[0]!r} exited ({self._proc.returncode}) "
+                        f"GTP program {self.argv[0]!r} exited ({self._proc.returncode}) "
                         f"while answering {command!r}"
                         f"{self._stderr_tail()}"
                     )
@@ -217,7 +217,7 @@ class GTPClient:
         return f"; its stderr ends: {tail}" if tail else ""
 
     def close(self, kill: bool = False) -> None:
-        """Send `quit` (unless `kill`) and wait for the engine to exit; kill it if it does not."""
+        """Send `quit` (unless `kill`) and wait for the program to exit; kill it if it does not."""
         if self._closed:
             return
         self._closed = True

@@ -44,8 +44,8 @@ from minigo_core.play.referee import (
     MoveTimes,
     cpu_seconds,
     decided,
-    engine_cpu_seconds,
     play_match,
+    program_cpu_seconds,
 )
 
 
@@ -168,10 +168,10 @@ def run_match(
         budget = time_budget(
             player, opponent, equal_time
         )  # the first game's budget (equal time: the probe's)
-        engine0 = {"player": engine_cpu_seconds(player), "opponent": engine_cpu_seconds(opponent)}
+        program_cpu0 = {"player": program_cpu_seconds(player), "opponent": program_cpu_seconds(opponent)}
         records, stopped = play_match(player, opponent, match, after_game, times)
         for side, p in (("player", player), ("opponent", opponent)):
-            times[side].cpu += engine_cpu_seconds(p) - engine0[side]  # an outside engine's own CPU
+            times[side].cpu += program_cpu_seconds(p) - program_cpu0[side]  # an outside program's own CPU
         info = ({**player_spec.describe(), **player.info()}, {**opponent_spec.describe(), **opponent.info()})
     finally:
         player.close()

@@ -10,7 +10,8 @@ RESIGN = "resign"
 
 
 class PlayerError(RuntimeError):
-    """A player could not be created or did not produce a move (bad spec, engine failure, bad answer)."""
+    """A player could not be created or did not produce a move (bad spec, a failed outside program, bad
+    answer)."""
 
 
 class Player:
@@ -42,7 +43,7 @@ class Player:
         """The opponent (colour `position.to_play`) played `move` in `position`."""
 
     def final_score(self) -> str | None:
-        """This player's own count of the finished game (`B+3.5`), if it has one (GTP engines)."""
+        """This player's own count of the finished game (`B+3.5`), if it has one (GTP programs)."""
         return None
 
     def info(self) -> dict:

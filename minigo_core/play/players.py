@@ -1,4 +1,4 @@
-"""Players for matches and for the GTP engine: a model (MCTS; `model_player`), an outside GTP engine,
+"""Players for matches and for the GTP server: a model (MCTS; `model_player`), an outside GTP program,
 uniformly random moves, plain Monte-Carlo tree search (`uct:N`); `make_player` makes the one a spec names.
 The base class is `player.Player`; `ModelPlayer`, `RESIGN`, `Player` and `PlayerError` are importable from
 here too. A model's search is a `config.SearchSettings`; `PlayerSetup` says how a match makes its players.
@@ -6,7 +6,7 @@ here too. A model's search is a `config.SearchSettings`; `PlayerSetup` says how 
 A player is told the game's board size, komi and seed (`new_game`), asked for a move in a position whose
 `to_play` is its colour (`genmove` -> a move, `None` for pass, or `RESIGN`), and told each move its opponent
 played (`play`). The referee (`minigo_core.play.referee`) keeps the authoritative `go.Position`; players that
-keep their own board (GTP engines) are kept in step through `play`.
+keep their own board (GTP programs) are kept in step through `play`.
 
 Player specs (command line and config `evaluate.opponents`):
 
@@ -23,7 +23,7 @@ Player specs (command line and config `evaluate.opponents`):
 - `uct:N` -- plain UCT with N random playouts per move and no network (`engine.uct_genmove`, the compiled
   search of `csrc/uct.cpp`): the reference rungs between `random` and GNU Go; deterministic for the game's
   seed and the position, it never resigns.
-- `gtp:<command line>` -- any GTP engine, for example `gtp:/usr/games/gnugo --mode gtp --level 5`
+- `gtp:<command line>` -- any GTP program, for example `gtp:/usr/games/gnugo --mode gtp --level 5`
 - anything else -- a path or URL of a model file
 """
 
@@ -49,7 +49,7 @@ from minigo_core.search import engine
 __all__ = ["RESIGN", "ModelPlayer", "Player", "PlayerError", "make_player", "resolve_spec"]
 from minigo_core.play.timecontrol import TimeSettings
 
-STARTUP_TIMEOUT = 60.0  # seconds an outside engine gets to answer its first command
+STARTUP_TIMEOUT = 60.0  # seconds an outside program gets to answer its first command
 
 
 @dataclass(frozen=True)
@@ -231,7 +231,7 @@ class UCTPlayer(Player):
 
 
 class GTPPlayer(Player):
-    """An outside engine over GTP (`minigo_core.play.gtp_program`), kept in step with the referee's board."""
+    """An outside program over GTP (`minigo_core.play.gtp_program`), kept in step with the referee's board."""
 
     def __init__(self, argv: list[str] | tuple[str, ...], name: str, timeout: float = 600.0) -> None:
         self.name = name
@@ -239,21 +239,21 @@ class GTPPlayer(Player):
         try:
             self.client = GTPClient(self.argv, timeout=timeout)
         except GTPError as exc:
-            raise PlayerError(f"GTP engine {shlex.join(self.argv)} failed to start: {exc}") from exc
+            raise PlayerError(f"GTP program {shlex.join(self.argv)} failed to start: {exc}") from exc
         try:
-            self.engine_name = self.client.send("name", timeout=min(timeout, STARTUP_TIMEOUT))
-            self.engine_version = self.client.send("version")
+            self.program_name = self.client.send("name", timeout=min(timeout, STARTUP_TIMEOUT))
+            self.program_version = self.client.send("version")
             self.commands = set(self.client.send("list_commands").split())
         except GTPError as exc:
             self.client.close(kill=True)
-            raise PlayerError(f"GTP engine {shlex.join(self.argv)} does not answer GTP: {exc}") from exc
+            raise PlayerError(f"GTP program {shlex.join(self.argv)} does not answer GTP: {exc}") from exc
         self.board_size = 0
 
     def _send(self, command: str) -> str:
         try:
             return self.client.send(command)
         except GTPError as exc:
-            raise PlayerError(f"GTP engine {self.name} failed on {command!r}: {exc}") from exc
+            raise PlayerError(f"GTP program {self.name} failed on {command!r}: {exc}") from exc
 
     def new_game(self, board_size: int, komi: float, seed: int) -> None:
         self.board_size = board_size
@@ -271,7 +271,7 @@ class GTPPlayer(Player):
         try:
             return coords.from_gtp(answer, position.board_size)
         except ValueError as exc:
-            raise PlayerError(f"GTP engine {self.name} answered genmove with {answer!r}: {exc}") from None
+            raise PlayerError(f"GTP program {self.name} answered genmove with {answer!r}: {exc}") from None
 
     def play(self, position: go.Position, move: coords.Move) -> None:
         colour = "b" if position.to_play == go.BLACK else "w"
@@ -293,21 +293,22 @@ class GTPPlayer(Player):
         return self._send("final_score").strip()
 
     def info(self) -> dict:
-        return {"engine_name": self.engine_name, "engine_version": self.engine_version}
+        # the results file's keys (its `players`), kept as they were
+        return {"engine_name": self.program_name, "engine_version": self.program_version}
 
     def close(self) -> None:
         self.client.close()
 
 
 class PachiPlayer(GTPPlayer):
-    """`pachi:N`: Pachi's UCT engine with N playouts a move (`-t =N`, which also makes it ignore GTP time
+    """`pachi:N`: Pachi, a UCT program, with N playouts a move (`-t =N`, which also makes it ignore GTP time
     settings), one thread, no pondering, Chinese rules, `pass_all_alive` (it passes only once its dead stones
     are off the board, so Tromp-Taylor counts its games fairly). Pachi takes its seed on the command line
     only (`-s`), so each game starts a fresh process seeded by the game's seed: a game is reproducible move
     by move (Pachi is deterministic for its seed with one thread and no pondering).
 
-    `client` is a new process every game, so a game's engine CPU is not the difference of `client`'s CPU
-    before and after it: `engine_cpu_seconds` counts every process this player has run, closed ones too."""
+    `client` is a new process every game, so a game's Pachi CPU is not the difference of `client`'s CPU
+    before and after it: `program_cpu_seconds` counts every process this player has run, closed ones too."""
 
     def __init__(self, path: str, playouts: int, name: str, timeout: float = 600.0) -> None:
         self.path, self.playouts, self.timeout = path, int(playouts), timeout
@@ -324,7 +325,7 @@ class PachiPlayer(GTPPlayer):
         super().__init__(self.pachi_argv(seed), self.name, timeout=self.timeout)
         super().new_game(board_size, komi, seed)
 
-    def engine_cpu_seconds(self) -> float:
+    def program_cpu_seconds(self) -> float:
         """CPU seconds of all the Pachi processes this player has run so far (a game's: the difference)."""
         return self._cpu_closed + (0.0 if self.client is None else self.client.cpu_seconds())
 
@@ -340,7 +341,7 @@ class PachiPlayer(GTPPlayer):
 
 class MixedPlayer(Player):
     """`SPEC+rP`: `base`, except that on `percent`% of its moves it plays `RandomPlayer`'s move instead (any
-    legal point or pass, uniformly); `base` is told that move with `play`, so an engine with a board of its
+    legal point or pass, uniformly); `base` is told that move with `play`, so a program with a board of its
     own (GNU Go over GTP) stays in step.
 
     Two seeded draws per move of its own (`new_game`'s seed): the coin, and the random move's index, drawn
@@ -354,7 +355,7 @@ class MixedPlayer(Player):
         self.base = base
         self.percent = float(percent)
         self.name = name
-        self.client = getattr(base, "client", None)  # an outside engine's process (its CPU time is counted)
+        self.client = getattr(base, "client", None)  # an outside program's process (its CPU time is counted)
         self._rng = np.random.default_rng(0)
         self.random_moves = 0
 
@@ -432,7 +433,7 @@ def make_player(
 
 def load_network(url: str, backend: str, threads: int, engine_name: str) -> Any:
     """A model file's network for play, on `threads` DSP cores (or torch threads): in the compiled engine's
-    library (`compiled`, dsp only) or through `nn/inference.py` (`python`: the fused engine, or torch)."""
+    library (`compiled`, dsp only) or through `nn/inference.py` (`python`: the fused network, or torch)."""
     runtime = Runtime(threads=threads)
     if engine_name == "compiled":
         if backend != "dsp":

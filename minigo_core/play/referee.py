@@ -1,11 +1,11 @@
 """The referee: one game between two players (`referee_game`), a series of them with colours alternating
 (`play_match`), their seeds, and what each side's moves cost in time.
 
-A game ends on two passes (scored), a resignation, an illegal move from an outside engine (a forfeit), a side
-losing on time (with a clock), or the move cap of 2 N^2 moves (scored). Scoring is Tromp-Taylor
-(`go.Position.score`, area, no dead-stone removal, komi to White). When a player is a GTP engine (GNU Go) that
-answers `final_score`, its own count is recorded too, with `scores_agree` (same winner); GNU Go runs with
-`--capture-all-dead`, so on finished games the two agree.
+A game ends on two passes (scored), a resignation, an illegal move from an outside program (a forfeit), a
+side losing on time (with a clock), or the move cap of 2 N^2 moves (scored). Scoring is Tromp-Taylor
+(`go.Position.score`, area, no dead-stone removal, komi to White). When a player is a GTP program (GNU Go)
+that answers `final_score`, its own count is recorded too, with `scores_agree` (same winner); GNU Go runs
+with `--capture-all-dead`, so on finished games the two agree.
 
 Seeds. A match's seed derives from (run seed, generation, both players' names) (`match_seed`), each game's
 two players' seeds from it and the game's index (`game_seeds`): stable across machines and Python versions, so
@@ -13,8 +13,8 @@ re-running a match reproduces it, and E games are E different samples.
 
 Time per move. The referee times every genmove (wall clock, `time.perf_counter`; and this process's CPU,
 `time.process_time`): each game records per colour the moves, mean and 95th percentile (`move_times`), and
-`MoveTimes` gathers a side's over a match. An outside engine (GNU Go, Pachi, any GTP engine) runs in its own
-process: its CPU comes from /proc (`engine_cpu_seconds`). These are measurements: the comparison of two runs
+`MoveTimes` gathers a side's over a match. An outside program (GNU Go, Pachi, any GTP program) runs in its own
+process: its CPU comes from /proc (`program_cpu_seconds`). These are measurements: the comparison of two runs
 (`data/compare.py`) leaves them out.
 """
 
@@ -138,7 +138,7 @@ def referee_game(
         moves.append(move)
         position = after
     score = None
-    engine_scores: dict[str, str] = {}
+    own_scores: dict[str, str] = {}
     agree = None
     if ending in ("score", "move_cap"):
         score = position.score()
@@ -148,9 +148,9 @@ def referee_game(
         for p, colour in ((black, "black"), (white, "white")) if black is not white else ((black, "black"),):
             text = p.final_score()
             if text is not None:
-                engine_scores[f"{p.name} ({colour})" if same_name else p.name] = text
-        if engine_scores:
-            values = [parse_score(t) for t in engine_scores.values()]
+                own_scores[f"{p.name} ({colour})" if same_name else p.name] = text
+        if own_scores:
+            values = [parse_score(t) for t in own_scores.values()]
             agree = all(v is not None and np.sign(v) == np.sign(score) for v in values)
     else:
         reason = {"resign": "resign", "time": "time"}.get(ending, "forfeit")
@@ -161,7 +161,7 @@ def referee_game(
         "winner_colour": {1: "black", -1: "white", 0: "draw"}[winner],
         "ended_by": ending,
         "score": score,
-        "engine_scores": engine_scores,
+        "engine_scores": own_scores,
         "scores_agree": agree,
         "seconds": round(time.perf_counter() - t0, 3),
         "move_times": {"black": spent[go.BLACK].summary(), "white": spent[go.WHITE].summary()},
@@ -243,10 +243,10 @@ def play_match(
     return records, False
 
 
-def engine_cpu_seconds(player: Player) -> float:
-    """CPU seconds an outside engine behind `player` (GNU Go, Pachi, a GTP engine) has used so far, from /proc
-    (0 for an in-process player, or where /proc is unreadable); read it before the player is closed."""
-    own = getattr(player, "engine_cpu_seconds", None)
+def program_cpu_seconds(player: Player) -> float:
+    """CPU seconds an outside program behind `player` (GNU Go, Pachi, a GTP program) has used so far, from
+    /proc (0 for an in-process player, or where /proc is unreadable); read it before the player is closed."""
+    own = getattr(player, "program_cpu_seconds", None)
     if callable(own):
         return float(own())
     client = getattr(player, "client", None)

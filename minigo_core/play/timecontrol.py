@@ -12,7 +12,7 @@ GTP's `time_settings M T S` is `absolute M` when T = 0, `none` when T > 0 and S 
 `time_left C t s`: s = 0 means C is in main time with t seconds left; s > 0 means C is in overtime with t
 seconds left in the period (canadian: for s stones; byo-yomi: kgsGtp sends the periods left as s).
 
-The budget rule (`move_budget`), for the engine's own clock, all in seconds:
+The budget rule (`move_budget`), for the GTP server's own clock, all in seconds:
 
 - main time: (main left - reserve) / expected own moves left, the expected moves being
   max(0.45 * N*N - moves played / 2, N*N / 8) (a 9x9 game lasts about 80 moves, 19x19 about 300);
@@ -110,7 +110,7 @@ def _numbers(args: list[str], count: int, usage: str) -> list[float]:
 class Clock:
     """One side's clock: main time left, then overtime (the period's time and stones or periods left).
 
-    The engine keeps its own from `time_left`; the referee runs one per side with `spend`."""
+    The GTP server keeps its own from `time_left`; the referee runs one per side with `spend`."""
 
     settings: TimeSettings
     main_left: float = 0.0

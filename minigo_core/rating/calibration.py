@@ -42,7 +42,7 @@ from minigo_core.base.machine import cpu_model
 from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
 from minigo_core.data import storage
 from minigo_core.play.players import Player, PlayerError, make_player, resolve_spec
-from minigo_core.play.referee import engine_cpu_seconds, game_seeds, match_seed, referee_game
+from minigo_core.play.referee import game_seeds, match_seed, program_cpu_seconds, referee_game
 from minigo_core.rating.ladder import (
     LADDER_DIR,
     REPO,
@@ -138,7 +138,7 @@ def comparable(a: str, b: str) -> bool:
     not between a mixture of GNU Go and GNU Go itself (at any level, mixed or not).
 
     Two mixtures of one base: their games are decided by the two sides' random moves alone (the rest of the
-    play is the same engine's), and they place the two closer together than their games against every other
+    play is the same base's), and they place the two closer together than their games against every other
     rung do. A GNU Go mixture against GNU Go: GNU Go does not punish the random moves the way a searching
     player does (`uct:N`, and the networks the ladder is for), so the mixture scores far better against GNU
     Go than against `uct:N` rungs of its strength. Either kind of pair in the fit worsens it and misplaces the
@@ -224,10 +224,10 @@ def _new_pair(design: CalibrationDesign, lower: str, upper: str) -> dict:
     }
 
 
-def engine_cpu(players: list[Player]) -> float:
-    """CPU seconds of the players' outside engines (GNU Go, Pachi) so far, from /proc (0 where unreadable):
-    the sum of `referee.engine_cpu_seconds` (a player that starts a process per game counts every one)."""
-    return sum(engine_cpu_seconds(p) for p in players)
+def program_cpu(players: list[Player]) -> float:
+    """CPU seconds of the players' outside programs (GNU Go, Pachi) so far, from /proc (0 where unreadable):
+    the sum of `referee.program_cpu_seconds` (a player that starts a process per game counts every one)."""
+    return sum(program_cpu_seconds(p) for p in players)
 
 
 def _game_entry(index: int, lower: str, seeds: tuple[int, int], record: dict, cpu: float) -> dict:
@@ -275,9 +275,9 @@ def play_pair(
         for i in todo:
             black, white = players if i % 2 == 0 else players[::-1]
             seeds = game_seeds(data["seed"], i)
-            cpu0 = time.process_time() + engine_cpu(players)
+            cpu0 = time.process_time() + program_cpu(players)
             game = referee_game(black, white, design.board_size, design.komi, seeds)
-            cpu = time.process_time() + engine_cpu(players) - cpu0
+            cpu = time.process_time() + program_cpu(players) - cpu0
             record = {**game, "black_name": black.name, "moves": len(game["moves"])}
             data["games"].append(_game_entry(i, lower, seeds, record, cpu))
             unsaved = True

@@ -32,9 +32,9 @@ from minigo_core.rating.calibration import (
     PAIR_FORMAT_VERSION,
     SAVE_EVERY_S,
     CalibrationDesign,
-    engine_cpu,
     pair_text,
     play_pair,
+    program_cpu,
     read_pair,
 )
 from minigo_core.rating.ladder import Ladder, LadderError
@@ -264,9 +264,9 @@ def play_outside(
             player_black = i % 2 == 0
             black, white = players if player_black else players[::-1]
             seeds = game_seeds(header["seed"], i)
-            cpu0 = time.process_time() + engine_cpu(players)
+            cpu0 = time.process_time() + program_cpu(players)
             game = referee_game(black, white, rating["board_size"], komi, seeds)
-            cpu = time.process_time() + engine_cpu(players) - cpu0
+            cpu = time.process_time() + program_cpu(players) - cpu0
             colour = game["winner_colour"]
             data["games"].append(
                 {

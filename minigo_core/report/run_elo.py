@@ -6,7 +6,7 @@ all pairings together. The model: player i scores against player j with probabil
     P(i beats j) = 1 / (1 + 10 ** (-(R_i - R_j) / 400))
 
 (a draw counts half a win to each side). Generation 0 is the anchor at Elo 0; GNU Go levels, the random
-player and outside GTP engines are rated on the same scale whenever they took part. The fit and its prior
+player and outside GTP programs are rated on the same scale whenever they took part. The fit and its prior
 (virtual draws) are `minigo_core.rating.bradley_terry`'s; this module reads a run's files into it. Matches
 at a time budget per move (`move_time_ms` set: the last generation's `vs_*_equal-time.json`) are left out:
 the ratings compare the models at the config's fixed readouts, and a model at another budget is another

@@ -64,7 +64,7 @@ class EngineSettings(ctypes.Structure):
 _I32P, _F32P, _F64P = ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_float), ctypes.POINTER(_f64)
 _I, _I64, _CP, _SETTINGS_P = ctypes.c_int, ctypes.c_int64, ctypes.c_char_p, ctypes.POINTER(EngineSettings)
 # The C functions of csrc/engine_capi.h, in its order: (restype, argtypes). Keep the two in step. The library
-# also exports the fused inference engine (infer_capi.h, which engine_capi.h includes): fused's table first.
+# also exports the fused inference network (infer_capi.h, which engine_capi.h includes): fused's table first.
 ENGINE_FUNCTIONS: dict[str, native.Signature] = {
     **fused.INFER_FUNCTIONS,
     "mg_engine_sizeof_EngineSettings": (ctypes.c_size_t, []),

@@ -61,7 +61,7 @@ class GameTiming:
 
 
 def _evaluator(net: Any) -> Any:
-    """What the search calls `predict` on: on the dsp backend, the fused inference engine, made once a game.
+    """What the search calls `predict` on: on the dsp backend, the fused inference network, made once a game.
 
     The weights do not change during a game, so this skips `DualNet.predict`'s per-call check for changed
     weights (a large share of a small 9x9 batch's time). Any other evaluator is used as it is.

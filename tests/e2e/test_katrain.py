@@ -29,15 +29,15 @@ import pytest
 from minigo_core.base.config import load_config
 from minigo_core.nn.model import ModelConfig, random_model, save_model
 
-pytestmark = pytest.mark.slow  # about 5 s on 2 cores: three engine processes, each searching for about 1 s
+pytestmark = pytest.mark.slow  # about 5 s on 2 cores: three servers' processes, each searching for about 1 s
 
 REPO = Path(__file__).resolve().parents[2]
 KATRAIN_VERSION = "1.20.0"  # pyproject's `test` extra pins it
-WAIT_S = 120.0  # generous: only a hung engine waits this long
+WAIT_S = 120.0  # generous: only a hung analysis server waits this long
 N = 9
 GTP_COLUMNS = "ABCDEFGHJ"
 SGF = "(;GM[1]FF[4]CA[UTF-8]SZ[9]KM[7.5]RU[tromp-taylor];B[ee];W[cc];B[gc];W[cf])"
-OVERRIDE_SETTINGS_IGNORED = {"wideRootNoise"}  # what KaTrain sends that the engine does not act on
+OVERRIDE_SETTINGS_IGNORED = {"wideRootNoise"}  # what KaTrain sends that the analysis server does not act on
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +98,7 @@ class KaTrainApp:
             return [m for level, m in self.logs if level == self.constants.OUTPUT_ERROR]
 
     def warnings(self) -> list[dict]:
-        """The engine's warnings: KaTrain's reader logs each as `{...} received from KataGo`."""
+        """The analysis server's warnings: KaTrain's reader logs each as `{...} received from KataGo`."""
         with self.lock:
             lines = [m for _, m in self.logs if m.startswith("{'warning'")]
         return [ast.literal_eval(m.removesuffix(" received from KataGo")) for m in lines]
@@ -131,7 +131,7 @@ def engine(katrain, model_path):
         hung = stopper.is_alive()
         try:
             process.wait(timeout=30)
-        except Exception:  # noqa: BLE001 - never leave the engine behind
+        except Exception:  # noqa: BLE001 - never leave the server's process behind
             process.kill()
             process.wait()
             raise
@@ -223,7 +223,7 @@ def check_answer(answer: dict, policy: bool = True) -> None:
 
 
 def check_warnings(app: KaTrainApp) -> None:
-    """Whatever the engine warned about is only what KaTrain sends that it does not act on."""
+    """Whatever the analysis server warned about is only what KaTrain sends that it does not act on."""
     for warning in app.warnings():
         assert warning["field"] in ("overrideSettings", "maxVisits"), warning
         if warning["field"] == "overrideSettings":
@@ -292,7 +292,7 @@ def wait_for(condition, what: str) -> None:
 
 def test_katrain_pondering_ends_with_stop_pondering(katrain, engine):
     """KaTrain's continuous analysis (`GameNode.analyze(ponder=True)`: maxVisits 10,000,000, over the
-    engine's cap, and a report every 0.25 s, into the node) ended by `stop_pondering`'s terminate."""
+    server's cap, and a report every 0.25 s, into the node) ended by `stop_pondering`'s terminate."""
     eng, app = engine
     node = game_node(katrain)
     node.analyze(eng, ponder=True)

@@ -1,5 +1,5 @@
 """The auxiliary targets (KataGo's ownership and score): derived from the moves, stored in shards, learned by
-both backends' heads, skipped by the fused engine."""
+both backends' heads, skipped by the fused network."""
 
 from __future__ import annotations
 

@@ -53,7 +53,7 @@ def test_dualnet_on_the_dsp_backend_refuses_a_non_cpu_input_or_net(dsp):
         int(m.num_batches_tracked) for m in net.modules() if isinstance(m, torch.nn.BatchNorm2d)
     ] == counts
     with torch.no_grad(), pytest.raises(DspDeviceError, match="DualNet on the dsp backend"):
-        net.eval()(x.to("meta"))  # the fused engine would have copied it to the CPU
+        net.eval()(x.to("meta"))  # the fused network would have copied it to the CPU
     logits, value, _, _ = net.forward_all(x)  # a CPU input still runs
     assert logits.shape == (2, 26) and value.shape == (2,)
     on_meta = model.random_model(CFG, seed=0).to("meta")

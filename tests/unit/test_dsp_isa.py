@@ -1,4 +1,4 @@
-"""The kernels' instruction-set builds: the same floats from the fused engine on every one, and a self-play
+"""The kernels' instruction-set builds: the same floats from the fused network on every one, and a self-play
 game with the same bytes whichever build played it.
 
 Each path this CPU runs is tested (`dsp.supported_isas()`: avx512 where the CPU has AVX-512F, avx2 where it

@@ -25,9 +25,9 @@ from minigo_core.play.players import ModelPlayer, PlayerSetup, ResolvedPlayer, m
 from minigo_core.play.referee import MatchSettings, MoveTimes, match_seed
 from minigo_core.report.run_elo import read_matches
 
-SLEEP_S = 0.05  # the stub engine's time per move
+SLEEP_S = 0.05  # the stub program's time per move
 
-# A GTP engine that sleeps SLEEP_S seconds before every genmove and then passes: an opponent whose time per
+# A GTP program that sleeps SLEEP_S seconds before every genmove and then passes: an opponent whose time per
 # move is known (a pass is always legal, so it needs no board of its own).
 STUB = f"""
 import sys, time
@@ -54,7 +54,7 @@ for line in sys.stdin:
 
 
 @pytest.fixture
-def stub_engine(tmp_path: Path) -> str:
+def stub_program(tmp_path: Path) -> str:
     """The player spec of the sleeping GTP stub above."""
     path = tmp_path / "sleepy_stub.py"
     path.write_text(STUB)
@@ -142,7 +142,7 @@ def test_the_match_file_records_each_side_s_time_per_move(tiny_model):
     assert "equal_time" not in results and "reproducible_note" not in results
 
 
-def test_an_outside_engine_s_cpu_comes_from_its_process(tiny_model, gnugo_path):
+def test_an_outside_program_s_cpu_comes_from_its_process(tiny_model, gnugo_path):
     results = two_games(resolve_spec(tiny_model), resolve_spec("gnugo:1", gnugo_path=gnugo_path), 5)
     gnugo = results["time_per_move"]["opponent"]
     assert gnugo["name"] == "gnugo:1" and gnugo["moves"] == genmoves_per_side(results)["opponent"]
@@ -180,7 +180,7 @@ def test_move_time_searches_by_the_budget_and_says_it_is_not_reproducible(tiny_m
     assert "--move-time" in err and "--equal-time" in err and "not a model" in err
 
 
-def test_equal_time_gives_the_model_the_opponent_s_measured_time(tiny_model, tmp_path, stub_engine, capsys):
+def test_equal_time_gives_the_model_the_opponent_s_measured_time(tiny_model, tmp_path, stub_program, capsys):
     """`--equal-time` against a stub that sleeps SLEEP_S a move: the probe measured the stub's moves (each
     holds the sleep: the mean is at least SLEEP_S, which the model's moves at 8 readouts are far from), that
     mean is the model's budget (exactly, and after each game the mean over probe and match), the model then
@@ -189,7 +189,7 @@ def test_equal_time_gives_the_model_the_opponent_s_measured_time(tiny_model, tmp
     their upper bounds are 10 times the sleep or the budget: a sanity check, not a benchmark."""
     config = write_config(tmp_path, tiny_model)
     out = tmp_path / "vs_stub_equal-time.json"
-    argv = ["--config", str(config), "--generation", "1", "--opponent", stub_engine, "--out", str(out)]
+    argv = ["--config", str(config), "--generation", "1", "--opponent", stub_program, "--out", str(out)]
     assert cli_main([*argv, "--equal-time", "--equal-time-probe-games", "2", "--max-moves", "12"]) == 0
     assert "equal time:" in capsys.readouterr().out
     results = json.loads(out.read_text())

@@ -138,8 +138,8 @@ def test_model_against_gnugo_ends_with_a_result_both_agree_on(gnugo_path, tmp_pa
         final = go.replay([coords.from_gtp(v, 9) for v in game["moves"]], 9, 7.5)[-1]
     assert game["ended_by"] == "score" and final.is_game_over()
     assert game["score"] == final.score()
-    engine = parse_score(game["engine_scores"]["gnugo:1"])
-    assert engine is not None and np.sign(engine) == np.sign(game["score"]) and game["scores_agree"] is True
+    theirs = parse_score(game["engine_scores"]["gnugo:1"])
+    assert theirs is not None and np.sign(theirs) == np.sign(game["score"]) and game["scores_agree"] is True
 
 
 def test_early_stop_is_exact():

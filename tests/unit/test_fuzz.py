@@ -1,8 +1,8 @@
-"""Fuzzing the readers of untrusted bytes: SGF, game files, shards, model files, and the GTP engine.
+"""Fuzzing the readers of untrusted bytes: SGF, game files, shards, model files, and the GTP server.
 
 Every reader gets random and mutated inputs (bit flips, truncation, garbage splices, foreign Arrow and other
 files) and must either read them or fail with its own clean error (a `ValueError` subclass whose message names
-the file) -- never another exception type, never a hang. The GTP engine gets 10,000 garbage lines and must
+the file) -- never another exception type, never a hang. The GTP server gets 10,000 garbage lines and must
 then still answer correctly, with nothing but protocol on stdout.
 
 Examples are bounded (hypothesis `max_examples`) so the file runs in well under a minute on a busy machine.
@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from minigo_core.data import gamefile, shards
 from minigo_core.game import sgf
-from minigo_core.gtp import server as gtp_engine
+from minigo_core.gtp import server as gtp_server
 from minigo_core.nn import model
 from minigo_core.play.players import RandomPlayer
 from minigo_core.selfplay import selfplay_game
@@ -491,7 +491,7 @@ def test_model_loader_foreign_files(artifacts, tmp_path):
         assert str(path) in str(info.value), f"{name}: message does not name the file: {info.value}"
 
 
-# ------------------------------------------------------------------------------------------- GTP engine
+# ------------------------------------------------------------------------------------------- GTP server
 def garbage_lines(count: int, seed: int) -> list[bytes]:
     """Random bytes, control characters, huge numbers, bad vertices, unknown commands, and real commands
     with bad arguments; never a `quit` (that would end the session early, as it should)."""
@@ -540,7 +540,7 @@ def garbage_lines(count: int, seed: int) -> list[bytes]:
 
 
 def _is_quit(line: bytes) -> bool:
-    parts = gtp_engine.clean_line(line.decode("utf-8", errors="replace")).split()
+    parts = gtp_server.clean_line(line.decode("utf-8", errors="replace")).split()
     if parts and parts[0].isdigit():
         parts = parts[1:]
     return bool(parts) and parts[0] == "quit"
@@ -554,13 +554,13 @@ def split_responses(out: str) -> list[str]:
 
 @FUZZ
 @given(line=st.text(max_size=120) | st.binary(max_size=120).map(lambda b: b.decode("latin-1")))
-def test_gtp_engine_any_line_gets_one_clean_answer(line):
+def test_gtp_server_any_line_gets_one_clean_answer(line):
     """In-process: any line is ignored (empty after cleaning) or answered `=`/`?`, never an internal error."""
-    engine = gtp_engine.GTPEngine(RandomPlayer(), board_size=5, log=io.StringIO())
+    server = gtp_server.GTPServer(RandomPlayer(), board_size=5, log=io.StringIO())
     if _is_quit(line.encode("utf-8", errors="replace")):
         return
-    response = engine.handle_line(line)
-    if not gtp_engine.clean_line(line):
+    response = server.handle_line(line)
+    if not gtp_server.clean_line(line):
         assert response is None
         return
     assert response is not None and re.match(r"^[=?]\d* ", response) and response.endswith("\n\n")
@@ -568,7 +568,7 @@ def test_gtp_engine_any_line_gets_one_clean_answer(line):
     assert "\n\n" not in response[:-2], f"an empty line inside one response to {line!r}: {response!r}"
 
 
-def test_gtp_engine_survives_10000_garbage_lines(artifacts, tmp_path):
+def test_gtp_server_survives_10000_garbage_lines(artifacts, tmp_path):
     """`minigo gtp --model M` as a subprocess: 10,000 garbage lines, then it still plays correctly."""
     model_path = tmp_path / "gen0000.safetensors"
     model_path.write_bytes(artifacts["model"])
@@ -598,7 +598,7 @@ def test_gtp_engine_survives_10000_garbage_lines(artifacts, tmp_path):
     assert proc.returncode == 0, f"minigo gtp exited {proc.returncode}; stderr tail:\n{err[-3000:]}"
     assert "Traceback" not in out, f"a traceback on stdout:\n{out[out.index('Traceback') - 200 :][:2000]}"
     responses = split_responses(out)
-    commands = sum(1 for ln in lines if gtp_engine.clean_line(ln.decode("utf-8", errors="replace")))
+    commands = sum(1 for ln in lines if gtp_server.clean_line(ln.decode("utf-8", errors="replace")))
     expected = commands + len(final)
     assert len(responses) == expected, f"{len(responses)} responses to {expected} commands"
     bad = [r for r in responses if not re.match(r"^[=?]\d*( |$)", r)]

@@ -1,5 +1,5 @@
 """KataGo's global pooling bias (`model.global_pooling`): the same network on the torch backend, the dsp
-backend's training path (forward, gradients, BN statistics), the fused inference engine `_infer` and the
+backend's training path (forward, gradients, BN statistics), the fused inference network `_infer` and the
 self-play engine's copy of it; the model file records it and reads it back; off, nothing changes."""
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def test_fused_engine_equals_torch():
     for cores, isa, winograd in [(c, i, w) for c in (1, 2) for i in ops.supported_isas() for w in (0, 3)]:
         net_d.runtime = Runtime(threads=cores, isa=isa, winograd=winograd)
         with torch.no_grad():
-            got = net_d(x)  # eval + no_grad: the fused engine of `_infer`
+            got = net_d(x)  # eval + no_grad: the fused network of `_infer`
         for a, b in zip(got, want, strict=True):
             torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
     # and without the pooling layers the engine gives other outputs (the layers are really run)

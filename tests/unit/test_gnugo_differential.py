@@ -1,8 +1,8 @@
 """Differential test: our rules against GNU Go 3.8 (`--chinese-rules --forbid-suicide --simple-ko`) over GTP.
 
-Seeded random games are played in both engines. Before every move the boards (`list_stones`), the full set of
+Seeded random games are played by both. Before every move the boards (`list_stones`), the full set of
 legal moves of the side to play (`all_legal`) and the capture counts (`captures`) must agree; illegal moves
-(suicide, ko retakes, occupied points) are tried on purpose and both engines must refuse them. The random
+(suicide, ko retakes, occupied points) are tried on purpose and both must refuse them. The random
 player is biased towards captures (multi-group captures first), retaking kos once the ban is lifted, and
 trying the illegal points, and the test counts and prints those cases so it proves it saw them.
 """
@@ -27,8 +27,8 @@ KOMI = 7.5
 
 @pytest.fixture(scope="module")
 def gnugo(gnugo_path: str):
-    with GTPClient(gnugo_argv(level=0, path=gnugo_path), timeout=30.0) as engine:
-        yield engine
+    with GTPClient(gnugo_argv(level=0, path=gnugo_path), timeout=30.0) as client:
+        yield client
 
 
 @functools.cache
@@ -98,10 +98,10 @@ class RandomPlayer:
         return coords.from_flat(int(candidates[rng.randrange(len(candidates))]), n)
 
 
-def _compare(engine: GTPClient, position: go.Position, legal: np.ndarray, where: str) -> None:
+def _compare(gnugo: GTPClient, position: go.Position, legal: np.ndarray, where: str) -> None:
     n = position.board_size
     flat = position.board.reshape(-1)
-    black, white, legal_text, black_caps, white_caps = engine.send_many(
+    black, white, legal_text, black_caps, white_caps = gnugo.send_many(
         [
             "list_stones black",
             "list_stones white",
@@ -127,15 +127,15 @@ def _compare(engine: GTPClient, position: go.Position, legal: np.ndarray, where:
     assert caps == position.caps, f"{where}: captures differ: ours {position.caps}, GNU Go {caps}"
 
 
-def _try_illegal(engine: GTPClient, position: go.Position, move: go.Move, where: str) -> str:
-    """Both engines must refuse `move`; returns our reason (occupied / suicide / ko)."""
+def _try_illegal(gnugo: GTPClient, position: go.Position, move: go.Move, where: str) -> str:
+    """Our rules and GNU Go must both refuse `move`; returns our reason (occupied / suicide / ko)."""
     n = position.board_size
     vertex = coords.to_gtp(move, n)
     assert not position.is_move_legal(move), f"{where}: {vertex} expected illegal"
     with pytest.raises(go.IllegalMove) as ours:
         position.play_move(move)
     with pytest.raises(GTPError, match="illegal move"):
-        engine.send(f"play {_gtp_color(position.to_play)} {vertex}")
+        gnugo.send(f"play {_gtp_color(position.to_play)} {vertex}")
     message = str(ours.value)
     for reason in ("occupied", "suicide", "ko"):
         if reason in message:
@@ -143,19 +143,17 @@ def _try_illegal(engine: GTPClient, position: go.Position, move: go.Move, where:
     raise AssertionError(f"{where}: IllegalMove message does not say why: {message!r}")
 
 
-def play_differential_game(
-    engine: GTPClient, board_size: int, seed: int, counts: collections.Counter
-) -> None:
+def play_differential_game(gnugo: GTPClient, board_size: int, seed: int, counts: collections.Counter) -> None:
     rng = random.Random(seed)
     player = RandomPlayer(rng)
-    engine.send(f"boardsize {board_size}")
-    engine.send("clear_board")
-    engine.send(f"komi {KOMI}")
+    gnugo.send(f"boardsize {board_size}")
+    gnugo.send("clear_board")
+    gnugo.send(f"komi {KOMI}")
     position = go.Position(board_size, KOMI)
     while not position.is_game_over() and position.n < 2 * board_size * board_size:
         where = f"{board_size}x{board_size} seed {seed} move {position.n + 1}"
         legal = position.all_legal_moves()
-        _compare(engine, position, legal, where)
+        _compare(gnugo, position, legal, where)
         counts["positions compared"] += 1
         counts["legality probes"] += board_size * board_size
 
@@ -163,15 +161,15 @@ def play_differential_game(
         illegal_empty = np.flatnonzero((position.board.reshape(-1) == 0) & ~legal[:-1])
         if len(illegal_empty) and rng.random() < 0.5:
             move = coords.from_flat(int(illegal_empty[rng.randrange(len(illegal_empty))]), board_size)
-            counts[f"{_try_illegal(engine, position, move, where)} refused"] += 1
+            counts[f"{_try_illegal(gnugo, position, move, where)} refused"] += 1
         elif rng.random() < 0.03:
             occupied = np.flatnonzero(position.board.reshape(-1) != 0)
             if len(occupied):
                 move = coords.from_flat(int(occupied[rng.randrange(len(occupied))]), board_size)
-                counts[f"{_try_illegal(engine, position, move, where)} refused"] += 1
+                counts[f"{_try_illegal(gnugo, position, move, where)} refused"] += 1
 
         move = player.choose(position, legal)
-        engine.send(f"play {_gtp_color(position.to_play)} {coords.to_gtp(move, board_size)}")
+        gnugo.send(f"play {_gtp_color(position.to_play)} {coords.to_gtp(move, board_size)}")
         before, position = position, position.play_move(move)
         captured = _captured_groups(before, position)
         counts["moves"] += 1
@@ -186,7 +184,7 @@ def play_differential_game(
                 and coords.to_flat(move, board_size) in player.banned_ko_points[before.to_play]
             ):
                 counts["ko retakes (ko fights)"] += 1
-    _compare(engine, position, position.all_legal_moves(), f"{board_size}x{board_size} seed {seed} final")
+    _compare(gnugo, position, position.all_legal_moves(), f"{board_size}x{board_size} seed {seed} final")
     counts["games"] += 1
     counts["games ended by two passes"] += position.is_game_over()
 
@@ -239,17 +237,17 @@ def test_gtp_client_answers_and_errors(gnugo: GTPClient) -> None:
     assert gnugo.send("protocol_version") == "2"
     with pytest.raises(GTPError, match="unknown command"):
         gnugo.send("no_such_command")
-    assert gnugo.send("boardsize 9") == ""  # the engine is still usable after an error
+    assert gnugo.send("boardsize 9") == ""  # GNU Go is still usable after an error
 
 
-def test_gtp_client_timeout_and_dead_engine() -> None:
+def test_gtp_client_timeout_and_dead_program() -> None:
     silent = [sys.executable, "-c", "import sys, time\nfor line in sys.stdin: time.sleep(30)"]
-    with GTPClient(silent, timeout=0.5) as engine:
+    with GTPClient(silent, timeout=0.5) as program:
         with pytest.raises(GTPTimeout, match="within 0.5 s"):
-            engine.send("name")
-    dying = [sys.executable, "-c", "import sys; sys.stderr.write('engine exploded'); sys.exit(3)"]
-    with GTPClient(dying, timeout=10) as engine:
-        with pytest.raises(GTPError, match="engine exploded"):
-            engine.send("name")
+            program.send("name")
+    dying = [sys.executable, "-c", "import sys; sys.stderr.write('program exploded'); sys.exit(3)"]
+    with GTPClient(dying, timeout=10) as program:
+        with pytest.raises(GTPError, match="program exploded"):
+            program.send("name")
     with pytest.raises(GTPError, match="cannot start"):
-        GTPClient(["/nonexistent/engine"])
+        GTPClient(["/nonexistent/program"])

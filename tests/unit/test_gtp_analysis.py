@@ -17,7 +17,7 @@ from minigo_core.base.config import SearchSettings
 from minigo_core.game import coords, go
 from minigo_core.gtp.analysis import cleanup_move
 from minigo_core.gtp.analysis_format import AnalyzeArgsError, AnalyzeRequest, parse_analyze_args
-from minigo_core.gtp.server import build_model_engine
+from minigo_core.gtp.server import build_model_server
 
 LZ_INT_FIELDS = {"visits", "winrate", "prior", "lcb", "order"}
 KATA_FLOAT_FIELDS = set(
@@ -80,15 +80,15 @@ def check_records(moves: list[dict], board_size: int, style: str) -> None:
 
 
 class Session:
-    """`engine.serve` on pipes in a thread; lines read back through a queue."""
+    """`server.serve` on pipes in a thread; lines read back through a queue."""
 
-    def __init__(self, engine) -> None:
+    def __init__(self, server) -> None:
         to_r, to_w = os.pipe()
         from_r, from_w = os.pipe()
-        self.to_engine = os.fdopen(to_w, "wb", buffering=0)
+        self.to_server = os.fdopen(to_w, "wb", buffering=0)
         self.lines: queue.Queue[str] = queue.Queue()
         self.server = threading.Thread(
-            target=engine.serve, args=(os.fdopen(to_r, "rb"), os.fdopen(from_w, "wb")), daemon=True
+            target=server.serve, args=(os.fdopen(to_r, "rb"), os.fdopen(from_w, "wb")), daemon=True
         )
         self.reader = threading.Thread(target=self._read, args=(os.fdopen(from_r, "rb"),), daemon=True)
         self.server.start()
@@ -99,7 +99,7 @@ class Session:
             self.lines.put(raw.decode().rstrip("\n"))
 
     def send(self, text: str) -> None:
-        self.to_engine.write((text + "\n").encode())
+        self.to_server.write((text + "\n").encode())
 
     def line(self, timeout: float = 10.0) -> str:
         return self.lines.get(timeout=timeout)
@@ -107,12 +107,12 @@ class Session:
     def close(self) -> None:
         self.send("quit")
         self.server.join(timeout=10)
-        self.to_engine.close()
+        self.to_server.close()
 
 
 @pytest.fixture()
-def engine(tiny_model):
-    return build_model_engine(tiny_model, SearchSettings(readouts=24, resign_threshold=-1.0))
+def server(tiny_model):
+    return build_model_server(tiny_model, SearchSettings(readouts=24, resign_threshold=-1.0))
 
 
 # ------------------------------------------------------------------------------------------------ arguments
@@ -141,10 +141,10 @@ def test_bad_analyze_arguments(args):
         parse_analyze_args(args)
 
 
-def test_list_commands_lists_every_new_command(engine):
-    listed = engine.handle_line("list_commands")[2:].split()
+def test_list_commands_lists_every_new_command(server):
+    listed = server.handle_line("list_commands")[2:].split()
     assert set(NEW_COMMANDS) <= set(listed)
-    assert all(engine.handle_line(f"known_command {c}") == "= true\n\n" for c in NEW_COMMANDS)
+    assert all(server.handle_line(f"known_command {c}") == "= true\n\n" for c in NEW_COMMANDS)
 
 
 # ------------------------------------------------------------------------------------------------ streaming
@@ -171,14 +171,14 @@ def _threads_left(before: set[threading.Thread], expected: set[threading.Thread]
         time.sleep(0.02)
 
 
-def test_analysis_streams_until_the_next_command_and_stops_its_thread(engine):
+def test_analysis_streams_until_the_next_command_and_stops_its_thread(server):
     """A stream runs until the next command; that command is answered only once the pondering thread has
     ended (the empty line that ends the stream, then the answer, and no `minigo-ponder` thread left), and
     the threads the test started are then the only new ones (the server's and the reader's, compared as
     thread objects: other threads of the process do not count). The answer must come within the reader's
-    10 s: a stream that does not stop hangs the engine, which no loaded machine excuses."""
+    10 s: a stream that does not stop hangs the server, which no loaded machine excuses."""
     before = set(threading.enumerate())
-    session = Session(engine)
+    session = Session(server)
     try:
         session.send("1 play b E5")
         assert session.line() == "=1 " and session.line() == ""
@@ -209,14 +209,14 @@ def test_analysis_streams_until_the_next_command_and_stops_its_thread(engine):
             line = session.line()
         assert line.startswith("play ") and session.line() == ""
         coords.from_gtp(line.split()[1], 9)
-        assert engine.position.n == 2  # the move was played
+        assert server.position.n == 2  # the move was played
     finally:
         session.close()
     assert not [t for t in threading.enumerate() if t.name == "minigo-ponder"]
 
 
-def test_an_empty_line_ends_the_analysis_and_quit_during_analysis_leaves_no_thread(engine):
-    session = Session(engine)
+def test_an_empty_line_ends_the_analysis_and_quit_during_analysis_leaves_no_thread(server):
+    session = Session(server)
     session.send("kata-analyze 5")
     assert session.line() == "="
     _read_stream(session, 1, "kata")
@@ -232,8 +232,8 @@ def test_an_empty_line_ends_the_analysis_and_quit_during_analysis_leaves_no_thre
     assert not [t for t in threading.enumerate() if t.name == "minigo-ponder"]
 
 
-def test_kata_genmove_analyze_without_a_stream_answers_in_one_piece(engine):
-    response = engine.handle_line("7 kata-genmove_analyze b 1 ownership true")
+def test_kata_genmove_analyze_without_a_stream_answers_in_one_piece(server):
+    response = server.handle_line("7 kata-genmove_analyze b 1 ownership true")
     head, *lines, play, empty, end = response.split("\n")
     assert head == "=7" and play.startswith("play ") and empty == "" and end == ""
     assert lines and all(line.startswith("info") for line in lines)
@@ -245,13 +245,13 @@ def test_kata_genmove_analyze_without_a_stream_answers_in_one_piece(engine):
 # -------------------------------------------------------------------------------------------- GoGui, KGS
 
 
-def test_gogui_analyze_commands_and_their_gfx(engine):
-    listed = engine.handle_line("gogui-analyze_commands")[2:].strip().split("\n")
+def test_gogui_analyze_commands_and_their_gfx(server):
+    listed = server.handle_line("gogui-analyze_commands")[2:].strip().split("\n")
     assert listed == ["gfx/Ownership/minigo-ownership", "gfx/Policy heat map/minigo-policy"]
-    influence = engine.handle_line("minigo-ownership")[2:].split()
+    influence = server.handle_line("minigo-ownership")[2:].split()
     assert influence[0] == "INFLUENCE" and len(influence) == 1 + 2 * 81
     assert all(-1 <= float(x) <= 1 for x in influence[2::2])
-    policy = engine.handle_line("minigo-policy")[2:].strip().split("\n")
+    policy = server.handle_line("minigo-policy")[2:].strip().split("\n")
     assert all(line.split()[0] in ("COLOR", "LABEL", "TEXT") for line in policy)
     assert any(line.startswith("COLOR #") for line in policy) and policy[-1].startswith("TEXT pass")
 
@@ -283,7 +283,7 @@ def test_cleanup_captures_while_the_count_disagrees_with_the_model():
     assert won.score() * won.to_play > 0 and cleanup_move(_stub_analysis(won, 0.6), won) is None
 
 
-def test_kgs_genmove_cleanup_answers_a_move(engine):
-    response = engine.handle_line("kgs-genmove_cleanup b")
+def test_kgs_genmove_cleanup_answers_a_move(server):
+    response = server.handle_line("kgs-genmove_cleanup b")
     assert response.startswith("= ")
     coords.from_gtp(response[2:].strip(), 9)  # a vertex or pass, never resign

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from minigo_core.game import go
-from minigo_core.gtp.server import GTPEngine
+from minigo_core.gtp.server import GTPServer
 from minigo_core.play import timecontrol
 from minigo_core.play.players import Player
 from minigo_core.play.timecontrol import Clock, TimeSettings, TimeSettingsError, move_budget
@@ -72,29 +72,29 @@ def test_bad_kgs_time_settings_are_refused(args):
 
 
 def test_clock_commands_answer_and_refuse_as_gtp_says():
-    engine = GTPEngine(BudgetPlayer())
+    server = GTPServer(BudgetPlayer())
     bad_lines = ("time_left b 5", "time_left x 5 0", "time_left b five 0", "time_left b 5 -1")
     for bad in (*bad_lines, "time_settings 1 2"):
-        assert engine.handle_line(bad) == "? syntax error\n\n", bad
-    assert engine.handle_line("kgs-time_settings fischer 10") == "? syntax error\n\n"
-    assert engine.handle_line("kgs-time_settings byoyomi 0 10 3") == "= \n\n"
-    assert engine.handle_line("time_left w 7 2") == "= \n\n"  # kgsGtp's byo-yomi: 2 periods left
-    white = engine.clocks[go.WHITE]
+        assert server.handle_line(bad) == "? syntax error\n\n", bad
+    assert server.handle_line("kgs-time_settings fischer 10") == "? syntax error\n\n"
+    assert server.handle_line("kgs-time_settings byoyomi 0 10 3") == "= \n\n"
+    assert server.handle_line("time_left w 7 2") == "= \n\n"  # kgsGtp's byo-yomi: 2 periods left
+    white = server.clocks[go.WHITE]
     assert white.in_overtime and white.period_left == 7 and white.periods_left == 2
-    assert engine.handle_line("time_left b 0 0") == "= \n\n"  # main time over: a fresh period
-    assert engine.clocks[go.BLACK].in_overtime and engine.clocks[go.BLACK].periods_left == 3
-    assert "kgs-time_settings" in engine.handle_line("list_commands")
+    assert server.handle_line("time_left b 0 0") == "= \n\n"  # main time over: a fresh period
+    assert server.clocks[go.BLACK].in_overtime and server.clocks[go.BLACK].periods_left == 3
+    assert "kgs-time_settings" in server.handle_line("list_commands")
 
 
 def test_genmove_gets_the_clock_s_budget():
     player = BudgetPlayer()
-    engine = GTPEngine(player)
-    engine.handle_line("genmove b")
-    engine.handle_line("time_settings 10 0 0")
-    engine.handle_line("time_left w 10 0")
-    engine.handle_line("genmove w")
-    engine.handle_line("time_left b 2 0")
-    engine.handle_line("genmove b")
+    server = GTPServer(player)
+    server.handle_line("genmove b")
+    server.handle_line("time_settings 10 0 0")
+    server.handle_line("time_left w 10 0")
+    server.handle_line("genmove w")
+    server.handle_line("time_left b 2 0")
+    server.handle_line("genmove b")
     assert player.budgets[0] is None  # no clock: by readouts
     assert player.budgets[1] == pytest.approx(move_budget(Clock(TimeSettings("absolute", 10)), 9, 1))
     assert player.budgets[2] < player.budgets[1]
@@ -238,21 +238,21 @@ def _refereed_game(
     tiny_model, gnugo_path, clock: TimeSettings, log: Path, max_moves: int | None = None
 ) -> dict:
     """A game of the model (Black, `minigo gtp` in a subprocess) against GNU Go, refereed on `clock`. The
-    engine runs with -v, its stderr to `log` (a `SEARCHED` line for each move searched by a budget), and a
+    server runs with -v, its stderr to `log` (a `SEARCHED` line for each move searched by a budget), and a
     readout ceiling of 10^6 (tens of seconds here: only a search that ignores its budget reaches it)."""
     from minigo_core.play.gtp_program import gnugo_argv
     from minigo_core.play.players import GTPPlayer
     from minigo_core.play.referee import referee_game
 
-    engine = _gtp_argv(tiny_model, "--resign-threshold", "-1", "-v", "--max-readouts", "1000000")
-    argv = ["sh", "-c", 'exec "$@" 2>"$0"', str(log), *engine]
+    server = _gtp_argv(tiny_model, "--resign-threshold", "-1", "-v", "--max-readouts", "1000000")
+    argv = ["sh", "-c", 'exec "$@" 2>"$0"', str(log), *server]
     with GTPPlayer(argv, "minigo-gtp") as minigo, GTPPlayer(gnugo_argv(1, gnugo_path), "gnugo:1") as gnugo:
         return referee_game(minigo, gnugo, 9, 7.5, seeds=(3, 4), max_moves=max_moves, clock=clock)
 
 
 def _model_not_flagged(game: dict) -> bool:
     """The game ended on the board (scored, or at the move cap), or by GNU Go's flag (its moves are not this
-    engine's plan: on a loaded machine they can outrun the clock), never by the model's."""
+    server's plan: on a loaded machine they can outrun the clock), never by the model's."""
     return game["ended_by"] in ("score", "move_cap") or game.get("note") == "gnugo:1 lost on time"
 
 
@@ -261,7 +261,7 @@ def test_a_whole_game_on_10_seconds_sudden_death_against_gnugo(tiny_model, gnugo
     -v; the readout ceiling is far away), the first budget being the rule's share of a fresh 10 s
     (`timecontrol`); it is never flagged (`_model_not_flagged`), its clock used and some of it kept."""
     settings = TimeSettings.from_gtp(["10", "0", "0"])
-    log = tmp_path / "engine.log"
+    log = tmp_path / "server.log"
     game = _refereed_game(tiny_model, gnugo_path, settings, log)
     assert _model_not_flagged(game) and game["ended_by"] != "move_cap", game
     assert 0 < game["clock_left"]["black"][0] < 10  # the model used its clock, and kept some
@@ -277,19 +277,19 @@ def test_a_whole_game_on_10_seconds_sudden_death_against_gnugo(tiny_model, gnugo
 @pytest.mark.parametrize("kgs", [["byoyomi", "0", "1", "5"], ["canadian", "0", "6", "6"]])
 def test_short_overtime_clocks_are_never_lost_on_time(tiny_model, gnugo_path, tmp_path, kgs):
     """Byo-yomi periods of 1 s (sent as kgs-time_settings) and canadian 6 s for 6 stones, 16 moves: the
-    engine plans every move within its period, by its own log (-v), not by the wall time a loaded machine
+    server plans every move within its period, by its own log (-v), not by the wall time a loaded machine
     adds to its moves.
 
     Asserted: each of the model's moves was searched by the clock's budget and stopped by that budget (not
     by the far readout ceiling); the first move of each period (byo-yomi: every move) planned a fresh
-    period's share by the rule of `timecontrol` (the engine read the clock), and one period's moves planned
+    period's share by the rule of `timecontrol` (the server read the clock), and one period's moves planned
     less than the period in all (byo-yomi: one move within one period, never the periods in reserve;
     canadian: the period's stones within it). The model is not flagged (`_model_not_flagged`): its plan
     leaves a quarter of each period and more (canadian: about 2 s of the 6), and byo-yomi has four spare
     periods, so what a loaded machine adds to its moves does not use up its clock, while a plan past the
     period would."""
     settings = TimeSettings.from_kgs(kgs)
-    log = tmp_path / "engine.log"
+    log = tmp_path / "server.log"
     game = _refereed_game(tiny_model, gnugo_path, settings, log, max_moves=16)
     assert _model_not_flagged(game), game
     text = log.read_text()

@@ -1,7 +1,7 @@
 """KataGo's JSON analysis protocol (`minigo analysis`), read as KataGo's docs/Analysis_Engine.md describes it:
 every query field, a whole game analysed in one query, partial answers and `terminate`, the side values are
 reported from, the heads at play (ownership and score from the network's heads), and bad input of each kind
-answered with an error naming the query while the engine goes on serving."""
+answered with an error naming the query while the server goes on serving."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from minigo_core.base.config import SearchSettings
 from minigo_core.game import coords, features, go
 from minigo_core.gtp.katago_analysis import AnalysisServer
-from minigo_core.gtp.server import build_model_engine
+from minigo_core.gtp.server import build_model_server
 
 N = 9
 
@@ -33,7 +33,7 @@ def aux_model(tmp_path_factory) -> str:
 
 
 def new_server(model: str, **kw) -> AnalysisServer:
-    player = build_model_engine(model, SearchSettings(readouts=64, resign_threshold=-1.0, search="puct",
+    player = build_model_server(model, SearchSettings(readouts=64, resign_threshold=-1.0, search="puct",
                                                       parallel_readouts=4)).player  # fmt: skip
     return AnalysisServer(player, default_visits=32, **kw)
 
@@ -44,7 +44,7 @@ class Session:
     def __init__(self, server: AnalysisServer) -> None:
         to_r, to_w = os.pipe()
         from_r, from_w = os.pipe()
-        self.to_engine = os.fdopen(to_w, "wb", buffering=0)
+        self.to_server = os.fdopen(to_w, "wb", buffering=0)
         self.answers: queue.Queue[dict] = queue.Queue()
         self.thread = threading.Thread(
             target=server.serve, args=(os.fdopen(to_r, "rb"), os.fdopen(from_w, "wb")), daemon=True
@@ -61,7 +61,7 @@ class Session:
 
     def send(self, query: dict | str) -> None:
         text = query if isinstance(query, str) else json.dumps(query)
-        self.to_engine.write((text + "\n").encode())
+        self.to_server.write((text + "\n").encode())
 
     def next(self, timeout: float = 120.0) -> dict:
         return self.answers.get(timeout=timeout)
@@ -76,7 +76,7 @@ class Session:
             seen.append(answer)
 
     def close(self) -> None:
-        self.to_engine.close()  # end of input: the engine finishes what is queued and exits
+        self.to_server.close()  # end of input: the server finishes what is queued and exits
         self.thread.join(timeout=120)
         assert not self.thread.is_alive()
 
@@ -223,7 +223,7 @@ BAD = [
 
 
 @pytest.mark.parametrize("line, qid, field_name", BAD)
-def test_bad_input_gets_an_error_naming_the_query_and_the_engine_goes_on(aux_model, line, qid, field_name):
+def test_bad_input_gets_an_error_naming_the_query_and_the_server_goes_on(aux_model, line, qid, field_name):
     s = Session(new_server(aux_model))
     try:
         s.send(line)
@@ -323,7 +323,7 @@ def test_set_up_stones_and_white_first_are_searched_by_the_reference(aux_model):
         s.close()
 
 
-def test_a_finished_game_is_answered_and_the_engine_goes_on(aux_model):
+def test_a_finished_game_is_answered_and_the_server_goes_on(aux_model):
     s = Session(new_server(aux_model))
     try:
         passes = [["B", "pass"], ["W", "pass"]]

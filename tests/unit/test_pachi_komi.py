@@ -1,7 +1,7 @@
 """Pachi (`pachi:N`) and komi shifts (`SPEC+kP` / `SPEC-kP`): the grammar and its errors, the config form,
 slugs that round-trip; the referee playing and scoring a game at the shifted komi (and its SGF saying so);
 where the Pachi executable is found; a real `pachi:500` game against `uct:64` that finishes legally and
-replays from its seeds, with its engine CPU counted across the process it starts per game.
+replays from its seeds, with its CPU counted across the processes it starts, one per game.
 
 The Pachi games need the executable `make pachi` builds (.venv/bin/pachi, or $MINIGO_PACHI): without it they
 skip, except under CI=true, where they fail."""
@@ -117,7 +117,7 @@ def test_the_pachi_floor_is_named_in_the_refusal():
         PlayerSpec.parse("pachi:499")
 
 
-@pytest.mark.parametrize("text", ["random+k5", "gen3+k5", "previous-k2", "gtp:/bin/engine+k5"])
+@pytest.mark.parametrize("text", ["random+k5", "gen3+k5", "previous-k2", "gtp:/bin/program+k5"])
 def test_only_reference_players_take_a_komi_shift(text):
     """`+kP` belongs to gnugo/uct/pachi; elsewhere it is no shift (a file name, a command line), which the
     config refuses and no spec reads as a komi."""
@@ -284,14 +284,14 @@ def pachi(unavailable) -> str:
 
 
 def _pachi_game(seeds: tuple[int, int], max_moves: int | None = None) -> tuple[dict, float]:
-    """pachi:500 (Black) against uct:64 on 9x9, each player made afresh: (record, Pachi's engine CPU s)."""
+    """pachi:500 (Black) against uct:64 on 9x9, each player made afresh: (record, Pachi's CPU s)."""
     search = SearchSettings(readouts=1)
     with make_player(resolve_spec("pachi:500"), search) as pachi_player, UCTPlayer(64) as uct:
         assert isinstance(pachi_player, PachiPlayer)
         game = referee_game(pachi_player, uct, 9, KOMI, seeds, max_moves)
         info = pachi_player.info()
         assert "Pachi" in info["engine_name"] and info["playouts"] == 500
-        return game, pachi_player.engine_cpu_seconds()
+        return game, pachi_player.program_cpu_seconds()
 
 
 def _check_legal(game: dict, komi: float = KOMI) -> None:
@@ -325,16 +325,16 @@ def test_a_pachi_player_restarts_per_game_and_counts_the_cpu_of_every_process(pa
     search = SearchSettings(readouts=1)
     with make_player(resolve_spec("pachi:500-k2"), search) as player, UCTPlayer(8) as uct:
         assert player.komi_points == -2.0 and player.name == "pachi:500-k2"
-        before = player.engine_cpu_seconds()
+        before = player.program_cpu_seconds()
         first_pid = player.client.pid
         # Pachi White, giving 2 points: komi 5.5; 16 moves a game are enough to count CPU
         game = referee_game(uct, player, 9, KOMI, (21, 22), max_moves=16)
         assert game["komi"] == KOMI - 2.0
         _check_legal(game, KOMI - 2.0)
-        after_one = player.engine_cpu_seconds()
+        after_one = player.program_cpu_seconds()
         second_pid = player.client.pid
         referee_game(uct, player, 9, KOMI, (23, 24), max_moves=16)
-        after_two = player.engine_cpu_seconds()
+        after_two = player.program_cpu_seconds()
         assert first_pid != second_pid != player.client.pid  # a new process per game
         assert after_one - before > 0.05 and after_two - after_one > 0.05
         assert after_two >= player.client.cpu_seconds()  # the live process's CPU is part of it

@@ -74,7 +74,7 @@ def _gone(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
-def test_an_engine_ends_with_the_shell_that_started_it():
+def test_a_server_ends_with_the_shell_that_started_it():
     """KaTrain's custom command runs under /bin/sh, which need not exec it: ending the shell ends it."""
     script = (
         "import os, time; from minigo_core.base import preempt; preempt.end_with_parent(0.05); "
@@ -91,6 +91,6 @@ def test_an_engine_ends_with_the_shell_that_started_it():
         deadline = time.monotonic() + 60  # generous: the watcher polls every 0.05 s
         while not _gone(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert _gone(pid), "the engine outlived the shell that started it"
+        assert _gone(pid), "the process outlived the shell that started it"
     finally:
         shell.kill()

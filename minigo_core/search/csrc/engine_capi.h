@@ -1,6 +1,6 @@
 // The C API of the self-play engine library `minigo_core/search/_engine*.so`: every function and struct it
 // exports (extern "C", loaded with ctypes; `minigo_core/search/engine.py`'s table ENGINE_FUNCTIONS and its
-// `EngineSettings` mirror this header). The library also holds the fused inference engine and exports its
+// `EngineSettings` mirror this header). The library also holds the fused inference network and exports its
 // functions (infer_capi.h, included here): `mg_fused_create` builds the network the engine evaluates.
 //
 //   mg_selfplay_create(net, settings, N, komi, seed, generation, first_game, count) -> handle

@@ -1,4 +1,4 @@
-// The fused inference engine behind the plain C interface of infer_capi.h, built into its own shared library
+// The fused inference network behind the plain C interface of infer_capi.h, built into its own shared library
 // (minigo_core/nn/dsp/_infer*.so) with no torch or Python dependency and loaded with ctypes by
 // minigo_core/nn/fused.py. Self-play and evaluation jobs use it, so they never import torch: a job's start-up
 // is then numpy + pyarrow, not libtorch (whose import would be most of a short job's time).

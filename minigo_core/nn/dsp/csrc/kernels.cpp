@@ -401,7 +401,7 @@ static void winograd_conv_train(int isa, const float* x, int64_t nb, int H, int 
 
 void winograd_conv_images(int isa, int m, const float* x, int64_t nb, int H, int W, int C, const float* wino,
                           int K, const float* bias, const float* residual, float* out, const BnSums* sums) {
-  // chunks of 24 tiles (fewer than the fused engine's 48: training's images come in larger batches), the
+  // chunks of 24 tiles (fewer than the fused network's 48: training's images come in larger batches), the
   // next chunk's images prefetched (a step's activations come from L3 or memory, cold)
   auto fn = m == 3 ? (sums ? winograd_conv_train<3, true> : winograd_conv_train<3, false>)
                    : (sums ? winograd_conv_train<2, true> : winograd_conv_train<2, false>);

@@ -173,7 +173,7 @@ void winograd_input_grad(const Exec& ex, const float* dy, int B, int H, int W, i
 void winograd_weight_grad(const Exec& ex, const float* x, const float* dy, int B, int H, int W, int C, int K,
                           int m, float* dw);
 
-// Floats of one activation buffer per chunk of images the fused engine runs through the whole network at once
+// Floats of one activation buffer per chunk of images the fused net runs through the whole network at once
 // (3 such buffers stay in a 512 KiB L2 alongside the weights).
 constexpr int64_t kFusedChunkFloats = 24 * 1024;
 
