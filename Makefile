@@ -49,8 +49,9 @@ pachi: $(STAMP)
 run: setup
 	$(VENV)/bin/python -m minigo_core.cli run --profile $(PROFILE) --config $(CONFIG)
 
+# The whole suite: the Slurm tests (mostly waiting on Slurm) as one pytest stream beside the rest (tools/suite.py)
 test: setup lint contracts
-	$(VENV)/bin/python -m pytest -q -ra tests
+	$(VENV)/bin/python -m tools.suite
 
 test-fast: setup lint contracts
 	$(VENV)/bin/python -m pytest -q -ra -x tests/unit
