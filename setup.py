@@ -76,7 +76,10 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
             [
                 os.path.join(CSRC, "infer_capi.cpp"),
                 os.path.join(rules_src, "board.cpp"),
-                *(os.path.join(engine_src, f) for f in ("engine.cpp", "searcher.cpp", "search.cpp", "uct.cpp")),
+                *(
+                    os.path.join(engine_src, f)
+                    for f in ("engine.cpp", "searcher.cpp", "search.cpp", "uct.cpp")
+                ),
             ],
             include_dirs=[CSRC, engine_src, rules_src],
             language="c++",
