@@ -127,6 +127,9 @@ class WindowSettings:
     sample_fraction: float = 0.25
     max_bad_fraction: float = 0.05
     read_threads: int = 1
+    # w of the value target (1 - w) z + w q: z the game's result, q the search's root value at the position
+    # (both the player to move's); 0: the result alone (AlphaZero), 0.5: (z + q) / 2
+    value_root_mix: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -278,18 +281,30 @@ def _require(cond: bool, key: str, allowed: str, value: Any) -> None:
 
 
 def validate(cfg: RunConfig) -> RunConfig:
-    """Range and consistency checks; raises ConfigError naming the key and the allowed values."""
+    """Range and consistency checks, a section at a time; raises ConfigError naming the key and the allowed
+    values."""
     _require(5 <= cfg.board_size <= 19, "board_size", "an integer from 5 to 19", cfg.board_size)
     _require(0 <= cfg.komi <= 400, "komi", "a number from 0 to 400", cfg.komi)
     _require(cfg.features in FEATURE_SETS, "features", " or ".join(FEATURE_SETS), cfg.features)
     _require(1 <= cfg.generations <= 10000, "generations", "1..10000", cfg.generations)
     _require(0 <= cfg.seed < 2**63, "seed", "0 .. 2^63-1", cfg.seed)
-    m = cfg.model
+    _check_model(cfg.model)
+    _check_selfplay(cfg)
+    _check_window(cfg.window)
+    _check_train(cfg.train)
+    _check_evaluate(cfg.evaluate, cfg.selfplay)
+    return cfg
+
+
+def _check_model(m: ModelSettings) -> None:
     _require(1 <= m.blocks <= 40, "model.blocks", "1..40", m.blocks)
     _require(1 <= m.filters <= 512, "model.filters", "1..512", m.filters)
     _require(1 <= m.fc_width <= 1024, "model.fc_width", "1..1024", m.fc_width)
     _require(m.backend in BACKENDS, "model.backend", " or ".join(BACKENDS), m.backend)
     _require(m.filters >= 4 or not m.global_pooling, "model.global_pooling", "false below 4 filters", True)
+
+
+def _check_selfplay(cfg: RunConfig) -> None:
     s = cfg.selfplay
     _require(1 <= s.games <= 10**6, "selfplay.games", "1..1000000", s.games)
     _require(s.games_per_job >= 1, "selfplay.games_per_job", ">= 1", s.games_per_job)
@@ -329,12 +344,17 @@ def validate(cfg: RunConfig) -> RunConfig:
     _require(1 <= s.threads <= 1024, "selfplay.threads", "1..1024", s.threads)
     _require(s.model_lag in (0, 1), "selfplay.model_lag", "0 (games of generation g by model g) or 1 (by "
              "model g-1, while model g trains)", s.model_lag)  # fmt: skip
-    w = cfg.window
+
+
+def _check_window(w: WindowSettings) -> None:
     _require(1 <= w.generations <= 100, "window.generations", "1..100", w.generations)
     _require(0 < w.sample_fraction <= 1, "window.sample_fraction", "(0, 1]", w.sample_fraction)
     _require(0 <= w.max_bad_fraction <= 1, "window.max_bad_fraction", "[0, 1]", w.max_bad_fraction)
     _require(1 <= w.read_threads <= 256, "window.read_threads", "1..256", w.read_threads)
-    t = cfg.train
+    _require(0 <= w.value_root_mix <= 1, "window.value_root_mix", "[0, 1]", w.value_root_mix)
+
+
+def _check_train(t: TrainSettings) -> None:
     _require(1 <= t.ranks <= 4096, "train.ranks", "1..4096", t.ranks)
     _require(1 <= t.batch_per_rank <= 65536, "train.batch_per_rank", "1..65536", t.batch_per_rank)
     _require(0 <= t.momentum < 1, "train.momentum", "[0, 1)", t.momentum)
@@ -352,7 +372,9 @@ def validate(cfg: RunConfig) -> RunConfig:
     if t.ema_decay is not None:
         _require(0 < t.ema_decay < 1, "train.ema_decay", "null (off) or a number in (0, 1)", t.ema_decay)
     _require(0 < t.timeout_s <= 86400, "train.timeout_s", "(0, 86400] seconds", t.timeout_s)
-    e = cfg.evaluate
+
+
+def _check_evaluate(e: EvaluateSettings, s: SelfplaySettings) -> None:
     _require(0 <= e.games <= 100000, "evaluate.games", "0..100000", e.games)
     _require(
         e.readouts >= s.parallel_readouts,
@@ -376,7 +398,6 @@ def validate(cfg: RunConfig) -> RunConfig:
         PlayerSpec.parse_config(e.target, "evaluate.target")
     except PlayerSpecError as exc:
         raise ConfigError(str(exc)) from None
-    return cfg
 
 
 def _check_schedules(cfg: RunConfig) -> None:

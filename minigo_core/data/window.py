@@ -136,11 +136,22 @@ def sample_game(
     except Exception as exc:  # a move list that does not replay, an index past the end
         return skip(_reason(exc))
     pi = record.policy_targets(rows)
-    z = record.value_target[rows].astype(np.float32)
+    z = value_targets(record, rows, cfg.window.value_root_mix)
     if planes.shape[1] != num_planes:
         return skip(f"examples with {planes.shape[1]} planes, this run uses {num_planes} ({cfg.features})")
     batch = shards.encode(planes, pi, z, index, chosen, own, score)
     return GameSample(index, url, generation, n, chosen, batch)
+
+
+def value_targets(record: gamefile.GameRecord, rows: np.ndarray, root_mix: float) -> np.ndarray:
+    """The value targets (float32, the player to move's view) of the given rows: the game's result z, or with
+    `window.value_root_mix` w > 0, (1 - w) z + w q, q the search's root value at the position (a target
+    with less noise than the result alone; (z + q) / 2 at w = 0.5)."""
+    z = record.value_target[rows].astype(np.float32)
+    if root_mix == 0:
+        return z
+    q = np.clip(record.root_value[rows].astype(np.float32), -1.0, 1.0)
+    return ((1.0 - root_mix) * z + root_mix * q).astype(np.float32)
 
 
 def _reason(exc: BaseException) -> str:
@@ -435,6 +446,8 @@ def window_manifest(
         "feature_set": cfg.features,
         "num_planes": num_planes,
         "sample_fraction": cfg.window.sample_fraction,
+        # the value targets' mix with the root value, where there is one (windows without it are unchanged)
+        **({"value_root_mix": cfg.window.value_root_mix} if cfg.window.value_root_mix else {}),
         "rows": total,
         "bytes": total_bytes,
         "bytes_per_example": total_bytes / total,

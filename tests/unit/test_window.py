@@ -311,3 +311,41 @@ def test_prefetch_propagates_errors():
 
     with pytest.raises(RuntimeError, match="batch 3 failed: bad batch"):
         list(Prefetcher(make, 0, 10, capacity=2, threads=2))
+
+
+def test_the_value_target_mixes_the_result_with_the_root_value_by_window_value_root_mix(games_root, tmp_path):
+    """`window.value_root_mix` w: each sampled position's value target is (1 - w) z + w q (z the game's
+    result, q the search's root value there, both the player to move's); at 0 the result alone, and its
+    manifest, as before, does not name the key."""
+    plain = window.build_window(_cfg(games_root), 3, str(tmp_path / "z"), workers="threads")
+    mixed = window.build_window(
+        _cfg(games_root, value_root_mix=0.5), 3, str(tmp_path / "m"), workers="threads"
+    )
+    assert "value_root_mix" not in plain and mixed["value_root_mix"] == 0.5
+    assert plain["rows"] == mixed["rows"]  # the same positions are sampled
+
+    def targets(out: str, manifest: dict) -> dict[tuple[int, int], float]:
+        """(game, the position's number among the game's recorded ones) -> its value target"""
+        return {
+            (int(g), int(m)): float(z)
+            for ex in _all_rows(out, manifest)
+            for g, m, z in zip(ex.game, ex.move, ex.z, strict=True)
+        }
+
+    z, mix = targets(str(tmp_path / "z"), plain), targets(str(tmp_path / "m"), mixed)
+    assert z.keys() == mix.keys() and set(z.values()) <= {-1.0, 0.0, 1.0}
+    expected = {}
+    for game in plain["games"]:
+        record, index = gamefile.read_game(game["path"]), game["index"]
+        recorded = np.flatnonzero(record.full_search)
+        for k, row in enumerate(recorded):
+            q = float(np.clip(record.root_value[row], -1, 1))
+            expected[(index, k)] = 0.5 * float(record.value_target[row]) + 0.5 * q
+    for key, value in mix.items():
+        assert value == pytest.approx(expected[key], abs=2e-3)  # float16 in the shard
+    assert any(abs(mix[k] - z[k]) > 0.01 for k in z)  # the root values moved the targets
+
+
+def test_value_root_mix_is_a_weight():
+    with pytest.raises(config.ConfigError, match="window.value_root_mix"):
+        _cfg("/r", value_root_mix=1.5)
