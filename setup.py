@@ -157,6 +157,7 @@ PROJECT_FILES = [
     "config/*.yaml",
     "config/ablation/*.yaml",
     "config/ladder/*.json",
+    "config/value_positions/*.json",
     "profiles/*/config.yaml",
     "workflow/rules/*.smk",
     "workflow/schemas/*.yaml",
