@@ -97,7 +97,7 @@ def run(extra: list[str], serial: bool) -> int:
             else:
                 for s in streams:
                     s.start()
-                while not all(s.poll() for s in streams):
+                while not all([s.poll() for s in streams]):  # every stream polled: each ends when it ends
                     time.sleep(0.5)
                 for s in streams:
                     show(s)

@@ -53,3 +53,19 @@ def test_passing_streams_pass(tmp_path, monkeypatch, capfd):
     monkeypatch.setattr(suite, "STREAMS", {"cluster": ["a"], "rest": ["a"]})
     assert suite.main(["-p", "no:cacheprovider"]) == 0
     assert capfd.readouterr().out.count("1 passed") == 2
+
+
+def test_each_stream_s_time_is_its_own(tmp_path, monkeypatch, capfd):
+    """A stream that ends first is timed to its end, not to the other's."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "test_ok.py").write_text("def test_ok():\n    assert True\n")
+    (tmp_path / "b" / "test_slow.py").write_text("import time\n\ndef test_slow():\n    time.sleep(4)\n")
+    monkeypatch.setattr(suite, "REPO", tmp_path)
+    monkeypatch.setattr(suite, "STREAMS", {"cluster": ["b"], "rest": ["a"]})
+    seconds = {}
+    real_summary = suite.summary
+    monkeypatch.setattr(suite, "summary", lambda streams: seconds.update({s.name: s.seconds for s in streams})
+                        or real_summary(streams))  # fmt: skip
+    assert suite.main(["-p", "no:cacheprovider"]) == 0
+    assert seconds["cluster"] - seconds["rest"] > 2.0
