@@ -13,10 +13,10 @@ against the Python C API.
 A struct `S` in `Library.structs` needs the C function `size_t <sizeof_prefix>_sizeof_S(void)`: the load
 fails with `NativeUnavailable` when it differs from `ctypes.sizeof(S)` (a library built from other sources).
 
-One `.so` may have several `Library` tables: a lower layer that needs a few of its functions declares only
-those (`game/native_replay.py` the engine's `mg_replay_examples`, below `search/engine.py`'s full table).
-The file is opened once per process; each table is declared (and its `on_load` run) on that one handle the
-first time it is loaded, and two tables that declare one function differently are an error.
+One `.so` may have several `Library` tables, each module declaring the functions it uses (the rules
+library `_rules`: `game/native_board.py`'s board, `game/native_replay.py`'s replay). The file is opened once
+per process; each table is declared on that one handle the first time it is loaded, and two tables that
+declare one function differently are an error.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import glob
 import importlib.machinery
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 # the directory holding the `minigo_core` package
@@ -35,7 +35,7 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 _LOADED: dict[tuple[str, str], ctypes.CDLL] = {}  # (package, name) -> the opened file's handle
 _PATHS: dict[tuple[str, str], str] = {}  # (package, name) -> the file it was opened from
 _DECLARED: set[Library] = set()  # the tables declared on their handle (by identity)
-_LOCK = threading.RLock()  # re-entrant: an `on_load` may load another library
+_LOCK = threading.RLock()  # one loader at a time; re-entrant for safety
 
 # (restype, argtypes) of one C function
 Signature = tuple[Any, Sequence[Any]]
@@ -52,8 +52,7 @@ class Library:
     `package`: the package the `.so` is built into ("minigo_core.search"); `name`: the extension name
     ("_engine"); `functions`: {C name: (restype, argtypes)}, the mirror of the library's C API header;
     `structs`: the ctypes Structures passed by pointer; `env`: an environment variable that may name another
-    build of the library; `hint`: added to the message when it is not built; `on_load`: called once with the
-    new handle (e.g. to size its thread pool).
+    build of the library; `hint`: added to the message when it is not built.
     """
 
     package: str
@@ -63,7 +62,6 @@ class Library:
     sizeof_prefix: str = "mg"
     env: str | None = None
     hint: str = ""
-    on_load: Callable[[ctypes.CDLL], None] | None = field(default=None, repr=False)
 
     @property
     def directory(self) -> str:
@@ -108,7 +106,7 @@ def load(lib: Library) -> ctypes.CDLL:
     """The library `lib`, loaded on the first call (under a lock) and the same handle on every later one.
 
     A file already opened for another table of it is not opened again: `lib`'s functions are declared on
-    its handle, its structs checked and its `on_load` run, once."""
+    its handle and its structs checked, once."""
     key = (lib.package, lib.name)
     with _LOCK:
         handle = _LOADED.get(key)
@@ -119,8 +117,6 @@ def load(lib: Library) -> ctypes.CDLL:
             handle = ctypes.CDLL(path)
         _declare(handle, lib, path)
         _check_struct_sizes(handle, lib, path)
-        if lib.on_load is not None:
-            lib.on_load(handle)
         _LOADED[key], _PATHS[key] = handle, path
         _DECLARED.add(lib)
         return handle
