@@ -19,7 +19,9 @@ seconds; and each row's Elo difference to the row named `default`. A spec with `
 (config/ablation/rows.yaml) gets the older round-robin instead: the rows' models against each other and GNU
 Go, on one Bradley-Terry scale of that tournament's own (`minigo_core.bench._ablation_tournament`).
 
-Rows, ratings and matches already done (their files exist) are not run again, so the command resumes;
+Rows, ratings and matches already done (their files exist) are not run again, and a row cut off before its
+result goes on from where it stopped for what is left of its budget (`row_progress.json`), so the command
+resumes;
 `--rate-only` starts no row and rates those that have a result. Prints a Markdown table, also written to
 `{root}/ablation.md`, with the JSON (the command, the git commit, the CPU) in `{root}/ablation.json`.
 """
@@ -146,43 +148,107 @@ def last_model(run_root: Path, generations: int) -> int | None:
     return max(done) if done else None
 
 
+PROGRESS_FILE = "row_progress.json"  # a row's run so far: its config, the wall seconds it has had, its pieces
+PROGRESS_EVERY_S = 20.0  # how often a running row records its wall seconds (what a cut-off can lose)
+
+
+def run_command(row: Row) -> list[str]:
+    """The row's run: `minigo run` on the row's config, the local profile, no report."""
+    return [sys.executable, "-m", "minigo_core.cli", "run", "--profile", "profiles/local",
+            "--config", str(row.config_path), "--no-report"]  # fmt: skip
+
+
+def _resumable(row: Row, text: str) -> dict | None:
+    """The progress of a row an earlier invocation started and did not finish, when it ran this same config
+    (row.yaml byte for byte); None when there is none or the config differs (the row starts again)."""
+    try:
+        progress = json.loads((row.root / PROGRESS_FILE).read_text())
+        same = row.config_path.read_text() == text
+    except (OSError, ValueError):
+        return None
+    return progress if same and isinstance(progress, dict) else None
+
+
 def run_row(spec: dict, row: Row, budget_s: float, base: dict | None = None) -> dict:
     """One row's run, stopped after `budget_s` of wall time; its result (last model) to row_result.json.
-    With `base` (the warm start's result), the run starts as a copy of the base's finished generations."""
+    With `base` (the warm start's result), the run starts as a copy of the base's finished generations.
+
+    A row cut off before its result (the session ended, Ctrl-C, a crash) resumes: `row_progress.json` holds
+    the wall seconds it has had (updated every PROGRESS_EVERY_S), and a later invocation with the same row
+    config runs `minigo run` on the same run root again for what is left of the budget (Snakemake goes on
+    from the finished jobs and redoes the incomplete ones). A row whose config changed starts again."""
     data = row_config(spec, row)
-    if row.root.exists():  # a row cut off before its result: start it again from nothing
-        shutil.rmtree(row.root)
-    row.root.mkdir(parents=True)
-    warm = None
-    if base is not None:
-        base_run = Path(base["model"]).parents[1]
-        last = _ablation_warm.last_finished(base_run)
-        _ablation_warm.copy_generations(base_run, row.root / "run", last)
-        # the row's effective config, as the workflow's `run_config` rule writes it (the copy leaves the
-        # base's out; Snakemake would not rewrite a file it has no record of)
-        cfg, _ = without_unavailable_opponents(from_dict(data))
-        (row.root / "run" / layout.EFFECTIVE_CONFIG).write_text(effective_config_text(cfg))
-        warm = {"row": base["name"], "generation": last, "wall_s": base["wall_s"]}
-    row.config_path.write_text(yaml.safe_dump(data, sort_keys=False))
-    cmd = [sys.executable, "-m", "minigo_core.cli", "run", "--profile", "profiles/local",
-           "--config", str(row.config_path), "--no-report"]  # fmt: skip
-    start = time.time()
-    with open(row.root / "run.log", "w") as log:
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            proc.wait(timeout=budget_s)
-        except subprocess.TimeoutExpired:
-            _stop(proc)
-    wall = time.time() - start
+    text = yaml.safe_dump(data, sort_keys=False)
+    progress = _resumable(row, text)
+    if progress is None:
+        if row.root.exists():  # cut off under another config: start it again from nothing
+            shutil.rmtree(row.root)
+        row.root.mkdir(parents=True)
+        progress = {"spent_s": 0.0, "pieces": 0, "warm_start": None}
+        if base is not None:
+            base_run = Path(base["model"]).parents[1]
+            last = _ablation_warm.last_finished(base_run)
+            _ablation_warm.copy_generations(base_run, row.root / "run", last)
+            # the row's effective config, as the workflow's `run_config` rule writes it (the copy leaves the
+            # base's out; Snakemake would not rewrite a file it has no record of)
+            cfg, _ = without_unavailable_opponents(from_dict(data))
+            (row.root / "run" / layout.EFFECTIVE_CONFIG).write_text(effective_config_text(cfg))
+            progress["warm_start"] = {"row": base["name"], "generation": last, "wall_s": base["wall_s"]}
+        row.config_path.write_text(text)
+        _save_progress(row, progress)
+    elif progress["pieces"]:
+        print(f"  resuming row {row.name}: {progress['spent_s']:.0f} s of {budget_s:.0f} s had", flush=True)
+    code = _run_piece(row, budget_s, progress)
     gen = last_model(row.root / "run", int(data["generations"]))
+    warm, wall = progress["warm_start"], progress["spent_s"]
     result = {"name": row.name, "why": row.why, "set": row.overrides, "budget_s": budget_s,
               "wall_s": round(wall, 1), "last_generation": gen,
               "model": layout.model_path(str(row.root / "run"), gen) if gen is not None else None,
-              "games": (gen or 0) * int(data["selfplay"]["games"]), "exit": proc.returncode,
-              "warm_start": warm,
+              "games": (gen or 0) * int(data["selfplay"]["games"]), "exit": code,
+              "warm_start": warm, "pieces": progress["pieces"],
               "total_wall_s": round(wall + (warm["wall_s"] if warm else 0.0), 1)}  # fmt: skip
     row.result_path.write_text(json.dumps(result, indent=1))
     return result
+
+
+def _save_progress(row: Row, progress: dict) -> None:
+    tmp = row.root / (PROGRESS_FILE + ".tmp")
+    tmp.write_text(json.dumps(progress, indent=1))
+    os.replace(tmp, row.root / PROGRESS_FILE)
+
+
+def _run_piece(row: Row, budget_s: float, progress: dict) -> int | None:
+    """`minigo run` for what is left of the row's budget, its wall seconds added to `progress` as it runs;
+    its exit status (None when no time was left). On Ctrl-C the run is stopped and its time kept."""
+    left = budget_s - float(progress["spent_s"])
+    if left <= 0:
+        return None
+    progress["pieces"] += 1
+    if progress["pieces"] > 1:  # a run killed with its driver leaves Snakemake's lock of the run root
+        subprocess.run([*run_command(row), "--unlock"], cwd=REPO, capture_output=True)
+    had, start = float(progress["spent_s"]), time.time()
+    with open(row.root / "run.log", "a") as log:
+        proc = subprocess.Popen(run_command(row), cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)  # fmt: skip
+        try:
+            while proc.poll() is None:
+                elapsed = time.time() - start
+                if elapsed >= left:
+                    _stop(proc)
+                    break
+                try:
+                    proc.wait(timeout=min(PROGRESS_EVERY_S, left - elapsed))
+                except subprocess.TimeoutExpired:
+                    pass
+                progress["spent_s"] = round(had + time.time() - start, 1)
+                _save_progress(row, progress)
+        except BaseException:
+            _stop(proc)
+            raise
+        finally:
+            progress["spent_s"] = round(had + time.time() - start, 1)
+            _save_progress(row, progress)
+    return proc.returncode
 
 
 def _stop(proc: subprocess.Popen) -> None:

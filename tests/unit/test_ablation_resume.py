@@ -1,0 +1,114 @@
+"""An ablation row cut off before its result goes on where it stopped, for what is left of its budget.
+
+The row's run is a stand-in for `minigo run` (`ablation.run_command` patched): a Python process that writes
+the next generation's model file every 0.2 s until the row's `generations`, as the workflow does; what is
+tested is the driver: its progress file, the budget it spends across pieces, the unlock before a resumed
+piece, and that a changed row config starts over. `minigo run` itself is tested elsewhere."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from minigo_core.bench import ablation
+from minigo_core.data import layout
+
+FAKE_RUN = """
+import sys, time, pathlib, yaml
+from minigo_core.data import layout
+if "--unlock" in sys.argv:
+    open(sys.argv[1], "a").write("unlock\\n"); sys.exit(0)
+cfg = yaml.safe_load(open(sys.argv[2]))
+open(sys.argv[1], "a").write("run\\n")
+for g in range(cfg["generations"] + 1):
+    path = pathlib.Path(layout.model_path(cfg["root"], g))
+    if path.exists():
+        continue
+    time.sleep(0.2)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"model")
+"""
+
+
+@pytest.fixture
+def fake_run(tmp_path, monkeypatch):
+    calls = tmp_path / "calls.txt"
+    script = tmp_path / "fake_run.py"
+    script.write_text(FAKE_RUN)
+    monkeypatch.setattr(ablation, "run_command", lambda row: [sys.executable, str(script), str(calls),
+                                                              str(row.config_path)])  # fmt: skip
+    monkeypatch.setattr(ablation, "PROGRESS_EVERY_S", 0.1)
+    return calls
+
+
+def _spec(tmp_path: Path, generations: int) -> tuple[dict, ablation.Row]:
+    path = tmp_path / "spec.yaml"
+    data = {"budget_minutes": 1, "root": str(tmp_path / "abl"), "base": "config/tiny.yaml",
+            "common": {"generations": generations, "evaluate": {"games": 0}},
+            "rows": [{"name": "default", "why": "w", "set": {}}]}  # fmt: skip
+    path.write_text(yaml.safe_dump(data))
+    spec, (row,) = ablation.load_spec(str(path))
+    return spec, row
+
+
+def _cut_off(spec: dict, row: ablation.Row, spent: float, models: int) -> None:
+    """The row's folder as a driver killed mid-run leaves it: row.yaml, its progress, some models."""
+    data = ablation.row_config(spec, row)
+    row.root.mkdir(parents=True)
+    row.config_path.write_text(yaml.safe_dump(data, sort_keys=False))
+    (row.root / ablation.PROGRESS_FILE).write_text(
+        json.dumps({"spent_s": spent, "pieces": 1, "warm_start": None})
+    )
+    for g in range(models):
+        path = Path(layout.model_path(data["root"], g))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"before the cut")
+
+
+def test_a_row_runs_to_its_generations_and_records_its_time(tmp_path, fake_run):
+    spec, row = _spec(tmp_path, generations=2)
+    result = ablation.run_row(spec, row, budget_s=60.0)
+    assert result["last_generation"] == 2 and result["exit"] == 0 and result["pieces"] == 1
+    progress = json.loads((row.root / ablation.PROGRESS_FILE).read_text())
+    assert 0.4 < progress["spent_s"] == result["wall_s"] < 30
+    assert fake_run.read_text() == "run\n"  # no unlock before a first piece
+
+
+def test_a_cut_off_row_resumes_with_what_is_left_of_its_budget(tmp_path, fake_run):
+    spec, row = _spec(tmp_path, generations=3)
+    _cut_off(spec, row, spent=7.5, models=2)
+    result = ablation.run_row(spec, row, budget_s=60.0)
+    data = ablation.row_config(spec, row)
+    assert Path(layout.model_path(data["root"], 1)).read_bytes() == b"before the cut"  # kept, not redone
+    assert Path(layout.model_path(data["root"], 3)).read_bytes() == b"model"
+    assert result["last_generation"] == 3 and result["pieces"] == 2
+    assert 7.5 + 0.3 < result["wall_s"] < 7.5 + 30  # the earlier piece's seconds count
+    assert fake_run.read_text() == "unlock\nrun\n"
+
+
+def test_a_row_whose_budget_was_spent_is_not_run_again(tmp_path, fake_run):
+    spec, row = _spec(tmp_path, generations=3)
+    _cut_off(spec, row, spent=61.0, models=2)
+    result = ablation.run_row(spec, row, budget_s=60.0)
+    assert result["last_generation"] == 1 and result["exit"] is None and not fake_run.exists()
+
+
+def test_the_budget_stops_a_resumed_row(tmp_path, fake_run):
+    spec, row = _spec(tmp_path, generations=500)
+    _cut_off(spec, row, spent=59.0, models=1)
+    result = ablation.run_row(spec, row, budget_s=60.0)
+    assert 59.9 <= result["wall_s"] < 75 and 1 <= result["last_generation"] < 50
+
+
+def test_a_row_cut_off_under_another_config_starts_again(tmp_path, fake_run):
+    spec, row = _spec(tmp_path, generations=2)
+    _cut_off(spec, row, spent=7.5, models=2)
+    row.config_path.write_text(row.config_path.read_text().replace("seed: ", "seed: 9"))
+    result = ablation.run_row(spec, row, budget_s=60.0)
+    data = ablation.row_config(spec, row)
+    assert Path(layout.model_path(data["root"], 1)).read_bytes() == b"model"  # redone
+    assert result["pieces"] == 1 and result["wall_s"] < 7.5
