@@ -46,7 +46,7 @@ class ModelSettings:
 @dataclass(frozen=True)
 class SelfplaySettings:
     games: int = 896
-    games_per_job: int = 224
+    games_per_job: int = 448
     readouts: int = 4
     fast_readouts: int = 4
     readouts_schedule: tuple | None = None  # ((generation, readouts), ...): progressive simulations
@@ -166,8 +166,10 @@ class EvaluateSettings:
     final_equal_time: tuple = ("gnugo:1",)  # the last generation also meets these at equal time per move
     ladder: bool = True
     ladder_half_width: float = 100.0
+    ladder_half_width_mid: float = 150.0  # the ratings before the last generation's (the curve's points)
     ladder_max_games: int = 200
     ladder_first_games: int = 16
+    share: float = 0.25  # of a core an evaluation or rating job keeps beside a loop job (its nice level)
 
 
 @dataclass(frozen=True)
@@ -386,6 +388,8 @@ def _check_evaluate(e: EvaluateSettings, s: SelfplaySettings) -> None:
     _require(1 <= e.every <= 100000, "evaluate.every", "1..100000", e.every)
     _require(0 <= e.final_games <= 100000, "evaluate.final_games", "0..100000", e.final_games)
     _require(e.ladder_half_width > 0, "evaluate.ladder_half_width", "> 0", e.ladder_half_width)
+    _require(e.ladder_half_width_mid > 0, "evaluate.ladder_half_width_mid", "> 0", e.ladder_half_width_mid)
+    _require(0.01 <= e.share <= 0.5, "evaluate.share", "[0.01, 0.5] (of a core)", e.share)
     _require(e.ladder_max_games >= 1, "evaluate.ladder_max_games", ">= 1", e.ladder_max_games)
     _require(e.ladder_first_games >= 0, "evaluate.ladder_first_games", ">= 0", e.ladder_first_games)
     try:

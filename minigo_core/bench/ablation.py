@@ -158,14 +158,25 @@ def run_command(row: Row) -> list[str]:
             "--config", str(row.config_path), "--no-report"]  # fmt: skip
 
 
-def _resumable(row: Row, text: str) -> dict | None:
-    """The progress of a row an earlier invocation started and did not finish, when it ran this same config
-    (row.yaml byte for byte); None when there is none or the config differs (the row starts again)."""
+def _flat(data: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in data.items():
+        out.update(_flat(value, f"{prefix}{key}.") if isinstance(value, dict) else {prefix + key: value})
+    return out
+
+
+def _resumable(row: Row, data: dict) -> dict | None:
+    """The progress of a row an earlier invocation started and did not finish, when it ran this same config:
+    every key of its row.yaml has the value it has now (keys added to the run config since then may be new:
+    a base carries for each the value that keeps its table's behaviour). None when there is none or a value
+    differs: the row starts again."""
     try:
         progress = json.loads((row.root / PROGRESS_FILE).read_text())
-        same = row.config_path.read_text() == text
-    except (OSError, ValueError):
+        then = _flat(yaml.safe_load(row.config_path.read_text()))
+    except (OSError, ValueError, AttributeError, yaml.YAMLError):
         return None
+    now = _flat(data)
+    same = all(key in now and now[key] == value for key, value in then.items())
     return progress if same and isinstance(progress, dict) else None
 
 
@@ -179,7 +190,7 @@ def run_row(spec: dict, row: Row, budget_s: float, base: dict | None = None) -> 
     from the finished jobs and redoes the incomplete ones). A row whose config changed starts again."""
     data = row_config(spec, row)
     text = yaml.safe_dump(data, sort_keys=False)
-    progress = _resumable(row, text)
+    progress = _resumable(row, data)
     if progress is None:
         if row.root.exists():  # cut off under another config: start it again from nothing
             shutil.rmtree(row.root)
@@ -196,7 +207,9 @@ def run_row(spec: dict, row: Row, budget_s: float, base: dict | None = None) -> 
             progress["warm_start"] = {"row": base["name"], "generation": last, "wall_s": base["wall_s"]}
         row.config_path.write_text(text)
         _save_progress(row, progress)
-    elif progress["pieces"]:
+    else:
+        row.config_path.write_text(text)  # with the keys added since, if any
+    if progress["pieces"]:
         print(f"  resuming row {row.name}: {progress['spent_s']:.0f} s of {budget_s:.0f} s had", flush=True)
     code = _run_piece(row, budget_s, progress)
     gen = last_model(row.root / "run", int(data["generations"]))

@@ -130,9 +130,9 @@ def ladder_file(cfg: RunConfig, generation: int) -> str | None:
 
 def first_rating_file(cfg: RunConfig, generation: int) -> str | None:
     """`generation`'s first ladder rating (`eval/genGGGG/ladder_first.json`: `evaluate.ladder_first_games`
-    games as soon as its model exists, not niced, so the live line has a fixed-scale Elo within minutes),
-    or None: no full rating, `ladder_first_games` 0, or the last generation (its full rating comes at once:
-    the run waits for it)."""
+    games as soon as its model exists, at the evaluations' held share, so the live line has a fixed-scale
+    Elo within minutes), or None: no full rating, `ladder_first_games` 0, or the last generation (its full
+    rating comes at once: the run waits for it)."""
     if cfg.evaluate.ladder_first_games <= 0 or generation >= cfg.generations:
         return None
     return layout.ladder_first_rating_path(cfg.root, generation) if ladder_file(cfg, generation) else None

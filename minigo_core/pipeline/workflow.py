@@ -20,7 +20,6 @@ from minigo_core.data.schedule import (
     first_rating_file,
     first_rating_seed,
     generation_outputs,
-    ladder_file,
     ladder_seed,
     last_window,
     match_games,
@@ -41,6 +40,7 @@ __all__ = [
     "equal_time_options",
     "equal_time_slugs",
     "evaluate_options",
+    "evaluation_nice",
     "evaluation_files",
     "first_rating_options",
     "first_rating_start",
@@ -62,6 +62,9 @@ __all__ = [
 
 # games a first rating plays against a rung before it counts for the bracket (the full rating: 10)
 FIRST_RATING_GAMES_PER_RUNG = 4
+# The CPU weight of each nice level 0..19 under Linux's fair scheduler (kernel/sched/core.c,
+# sched_prio_to_weight): two jobs on one core share it in proportion to their weights.
+NICE_WEIGHTS = (1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15)
 # Workflow-only keys (not part of the run config the library sees); settable with --config KEY=VALUE.
 WORKFLOW_KEYS = ("first_generation", "last_generation", "plan_max_jobs", "report_generation")
 
@@ -150,20 +153,36 @@ def opponent_model_generation(slug: str, generation: int) -> int | None:
     return PlayerSpec.from_slug(slug).generation_at(generation)
 
 
+def evaluation_nice(cfg: RunConfig) -> int:
+    """The nice level of the evaluation and rating jobs: the one whose weight gives such a job
+    `evaluate.share` of a core it shares with a loop job (nice 0): w / (w + 1024), the nearest of the levels.
+    A share it keeps whatever the loop does (the scheduler divides the core by weight), unlike nice 19's
+    leftovers; the loop keeps the rest. On a Slurm cluster each job has cores of its own and the level
+    changes nothing."""
+    shares = [w / (w + NICE_WEIGHTS[0]) for w in NICE_WEIGHTS]
+    return min(range(len(shares)), key=lambda n: abs(shares[n] - cfg.evaluate.share))
+
+
 def ladder_start(cfg: RunConfig, generation: int) -> list[str]:
-    """The rating `generation`'s ladder rating starts from (an input of its rule): the previous evaluated
-    generation's `ladder.json`, or nothing for the first one. The chain keeps a rerun byte-identical."""
-    earlier = [h for h in range(1, generation) if ladder_file(cfg, h)]
-    return [ladder_file(cfg, earlier[-1])] if earlier else []
+    """What `generation`'s ladder rating starts from (an input of its rule): its own first rating (the same
+    model's quick rating, `evaluate.ladder_first_games` games) when the run makes one, else nothing (a search
+    from the ladder's middle). Never another generation's result: each rating stands on its own games, and
+    no rating waits for another generation's (so they do not run one after another at the run's end)."""
+    first = first_rating_file(cfg, generation) if cfg.evaluate.ladder_first_games > 0 else None
+    return [first] if first else []
 
 
 def ladder_options(cfg: RunConfig, generation: int) -> list[str]:
     """`minigo ladder rate` arguments of `generation`'s rating (a list: the rule quotes each with `:q`): the
     model, the board size, the target half-width, the game budget, a seed derived from the run's seed and the
-    generation, and `--start-from` the previous evaluated generation's rating when there is one."""
+    generation, and `--start-from` its own first rating when there is one (`ladder_start`). The last
+    generation's rating narrows to `evaluate.ladder_half_width`, the others' to
+    `evaluate.ladder_half_width_mid` (the curve's points: cheaper, so that the ratings keep up with the
+    loop)."""
     e = cfg.evaluate
     options = [f"gen{generation}", "--board-size", str(cfg.board_size)]
-    options += ["--target-half-width", repr(float(e.ladder_half_width))]
+    half_width = e.ladder_half_width if generation == cfg.generations else e.ladder_half_width_mid
+    options += ["--target-half-width", repr(float(half_width))]
     options += ["--max-games", str(e.ladder_max_games), "--seed", str(ladder_seed(cfg, generation))]
     for start in ladder_start(cfg, generation):
         options += ["--start-from", start]
@@ -171,11 +190,9 @@ def ladder_options(cfg: RunConfig, generation: int) -> list[str]:
 
 
 def first_rating_start(cfg: RunConfig, generation: int) -> list[str]:
-    """Where `generation`'s first rating starts (an input of its rule): the previous evaluated generation's
-    first rating, or nothing (a search from the ladder's middle). A chain of quick jobs only: it never waits
-    for a full rating."""
-    earlier = [h for h in range(1, generation) if first_rating_file(cfg, h)]
-    return [first_rating_file(cfg, earlier[-1])] if earlier else []
+    """Where `generation`'s first rating starts (an input of its rule): nothing, a search from the ladder's
+    middle; no other generation's rating (each stands on its own games)."""
+    return []
 
 
 def first_rating_options(cfg: RunConfig, generation: int) -> list[str]:

@@ -107,8 +107,20 @@ def test_the_budget_stops_a_resumed_row(tmp_path, fake_run):
 def test_a_row_cut_off_under_another_config_starts_again(tmp_path, fake_run):
     spec, row = _spec(tmp_path, generations=2)
     _cut_off(spec, row, spent=7.5, models=2)
-    row.config_path.write_text(row.config_path.read_text().replace("seed: ", "seed: 9"))
+    row.config_path.write_text(row.config_path.read_text().replace("seed: ", "seed: 9", 1))
     result = ablation.run_row(spec, row, budget_s=60.0)
     data = ablation.row_config(spec, row)
     assert Path(layout.model_path(data["root"], 1)).read_bytes() == b"model"  # redone
     assert result["pieces"] == 1 and result["wall_s"] < 7.5
+
+
+def test_a_row_resumes_under_a_config_that_only_adds_keys(tmp_path, fake_run):
+    """A later commit's run config may have keys the cut-off row's row.yaml lacks (their bases carry the
+    value that keeps the table's behaviour): the row goes on, and its row.yaml gains them."""
+    spec, row = _spec(tmp_path, generations=2)
+    _cut_off(spec, row, spent=7.5, models=2)
+    data = yaml.safe_load(row.config_path.read_text())
+    del data["evaluate"]["share"]
+    row.config_path.write_text(yaml.safe_dump(data, sort_keys=False))
+    result = ablation.run_row(spec, row, budget_s=60.0)
+    assert result["pieces"] == 2 and "share" in yaml.safe_load(row.config_path.read_text())["evaluate"]

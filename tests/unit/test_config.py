@@ -69,8 +69,8 @@ def test_the_dataclass_defaults_are_config_yaml_key_for_key():
 
 
 def test_selfplay_job_and_search_settings():
-    s = from_dict({}).selfplay  # the library's defaults: config.yaml's, 224 games per job, Gumbel
-    assert (s.games_per_job, s.search, s.model_lag) == (224, "gumbel", 1)
+    s = from_dict({}).selfplay  # the library's defaults: config.yaml's, 448 games per job, Gumbel
+    assert (s.games_per_job, s.search, s.model_lag) == (448, "gumbel", 1)
     assert (s.gumbel_considered, s.gumbel_c_visit, s.gumbel_c_scale) == (4, 50.0, 1.0)
     assert load_config(REPO / "config.yaml").selfplay.games_per_job > 1
     assert load_config(REPO / "config" / "paper.yaml").selfplay.games_per_job == 64

@@ -52,12 +52,10 @@ def test_the_first_rating_is_cheap_seeded_and_waits_for_no_full_rating(make_conf
     seed = first[first.index("--seed") + 1]
     assert seed == str(schedule.first_rating_seed(cfg, 6)) != full[full.index("--seed") + 1]
     assert seed == workflow.first_rating_options(cfg, 6)[first.index("--seed") + 1]  # derived, not drawn
-    # it starts from the previous first rating (a quick job), never from a full rating
-    assert workflow.first_rating_start(cfg, 3) == [] and "--start-from" not in workflow.first_rating_options(
-        cfg, 3
-    )
-    assert workflow.first_rating_start(cfg, 6) == [layout.ladder_first_rating_path(cfg.root, 3)]
-    assert first[first.index("--start-from") + 1] == layout.ladder_first_rating_path(cfg.root, 3)
+    # it starts from the ladder's middle, never from another generation's rating (first or full)
+    for g in (3, 6, 9):
+        assert workflow.first_rating_start(cfg, g) == []
+        assert "--start-from" not in workflow.first_rating_options(cfg, g)
     assert first[first.index("--min-games-per-rung") + 1] == "4" and "--min-games-per-rung" not in full
 
 
@@ -74,12 +72,14 @@ def test_a_quick_search_moves_on_after_a_few_games_a_rung(tmp_path):
 
 
 def test_the_rule_runs_the_first_rating_beside_the_loop_not_behind_it():
-    """The workflow's rule: at nice 5 (not 19), under its own resource (not `evaluations`, which the niced
-    matches and full ratings hold), its inputs the model, the config and the previous first rating only;
-    the local profile counts it against no core, one at a time."""
+    """The workflow's rule: at the evaluations' held share (EVAL_NICE, not 19), under its own resource
+    (not `evaluations`, which the matches and full ratings hold), its inputs the model and the config (its
+    `start` input is empty: `first_rating_start`); the local profile counts it against no core, one at a
+    time."""
     rules = (REPO / "workflow/rules/evaluate.smk").read_text()
     rule = rules[rules.index("rule ladder_first_rating:") :]
-    assert '"nice -n 5 {params.minigo} ladder rate {params.options:q}' in rule
+    assert '"nice -n {params.nice:q} {params.minigo} ladder rate {params.options:q}' in rule
+    assert "nice=EVAL_NICE" in rule
     assert "first_ratings=1" in rule and "evaluations=" not in rule
     inputs = rule[rule.index("input:") : rule.index("output:")]
     assert "model=MODEL" in inputs and "start=first_rating_start" in inputs and "ladder_start" not in inputs

@@ -65,16 +65,23 @@ def test_schedule_lists_no_ladder_json_without_a_ladder_or_when_off(make_config,
     )
 
 
-def test_ladder_options_chain_each_rating_to_the_previous_evaluated_one(make_config):
-    cfg = make_config(generations=6, evaluate={"every": 2, "ladder_half_width": 80, "ladder_max_games": 50})
-    first = workflow.ladder_options(cfg, 2)
-    assert first[:3] == ["gen2", "--board-size", "5"] and "--start-from" not in first
-    assert workflow.ladder_start(cfg, 2) == []
-    later = workflow.ladder_options(cfg, 6)
-    assert workflow.ladder_start(cfg, 6) == [layout.ladder_rating_path(cfg.root, 4)]
-    assert later[later.index("--start-from") + 1] == layout.ladder_rating_path(cfg.root, 4)
-    assert later[later.index("--target-half-width") + 1] == "80.0"
-    assert later[later.index("--max-games") + 1] == "50"
+def test_a_rating_never_starts_from_another_generations_result(make_config):
+    """Each full rating starts from its own model's first rating (or the ladder's middle when the run makes
+    none), never from another generation's: no rating waits for another, none inherits its error."""
+    evaluate = {"every": 2, "ladder_half_width": 80, "ladder_half_width_mid": 120, "ladder_max_games": 50}
+    cfg = make_config(generations=6, evaluate=evaluate)
+    for g in (2, 4, 6):  # the last generation has no first rating: its full rating comes at once
+        own = [layout.ladder_first_rating_path(cfg.root, g)] if g < 6 else []
+        assert workflow.ladder_start(cfg, g) == own
+        options = workflow.ladder_options(cfg, g)
+        assert options[:3] == [f"gen{g}", "--board-size", "5"]
+        assert [options[i + 1] for i, o in enumerate(options) if o == "--start-from"] == own
+        assert options[options.index("--max-games") + 1] == "50"
+        # the curve's points to the mid half-width, the last model to the full one
+        assert options[options.index("--target-half-width") + 1] == ("80.0" if g == 6 else "120.0")
+    none = make_config(generations=6, evaluate={**evaluate, "ladder_first_games": 0})
+    assert all(workflow.ladder_start(none, g) == [] for g in (2, 4, 6))
+    assert all("--start-from" not in workflow.ladder_options(none, g) for g in (2, 4, 6))
     seeds = {g: schedule.ladder_seed(cfg, g) for g in (2, 4, 6)}
     assert len(set(seeds.values())) == 3 and seeds == {g: schedule.ladder_seed(cfg, g) for g in (2, 4, 6)}
     assert schedule.ladder_seed(make_config(seed=8, generations=6), 2) != seeds[2]

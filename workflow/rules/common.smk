@@ -30,6 +30,8 @@ ROOT = RUN.root.rstrip("/")
 # The interpreter running Snakemake: its environment (the project's .venv) has minigo_core.
 PYTHON = sys.executable
 MINIGO = f"{shlex.quote(PYTHON)} -m minigo_core.cli"
+# the nice level of evaluation and rating jobs: `evaluate.share` of a core beside a loop job
+EVAL_NICE = minigo.evaluation_nice(RUN)
 
 # The bounded plan (see minigo_core/pipeline/plan.py): in the main Snakemake process it is read from the run's files;
 # in a cluster job (which builds no DAG beyond its own job) every generation is allowed, so a job never
@@ -192,7 +194,7 @@ def opponent_model(wildcards):
 
 
 def ladder_start(wildcards):
-    """The previous evaluated generation's ladder rating (none for the first): where this one starts."""
+    """The generation's own first rating, when the run makes them: where its full rating starts."""
     return minigo.ladder_start(RUN, int(wildcards.generation))
 
 
@@ -201,7 +203,7 @@ def ladder_options(wildcards):
 
 
 def first_rating_start(wildcards):
-    """The previous evaluated generation's first rating (none for the first): where this one starts."""
+    """Nothing: a first rating starts at the ladder's middle."""
     return minigo.first_rating_start(RUN, int(wildcards.generation))
 
 

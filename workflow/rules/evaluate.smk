@@ -1,7 +1,9 @@
 # Evaluation: the new model against each configured opponent, and its rating on the fixed Elo ladder of the
-# board size when there is one (both off the critical path). They run at the lowest CPU priority (nice 19):
-# on a shared machine they take only the time that self-play and training leave, and profiles/local counts
-# them against no core (set-threads 0) and at most `evaluations` at once; each records its own CPU seconds.
+# board size when there is one (both off the critical path, beside the loop). Each runs at the nice level
+# that keeps it `evaluate.share` of a core it shares with a loop job (EVAL_NICE: nice 5 for a quarter), a
+# share the scheduler holds whatever the loop does, so the ratings keep up with the loop instead of piling
+# up at its end; profiles/local counts them against no core (set-threads 0) and at most `evaluations` at
+# once. Each records its own CPU seconds.
 
 
 rule evaluate:
@@ -21,10 +23,11 @@ rule evaluate:
         evaluations=1,
     params:
         minigo=MINIGO,
+        nice=EVAL_NICE,
         spec=opponent_spec,
         options=evaluate_options,
     shell:
-        "nice -n 19 {params.minigo} evaluate --config {input.config:q} --generation {wildcards.generation:q}"
+        "nice -n {params.nice:q} {params.minigo} evaluate --config {input.config:q} --generation {wildcards.generation:q}"
         " --opponent {params.spec:q} {params.options:q} --out {output.result:q} > {log:q} 2>&1"
 
 
@@ -51,15 +54,17 @@ rule evaluate_equal_time:
         evaluations=1,
     params:
         minigo=MINIGO,
+        nice=EVAL_NICE,
         spec=opponent_spec,
         options=equal_time_options,
     shell:
-        "nice -n 19 {params.minigo} evaluate --config {input.config:q} --generation {wildcards.generation:q}"
+        "nice -n {params.nice:q} {params.minigo} evaluate --config {input.config:q} --generation {wildcards.generation:q}"
         " --opponent {params.spec:q} {params.options:q} --out {output.result:q} > {log:q} 2>&1"
 
 
-# The fixed-scale rating starts where the previous evaluated generation's stood (a chain: reruns play the
-# same games).
+# The fixed-scale rating starts where its own first rating stands (`ladder_first_games` games of the same
+# model), else at the ladder's middle: never from another generation's result, so ratings do not wait for
+# one another. Before the last generation it narrows to `evaluate.ladder_half_width_mid`.
 rule ladder_rating:
     input:
         config=ancient(EFFECTIVE_CONFIG),
@@ -76,16 +81,16 @@ rule ladder_rating:
         evaluations=1,
     params:
         minigo=MINIGO,
+        nice=EVAL_NICE,
         options=ladder_options,
     shell:
-        "nice -n 19 {params.minigo} ladder rate {params.options:q} --config {input.config:q}"
+        "nice -n {params.nice:q} {params.minigo} ladder rate {params.options:q} --config {input.config:q}"
         " --out {output.rating:q} > {log:q} 2>&1"
 
 
-# The first rating: `evaluate.ladder_first_games` games as soon as the model exists, at nice 5 (a share of a
-# core beside the loop, not what nice 19 leaves), counted against `first_ratings` only, so it waits neither
-# for the niced evaluations nor for the full rating above; the live line and `minigo status` show it until
-# the full one is written. It chains on the previous first rating (reruns play the same games).
+# The first rating: `evaluate.ladder_first_games` games as soon as the model exists, from the ladder's middle,
+# counted against `first_ratings` only, so it waits for no evaluation; the live line and `minigo status` show
+# it until the full one is written.
 rule ladder_first_rating:
     input:
         config=ancient(EFFECTIVE_CONFIG),
@@ -103,7 +108,8 @@ rule ladder_first_rating:
         first_ratings=1,
     params:
         minigo=MINIGO,
+        nice=EVAL_NICE,
         options=first_rating_options,
     shell:
-        "nice -n 5 {params.minigo} ladder rate {params.options:q} --config {input.config:q}"
+        "nice -n {params.nice:q} {params.minigo} ladder rate {params.options:q} --config {input.config:q}"
         " --out {output.rating:q} > {log:q} 2>&1"
