@@ -23,7 +23,8 @@ get them too), with the readers of `minigo status` and `minigo status --breakdow
 - wall s: the row's run time with its warm start's (`row_result.json`'s `total_wall_s`, else `wall_s`;
   else the breakdown's first job to last file).
 
-A figure that cannot be read is None in `ablation.json` and "-" in the table.
+A figure that cannot be read is None in `ablation.json` and "-" in the table. With `measures:` in the spec,
+each row's value error and search scaling (`minigo_core.bench._ablation_measures`) go beside its rating.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import yaml
 
 from minigo_core.base.config import load_config
 from minigo_core.base.machine import cpu_model
+from minigo_core.bench import _ablation_measures
 from minigo_core.data import layout
 from minigo_core.rating import ladder_rate
 from minigo_core.rating.ladder import LadderError
@@ -197,8 +199,11 @@ def _half(rating: dict) -> float:
     return (hi - lo) / 2
 
 
-def entries(root: Path, results: list[dict], ratings: dict[str, dict | None]) -> list[dict]:
-    """One record per row with a result: its spec, cost figures, rating and Elo difference to `default`."""
+def entries(
+    root: Path, results: list[dict], ratings: dict[str, dict | None], measures: dict | None = None
+) -> list[dict]:
+    """One record per row with a result: its spec, cost figures, rating and Elo difference to `default`; its
+    measures too when `measures` ({name: measures or None}) is given."""
     rows = []
     for r in results:
         rating = ratings.get(r["name"])
@@ -212,6 +217,7 @@ def entries(root: Path, results: list[dict], ratings: dict[str, dict | None]) ->
                 **row_figures(root / r["name"] / "run", r),
                 "rating": {k: rating.get(k) for k in RATING_KEYS} if rating else None,
                 "rating_file": str(root / r["name"] / RATING_FILE) if rating else None,
+                **({"measures": measures.get(r["name"])} if measures is not None else {}),
             }
         )
     base = next((e["rating"] for e in rows if e["name"] == BASELINE and e["rating"]), None)
@@ -227,8 +233,8 @@ def _cell(value: object, spec: str = "") -> str:
     return "-" if value is None else format(value, spec)
 
 
-def table(rows: list[dict]) -> str:
-    """The Markdown table, sorted by Elo (rows without a rating last)."""
+def table(rows: list[dict], measures: _ablation_measures.MeasureSettings | None = None) -> str:
+    """The Markdown table, sorted by Elo (rows without a rating last); with `measures`, their columns."""
     versus = any("elo_vs_default" in e for e in rows)
     head = [
         "row",
@@ -242,6 +248,7 @@ def table(rows: list[dict]) -> str:
         "fixed-scale Elo [95%]",
         "games rated",
     ] + ([f"vs `{BASELINE}` (95%)"] if versus else [])
+    head += _ablation_measures.head(measures) if measures else []
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for e in rows:
         rating = e["rating"]
@@ -268,6 +275,7 @@ def table(rows: list[dict]) -> str:
                 cells.append("(baseline)")
             else:
                 cells.append("-" if diff is None else f"{diff:+.0f} +- {e['elo_vs_default_half_width']:.0f}")
+        cells += _ablation_measures.cells(e.get("measures")) if measures else []
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -290,12 +298,17 @@ def _base(spec: dict) -> dict | None:
 
 
 def report(spec: dict, results: list[dict], command: list[str]) -> int:
-    """Rate the rows, print the table and write `{root}/ablation.md` and `ablation.json`; 1 if a row with a
-    model has no rating (its rating failed), else 0."""
+    """Rate the rows (and measure them, with `measures:`), print the table and write `{root}/ablation.md` and
+    `ablation.json`; 1 if a row with a model has no rating or no measures (they failed), else 0."""
     settings: RatingSettings = spec["rating"]
     root: Path = spec["root"]
     ratings = rate_rows(root, [r["name"] for r in results], settings)
-    rows = entries(root, results, ratings)
+    extra: _ablation_measures.MeasureSettings | None = spec.get("measures")
+    measures = None
+    if extra is not None:
+        models = {r["name"]: newest_model(root / r["name"] / "run") for r in results}
+        measures = _ablation_measures.measure_rows(root, models, extra)
+    rows = entries(root, results, ratings, measures)
     anchor = next(((e["rating"]["anchor"], e["rating"]["anchor_elo"]) for e in rows if e["rating"]), None)
     scale = f"anchor {anchor[0]} = {anchor[1]}" if anchor else "no row rated"
     head = (
@@ -303,7 +316,8 @@ def report(spec: dict, results: list[dict], command: list[str]) -> int:
         f"readouts a move, to +-{settings.half_width:g} Elo or {settings.max_games} games, seed "
         f"{settings.seed}. core-s: the loop's jobs (self-play games, training steps, window, job start-up)."
     )
-    text = head + "\n\n" + table(rows)
+    head += (" " + _ablation_measures.describe(extra)) if extra else ""
+    text = head + "\n\n" + table(rows, extra)
     print(text)
     (root / "ablation.md").write_text(text + "\n")
     changed = _git("status", "--porcelain", "--untracked-files=no")
@@ -316,8 +330,10 @@ def report(spec: dict, results: list[dict], command: list[str]) -> int:
         "budget_minutes": spec.get("budget_minutes"),
         "base": _base(spec),
         "rating": asdict(settings),
+        **({"measures": {**extra.record(), "jobs": extra.jobs}} if extra else {}),
         "baseline": BASELINE,
         "rows": rows,
     }
     (root / "ablation.json").write_text(json.dumps(summary, indent=1) + "\n")
-    return int(any(e["rating"] is None and e["last_generation"] is not None for e in rows))
+    lacking = [e for e in rows if e["rating"] is None or ("measures" in e and e["measures"] is None)]
+    return int(any(e["last_generation"] is not None for e in lacking))

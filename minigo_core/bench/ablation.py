@@ -24,6 +24,13 @@ result goes on from where it stopped for what is left of its budget (`row_progre
 resumes;
 `--rate-only` starts no row and rates those that have a result. Prints a Markdown table, also written to
 `{root}/ablation.md`, with the JSON (the command, the git commit, the CPU) in `{root}/ablation.json`.
+
+With a `measures:` section too (config/ablation/value.yaml), every row's model gets its value head's error on
+the position set `measures.value_set` (MSE, sign right, last third: `bench value_error`) and its search
+scaling (against itself at the readouts before, for each of `measures.scaling_readouts` but the first,
+`measures.scaling_games` games a pair from `measures.seed`: `bench search_scaling`; the Elo per doubling over
+the range with its 95% interval) beside its rating, `measures.jobs` rows at once (`{root}/ROW/measures.json`,
+kept unless its settings or model differ; `minigo_core.bench._ablation_measures`).
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from pathlib import Path
 import yaml
 
 from minigo_core.base.config import ConfigError, from_dict, unstated_keys
-from minigo_core.bench import _ablation_ladder, _ablation_tournament, _ablation_warm
+from minigo_core.bench import _ablation_ladder, _ablation_measures, _ablation_tournament, _ablation_warm
 from minigo_core.data import layout
 from minigo_core.pipeline.workflow import effective_config_text, without_unavailable_opponents
 
@@ -94,6 +101,20 @@ def load_spec(path: str) -> tuple[dict, list[Row]]:
                 from_dict(merge(row_config(spec, row), {"evaluate": {"readouts": spec["rating"].readouts}}))
             except ConfigError as exc:
                 raise SystemExit(f"ablation spec {path}: row {row.name}: {exc}") from None
+    if "measures" in spec:  # the value error and search scaling beside the ratings (`_ablation_measures`)
+        if "rating" not in spec:
+            raise SystemExit(f"ablation spec {path}: `measures` goes beside the ratings: it needs `rating:`")
+        spec["measures"] = _ablation_measures.MeasureSettings.from_spec(
+            spec["measures"], f"ablation spec {path}"
+        )
+        least = spec["measures"].scaling_readouts[0]
+        for row in rows:
+            try:  # the row's config with the scaling's fewest readouts
+                from_dict(merge(row_config(spec, row), {"evaluate": {"readouts": least}}))
+            except ConfigError as exc:
+                raise SystemExit(
+                    f"ablation spec {path}: row {row.name}: measures.scaling_readouts: {exc}"
+                ) from None
     return spec, rows
 
 
@@ -277,6 +298,17 @@ def _stop(proc: subprocess.Popen) -> None:
             continue
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _stop_on_signals() -> None:
+    """SIGINT and SIGTERM stop the running row (its time and generations kept: `row_progress.json`) and
+    then the command, even when it was started in the background, where SIGINT comes ignored."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _interrupted)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m minigo_core.bench ablation",
@@ -312,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         help="start no row: rate (or play the tournament of) the rows that have a result, and tabulate",
     )
     args = parser.parse_args(argv)
+    _stop_on_signals()
     spec, rows = load_spec(args.spec)
     wanted = [r for r in rows if not args.rows or r.name in args.rows.split(",")]
     budget_s = 60.0 * float(spec.get("budget_minutes", 10))

@@ -106,6 +106,11 @@ def errors(values: np.ndarray, z: np.ndarray) -> dict:
     return {"mse": round(float(np.mean((values - z) ** 2)), 4), "sign_rate": round(float(np.mean(right)), 4)}
 
 
+def baseline(z: np.ndarray, late: np.ndarray) -> dict:
+    """The constant predictor v = 0 on the same positions: what a value head that learned nothing scores."""
+    return {"all": errors(np.zeros_like(z), z), "last_third": errors(np.zeros_like(z[late]), z[late])}
+
+
 def measure(model: str, positions: list[go.Position], z: np.ndarray, late: np.ndarray, threads: int) -> dict:
     net = fused.load(model, Runtime(threads=threads))
     values = []
@@ -151,21 +156,19 @@ def main(argv: list[str] | None = None) -> int:
         p.error("give either --model M or --run ROOT (or --make-set FILE)")
     data = read_set(args.set)
     positions, z, late = positions_of(data)
-    baseline = {"all": errors(np.zeros_like(z), z), "last_third": errors(np.zeros_like(z[late]), z[late])}
+    zero = baseline(z, late)
     rows = [measure(m, positions, z, late, args.threads) for m in models_of(args)]
     games, sides, n = len(data["games"]), " vs ".join(data["players"]), data["board_size"]
     print(
         f"Value error on {len(positions)} positions of {games} games of {sides} ({n}x{n}); CPU: {cpu_model()}"
     )
     print(f"{'model':<48} {'MSE':>7} {'sign':>6}   {'MSE, last third':>15} {'sign':>6}")
-    for r in [{"model": "baseline: v = 0", **baseline}, *rows]:
+    for r in [{"model": "baseline: v = 0", **zero}, *rows]:
         a, t = r["all"], r["last_third"]
         print(f"{Path(r['model']).name:<48} {a['mse']:>7.3f} {a['sign_rate']:>6.1%}   {t['mse']:>15.3f} "
               f"{t['sign_rate']:>6.1%}")  # fmt: skip
     if args.json:
-        Path(args.json).write_text(
-            json.dumps({"cpu": cpu_model(), "baseline": baseline, "rows": rows}, indent=1)
-        )
+        Path(args.json).write_text(json.dumps({"cpu": cpu_model(), "baseline": zero, "rows": rows}, indent=1))
     return 0
 
 

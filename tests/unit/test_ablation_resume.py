@@ -124,3 +124,24 @@ def test_a_row_resumes_under_a_config_that_only_adds_keys(tmp_path, fake_run):
     row.config_path.write_text(yaml.safe_dump(data, sort_keys=False))
     result = ablation.run_row(spec, row, budget_s=60.0)
     assert result["pieces"] == 2 and "share" in yaml.safe_load(row.config_path.read_text())["evaluate"]
+
+
+def test_a_signal_stops_the_row_and_keeps_its_time(tmp_path, fake_run):
+    """SIGTERM to the driver (or SIGINT, even when the shell started it with SIGINT ignored) stops the row's
+    run and records the seconds it had, so a later invocation goes on from there."""
+    import signal
+    import threading
+
+    spec, row = _spec(tmp_path, generations=500)
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        ablation._stop_on_signals()
+        threading.Timer(1.0, lambda: signal.raise_signal(signal.SIGTERM)).start()
+        with pytest.raises(KeyboardInterrupt):
+            ablation.run_row(spec, row, budget_s=60.0)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    progress = json.loads((row.root / ablation.PROGRESS_FILE).read_text())
+    assert 0.8 < progress["spent_s"] < 30 and progress["pieces"] == 1
+    assert not row.result_path.exists()
