@@ -41,6 +41,7 @@ class ModelSettings:
     backend: str = "dsp"
     aux_heads: bool = True
     global_pooling: bool = False
+    reply_head: bool = False  # KataGo's opponent-reply policy head (trained only; the search never reads it)
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,7 @@ class TrainSettings:
     value_weight: float = 1.0
     ownership_weight: float = 1.5
     score_weight: float = 1.0
+    reply_weight: float = 0.15  # the opponent-reply loss's weight (KataGo: 0.15); used with model.reply_head
     threads_per_rank: int = 1
     prefetch_batches: int = 8
     checkpoint_every: int = 200
@@ -364,6 +366,7 @@ def _check_train(t: TrainSettings) -> None:
     _require(0 <= t.value_weight <= 100, "train.value_weight", "[0, 100]", t.value_weight)
     _require(0 <= t.ownership_weight <= 100, "train.ownership_weight", "[0, 100]", t.ownership_weight)
     _require(0 <= t.score_weight <= 100, "train.score_weight", "[0, 100]", t.score_weight)
+    _require(0 <= t.reply_weight <= 100, "train.reply_weight", "[0, 100]", t.reply_weight)
     _require(1 <= t.threads_per_rank <= 1024, "train.threads_per_rank", "1..1024", t.threads_per_rank)
     _require(1 <= t.prefetch_batches <= 4096, "train.prefetch_batches", "1..4096", t.prefetch_batches)
     _require(1 <= t.checkpoint_every, "train.checkpoint_every", ">= 1", t.checkpoint_every)

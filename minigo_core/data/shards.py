@@ -12,10 +12,13 @@ A shard is an Arrow IPC file (random access, zstd-compressed buffers) with one r
 | `move`   | int16                       | index of the position among that game's recorded positions     |
 | `own`    | fixed_size_binary(N*N)      | final ownership from the mover's view, int8 per point (1, -1, 0) |
 | `score`  | float16                     | final score margin from the mover's view, points; NaN if unknown |
+| `reply`  | int16                       | the opponent's next move, flat index (pass = N*N); -1 if none  |
 
-`own` and `score` are the auxiliary targets (format version 2). Only version 2 is read: a shard of another
-version (version 1, without the auxiliary targets, was written only before the first release) is refused
-naming the file; shards are rebuilt from the game files by rerunning the window.
+`own` and `score` are the auxiliary targets (format version 2), `reply` the opponent-reply target (format
+version 3, what is written). Versions 2 and 3 are read: a version-2 shard reads as having no reply targets
+(every row -1), so a window built before the column still trains (a model with the reply head learns nothing
+from it). A shard of another version (version 1, without the auxiliary targets, was written only before the
+first release) is refused naming the file; shards are rebuilt from the game files by rerunning the window.
 
 Each plane is packed on its own byte boundary so that the history planes, which repeat almost exactly, stay
 byte-aligned and zstd finds them. Record batches hold `batch_rows` rows (all but the last), so a reader finds
@@ -39,8 +42,8 @@ import pyarrow.ipc as ipc
 from minigo_core.data import arrays, storage
 
 FORMAT = "minigo-shard"
-VERSION = 2
-READABLE_VERSIONS = (VERSION,)
+VERSION = 3
+READABLE_VERSIONS = (2, VERSION)  # version 2: no `reply` column (read as -1: no target)
 BATCH_ROWS = 1024
 ZSTD_LEVEL = 6
 
@@ -51,8 +54,9 @@ class ShardError(ValueError):
 
 @dataclass
 class Examples:
-    """Decoded training examples: planes uint8 (n, P, N, N), pi float32 (n, N*N+1), z float32 (n,), and the
-    auxiliary targets own int8 (n, N*N) and score float32 (n,) (NaN: none)."""
+    """Decoded training examples: planes uint8 (n, P, N, N), pi float32 (n, N*N+1), z float32 (n,), the
+    auxiliary targets own int8 (n, N*N) and score float32 (n,) (NaN: none), and the opponent-reply target
+    reply int16 (n,) (-1: none)."""
 
     planes: np.ndarray
     pi: np.ndarray
@@ -61,6 +65,7 @@ class Examples:
     move: np.ndarray
     own: np.ndarray | None = None
     score: np.ndarray | None = None
+    reply: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n, n2 = self.z.shape[0], self.planes.shape[-1] * self.planes.shape[-2]
@@ -68,6 +73,8 @@ class Examples:
             self.own = np.zeros((n, n2), dtype=np.int8)
         if self.score is None:
             self.score = np.full(n, np.nan, dtype=np.float32)
+        if self.reply is None:
+            self.reply = np.full(n, -1, dtype=np.int16)
 
     def __len__(self) -> int:
         return int(self.z.shape[0])
@@ -100,6 +107,7 @@ def schema(num_planes: int, board_size: int, metadata: dict | None = None) -> pa
         pa.field("move", pa.int16(), nullable=False),
         pa.field("own", pa.binary(board_size * board_size), nullable=False),
         pa.field("score", pa.float16(), nullable=False),
+        pa.field("reply", pa.int16(), nullable=False),
     ]
     meta = {k: json.dumps(v) for k, v in (metadata or {}).items()}
     return pa.schema(fields, metadata=meta)
@@ -113,18 +121,23 @@ def encode(
     move: np.ndarray,
     own: np.ndarray | None = None,
     score: np.ndarray | None = None,
+    reply: np.ndarray | None = None,
 ) -> pa.RecordBatch:
     """Training examples -> one record batch in the shard schema (planes bit-packed, policy sparse); without
-    `own`/`score` the rows have no auxiliary targets (ownership 0, score NaN)."""
+    `own`/`score` the rows have no auxiliary targets (ownership 0, score NaN), without `reply` no
+    opponent-reply target (-1)."""
     n, num_planes, board_size, _ = planes.shape
     n2 = board_size * board_size
     own = np.zeros((n, n2), dtype=np.int8) if own is None else np.ascontiguousarray(own, dtype=np.int8)
     score = np.full(n, np.nan, dtype=np.float32) if score is None else np.asarray(score, dtype=np.float32)
+    reply = np.full(n, -1, dtype=np.int16) if reply is None else np.asarray(reply, dtype=np.int16)
     if pi.shape != (n, n2 + 1) or z.shape != (n,) or own.shape != (n, n2) or score.shape != (n,):
         raise ValueError(
             f"encode: pi {pi.shape} / z {z.shape} / own {own.shape} / score {score.shape} do not match "
             f"planes {planes.shape}"
         )
+    if reply.shape != (n,) or ((reply < -1) | (reply > n2)).any():
+        raise ValueError(f"encode: reply {reply.shape} must hold one move index in -1..{n2} per row")
     if n2 + 1 > 65535:
         raise ValueError(f"board size {board_size} too large for uint16 policy indices")
     packed = np.packbits(np.ascontiguousarray(planes, dtype=np.uint8).reshape(n, num_planes, n2), axis=-1)
@@ -150,6 +163,7 @@ def encode(
             to_arrow(np.asarray(move, dtype=np.int16)),
             pa.FixedSizeBinaryArray.from_buffers(pa.binary(n2), n, [None, pa.py_buffer(own.reshape(-1))]),
             to_arrow(score.astype(np.float16)),
+            to_arrow(reply),
         ],
         schema=schema(num_planes, board_size),
     )
@@ -184,6 +198,9 @@ def decode(batch: pa.RecordBatch | pa.Table, num_planes: int, board_size: int) -
         col = batch.column("own")
         raw = np.frombuffer(col.buffers()[1], dtype=np.int8)[col.offset * n2 : (col.offset + n) * n2]
         own, score = raw.reshape(n, n2).copy(), _values(batch.column("score"), np.float32)
+    reply = None  # a version-2 batch has no opponent-reply targets: -1 (none) for every row
+    if "reply" in batch.schema.names:
+        reply = _values(batch.column("reply"), np.int16)
     return Examples(
         planes=planes,
         pi=pi,
@@ -192,6 +209,7 @@ def decode(batch: pa.RecordBatch | pa.Table, num_planes: int, board_size: int) -
         move=_values(batch.column("move"), np.int16),
         own=own,
         score=score,
+        reply=reply,
     )
 
 

@@ -15,9 +15,11 @@ window (the Rao-Sandelius shuffle), and memory is one bucket (about `BUCKET_ROWS
 size.
 
 A sampled position's planes and auxiliary targets are rebuilt by replaying its game's moves on the compiled
-board (`GameRecord.replayed_examples`, one C call a game; the same bytes as the Python rules). Game files are
-read by `window.read_threads` parallel readers: processes by default (reading and decoding a file is CPU
-work that Python threads cannot share), or threads (`--workers threads`). A file that cannot be read
+board (`GameRecord.replayed_examples`, one C call a game; the same bytes as the Python rules); its
+opponent-reply target is the game's next move (`reply_targets`; every shard has it, a model without the
+reply head ignores it). Game files are read by `window.read_threads` parallel readers: processes by default
+(reading and decoding a file is CPU work that Python threads cannot share), or threads (`--workers
+threads`). A file that cannot be read
 (truncated, empty, foreign, wrong board size or features, moves that do not replay) is skipped and listed
 with the reason; if more than `window.max_bad_fraction` of the files are bad the job fails naming them.
 
@@ -50,7 +52,7 @@ import pyarrow.ipc as ipc
 from minigo_core.base import config as config_mod
 from minigo_core.base import native
 from minigo_core.data import arrays, gamefile, layout, pack, shards, storage
-from minigo_core.game import features
+from minigo_core.game import coords, features
 
 MANIFEST_FORMAT = "minigo-window"
 MANIFEST_VERSION = 1
@@ -139,7 +141,7 @@ def sample_game(
     z = value_targets(record, rows, cfg.window.value_root_mix)
     if planes.shape[1] != num_planes:
         return skip(f"examples with {planes.shape[1]} planes, this run uses {num_planes} ({cfg.features})")
-    batch = shards.encode(planes, pi, z, index, chosen, own, score)
+    batch = shards.encode(planes, pi, z, index, chosen, own, score, reply_targets(record, rows))
     return GameSample(index, url, generation, n, chosen, batch)
 
 
@@ -152,6 +154,16 @@ def value_targets(record: gamefile.GameRecord, rows: np.ndarray, root_mix: float
         return z
     q = np.clip(record.root_value[rows].astype(np.float32), -1.0, 1.0)
     return ((1.0 - root_mix) * z + root_mix * q).astype(np.float32)
+
+
+def reply_targets(record: gamefile.GameRecord, rows: np.ndarray) -> np.ndarray:
+    """The opponent-reply targets (int16) of the given rows: the flat index (pass N*N) of the move played
+    after the row's own move, `moves[move_index + 1]` (the opponent's answer), or -1 where the game has no
+    such move (the row's move was the game's last)."""
+    after = record.move_index[rows] + 1
+    n = record.board_size
+    return np.array([coords.to_flat(record.moves[i], n) if i < len(record.moves) else -1 for i in after],
+                    dtype=np.int16)  # fmt: skip
 
 
 def _reason(exc: BaseException) -> str:

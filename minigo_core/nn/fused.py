@@ -10,6 +10,9 @@ standing for DSP cores; see `minigo_core.nn.dsp.ops`). No torch import: self-pla
     probs, values = net.predict(planes_uint8)      # (B, N*N+1) move probabilities, (B,) values
     heads = net.predict_all(planes_uint8)           # the ownership and score heads too, if the model has them
 
+Only the tensors the engine runs are read (`fold`, the auxiliary heads'): a head that only training uses (the
+opponent-reply head, `ModelConfig.reply_head`) is left in the file, so such a model plays as one without it.
+
 `FusedModel` has what the search and the players use of a network: `cfg`, `provenance`, `predict`. How it
 runs (its DSP cores, the kernels' instruction set, Winograd or direct 3x3 convs) is the `Runtime` it is built
 with, given to the engine once at creation: no setting of this module or of the library is process-wide.

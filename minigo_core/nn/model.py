@@ -89,6 +89,9 @@ class DualNet(nn.Module):
     the search): ownership logits per point from a 1x1 conv of the trunk (`forward_all`: (B, N*N), the
     mover's point where positive) and the final score margin / N*N from the value head's hidden layer (B,).
     With `cfg.global_pooling`, the blocks `cfg.gpool_blocks()` have a global pooling bias (`ResidualBlock`).
+    With `cfg.reply_head`, KataGo's opponent-reply head (trained, never used by the search): a second policy
+    head of the policy head's shape (`conv1_reply` 1x1 conv -> BN -> ReLU, `reply_fc`) whose logits
+    (`forward_train`) predict the opponent's answer to the move the policy head predicts.
     `runtime`: how the dsp backend's kernels run (DSP cores, instruction set, Winograd modes).
     """
 
@@ -118,6 +121,9 @@ class DualNet(nn.Module):
         if cfg.aux_heads:
             self.ownership_conv = nn.Conv2d(f, 1, 1, bias=True)
             self.score_fc = nn.Linear(cfg.fc_width, 1)
+        if cfg.reply_head:  # created last: a net without it draws the same initial weights as before
+            self.conv1_reply = ConvBN(f, 2, 1)
+            self.reply_fc = nn.Linear(2 * n * n, n * n + 1)
         self._fused = None
         self._fused_key: tuple = ()
         self._fused_tensors: list[torch.Tensor] = []
@@ -156,13 +162,36 @@ class DualNet(nn.Module):
         self, x: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
         """(policy logits, value, ownership logits (B, N*N) or None, score margin / N*N (B,) or None)."""
+        return self._forward(x, reply=False)[:4]
+
+    def forward_train(self, x: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        """What training computes: `forward_all`'s four outputs, then the opponent-reply logits (B, N*N+1)
+        (None without `cfg.reply_head`)."""
+        return self._forward(x, reply=self.cfg.reply_head)
+
+    def _forward(self, x: torch.Tensor, reply: bool) -> tuple[torch.Tensor | None, ...]:
         self._check_input(x)
         if self.backend == "dsp":
-            _, p, v, own = self._trunk_dsp(x)
+            h, p, v, own = self._trunk_dsp(x)
         else:
             h, p, v = self._trunk_torch(x)
             own = self.ownership_conv(h).flatten(1) if self.cfg.aux_heads else None
-        return self.head_outputs(p, v, own)
+        return (*self.head_outputs(p, v, own), self._reply_logits(h) if reply else None)
+
+    def _reply_logits(self, h: torch.Tensor) -> torch.Tensor:
+        """The opponent-reply head's logits (B, N*N+1) from the trunk output `h` (NCHW on the torch backend,
+        NHWC on the dsp one, where its 1x1 conv and BN+ReLU run on the DSP kernels like the other heads')."""
+        m = self.conv1_reply
+        if self.backend == "dsp":
+            from minigo_core.nn.dsp import ops  # lazy: the torch backend works without the extension
+
+            r = ops.bn_relu(
+                ops.conv(h, m.conv.weight, self.runtime), m.bn, self.training, runtime=self.runtime
+            )
+            r = r.permute(0, 3, 1, 2)  # NCHW flatten order, as the policy features
+        else:
+            r = F.relu(m.bn(m.conv(h)))
+        return self.reply_fc(r.flatten(1))
 
     def head_outputs(
         self, p: torch.Tensor, v: torch.Tensor, own: torch.Tensor | None

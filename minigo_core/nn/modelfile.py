@@ -15,6 +15,11 @@ tensor bytes. It holds
   "tensors_sha256": "<sha256 of the tensor bytes after the header>"}`; the digest is checked on every read, so
   a file damaged on the shared filesystem (zeroed blocks, a torn write) is refused, never silently used.
 
+Optional features are config keys written only when on (`OMITTED_WHEN`), so a file without one has the bytes
+of a file written before it existed, and a key a file lacks reads as off (`OLD_FILE_DEFAULTS`): e.g.
+`reply_head` (the opponent-reply head's tensors `conv1_reply.*` and `reply_fc.*`, which training writes and
+inference never reads).
+
 Why safetensors (the `safetensors` package, a small Rust-backed library kept by Hugging Face): loading it runs
 no code (a torch pickle on a shared filesystem can), it reads into numpy without torch (self-play and
 evaluation jobs never import torch: `minigo_core.nn.fused`), and any safetensors tool opens the file.
@@ -55,10 +60,10 @@ _REDO = "re-create it (minigo bootstrap / minigo train) or point at another gene
 # What a key missing from a model file's config means: files written before the ownership and score heads
 # existed have no `aux_heads` key and no such heads. Kept apart from ModelConfig's defaults on purpose, so
 # that a new default never changes how an old file reads.
-OLD_FILE_DEFAULTS = {"aux_heads": False, "global_pooling": False}
+OLD_FILE_DEFAULTS = {"aux_heads": False, "global_pooling": False, "reply_head": False}
 # Config keys written to a file only when they are not these values, so that a net without the feature has the
 # bytes of a file written before the feature existed.
-OMITTED_WHEN = {"global_pooling": False}
+OMITTED_WHEN = {"global_pooling": False, "reply_head": False}
 # The prefix of the raw training weights' names in a model file whose weights are their moving average
 # (`train.ema_decay`); a "/" is in no torch state dict name, so they cannot clash with the network's own.
 RAW_PREFIX = "raw/"
@@ -89,6 +94,7 @@ class ModelConfig:
     feature_set: str = "agz"
     aux_heads: bool = False  # ownership + score heads; files written before they existed have none
     global_pooling: bool = False  # KataGo's global pooling bias in some residual blocks (`gpool_blocks`)
+    reply_head: bool = False  # KataGo's opponent-reply policy head (trained only; inference never reads it)
 
     def __post_init__(self) -> None:
         for name in ("board_size", "blocks", "filters", "fc_width"):
@@ -100,6 +106,8 @@ class ModelConfig:
             raise ValueError(f"ModelConfig.aux_heads must be true or false, got {self.aux_heads!r}")
         if not isinstance(self.global_pooling, bool):
             raise ValueError(f"ModelConfig.global_pooling must be true or false, got {self.global_pooling!r}")
+        if not isinstance(self.reply_head, bool):
+            raise ValueError(f"ModelConfig.reply_head must be true or false, got {self.reply_head!r}")
         if self.global_pooling and self.filters < 4:
             raise ValueError(f"ModelConfig.global_pooling needs at least 4 filters, got {self.filters}")
 
@@ -132,7 +140,7 @@ class ModelConfig:
         m = run_cfg.model
         return cls(
             run_cfg.board_size, m.blocks, m.filters, m.fc_width, run_cfg.features, m.aux_heads,
-            m.global_pooling,
+            m.global_pooling, m.reply_head,
         )  # fmt: skip
 
     @classmethod
@@ -179,6 +187,10 @@ class ModelConfig:
             shapes["ownership_conv.bias"] = (1,)
             shapes["score_fc.weight"] = (1, self.fc_width)
             shapes["score_fc.bias"] = (1,)
+        if self.reply_head:  # the opponent-reply head: the policy head's shape
+            conv_bn("conv1_reply", f, 2, 1)
+            shapes["reply_fc.weight"] = (n * n + 1, 2 * n * n)
+            shapes["reply_fc.bias"] = (n * n + 1,)
         return shapes
 
 

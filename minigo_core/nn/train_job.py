@@ -62,7 +62,7 @@ log = logging.getLogger(__name__)
 
 STOPPED_EARLY = 3  # exit code of `--stop-after`: checkpointed, no model written
 RECENT_LOSSES = 20  # the final losses are the mean over this many last steps
-LOSS_NAMES = ("policy", "value", "ownership", "score")  # what a training step returns (nn.training.LOSSES)
+LOSS_NAMES = ("policy", "value", "ownership", "score", "reply")  # a training step's (nn.training.LOSSES)
 T = TypeVar("T")
 
 
@@ -178,14 +178,20 @@ def _check_parent(job: TrainJob, window: Window, net: modelfile.ModelConfig) -> 
 
 
 def augment(
-    planes: np.ndarray, pi: np.ndarray, rng: np.random.Generator, own: np.ndarray | None = None
+    planes: np.ndarray,
+    pi: np.ndarray,
+    rng: np.random.Generator,
+    own: np.ndarray | None = None,
+    reply: np.ndarray | None = None,
 ) -> tuple[np.ndarray, ...]:
     """One random symmetry of the 8 per example (planes (n, P, N, N), pi (n, N*N+1)): (planes, pi), and
-    with `own` (n, N*N) the ownership target under the same symmetry as a third array."""
+    with `own` (n, N*N) the ownership target under the same symmetry as a third array; with `reply` (n,)
+    also the opponent-reply targets (flat move indices, -1 kept: none) moved by it, as the last array."""
     board_size = planes.shape[-1]
     sym = rng.integers(0, symmetries.NUM_SYMMETRIES, size=planes.shape[0])
     out_planes, out_pi = np.empty_like(planes), np.empty_like(pi)
     out_own = None if own is None else np.empty_like(own)
+    out_reply = None if reply is None else np.array(reply, copy=True)
     for s in range(symmetries.NUM_SYMMETRIES):
         rows = np.flatnonzero(sym == s)
         if rows.size:
@@ -194,14 +200,18 @@ def augment(
             if own is not None:
                 grid = own[rows].reshape(rows.size, 1, board_size, board_size)
                 out_own[rows] = symmetries.apply_planes(s, grid).reshape(rows.size, -1)
-    return (out_planes, out_pi) if own is None else (out_planes, out_pi, out_own)
+            if reply is not None:  # move i lands at j where apply_policy's source index src[j] is i
+                dest = np.argsort(symmetries.apply_policy(s, np.arange(board_size**2 + 1), board_size))
+                moved = rows[reply[rows] >= 0]
+                out_reply[moved] = dest[reply[moved]]
+    return (out_planes, out_pi, *(a for a in (out_own, out_reply) if a is not None))
 
 
 class BatchMaker(Generic[T]):
     """`make(i)`: the micro-batches of step i for the shards this rank owns (a pure function of i).
 
-    A micro-batch is one shard's rows of the step, augmented, as `to_batch(planes, pi, z, own, score)` makes
-    it (the trainer's tensors), so that the prefetch threads also do that conversion.
+    A micro-batch is one shard's rows of the step, augmented, as `to_batch(planes, pi, z, own, score, reply)`
+    makes it (the trainer's tensors), so that the prefetch threads also do that conversion.
     """
 
     def __init__(
@@ -211,7 +221,7 @@ class BatchMaker(Generic[T]):
         chunk: int,
         seed: int,
         generation: int,
-        to_batch: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], T],
+        to_batch: Callable[..., T],
         steps_per_pass: int = 0,
     ) -> None:
         self.loaded, self.shard_ids, self.chunk = loaded, shard_ids, chunk
@@ -224,8 +234,8 @@ class BatchMaker(Generic[T]):
         for shard, j in zip(self.loaded, self.shard_ids, strict=True):
             ex = shard.rows(at * self.chunk, (at + 1) * self.chunk)
             rng = np.random.default_rng([self.seed, self.generation, j, step])
-            planes, pi, own = augment(ex.planes, ex.pi, rng, ex.own)
-            out.append(self.to_batch(planes, pi, ex.z, own, ex.score))
+            planes, pi, own, reply = augment(ex.planes, ex.pi, rng, ex.own, ex.reply)
+            out.append(self.to_batch(planes, pi, ex.z, own, ex.score, reply))
         return out
 
 
@@ -292,7 +302,7 @@ def _train(job: TrainJob, trainer_cls: type[Trainer]) -> dict | None:
         t_step = time.perf_counter()
         lr = config_mod.learning_rate_at(tcfg.learning_rate, trainer.global_step0 + step)
         stop = job.stop_requested is not None and job.stop_requested()
-        weights = (tcfg.value_weight, tcfg.ownership_weight, tcfg.score_weight)
+        weights = (tcfg.value_weight, tcfg.ownership_weight, tcfg.score_weight, tcfg.reply_weight)
         with _collective(run, f"the all-reduce of step {step + 1}"):
             losses, accuracy, stop = trainer.step_and_agree(micro, lr, weights, stop)  # all stop if one asks
         clock.compute_s += time.perf_counter() - t_step
@@ -443,7 +453,7 @@ def _record_step(run: _Run, done: int, lr: float, losses: tuple[float, ...], acc
     now = time.perf_counter()
     interval_s = now - clock.interval_start
     wait_total = run.feeder.wait_s
-    policy_loss, value_loss, own_loss, score_loss = losses
+    policy_loss, value_loss, own_loss, score_loss, reply_loss = losses
     l2_loss = run.trainer.l2_loss(tcfg.l2)
     _append_metrics(
         run.metrics,
@@ -456,11 +466,13 @@ def _record_step(run: _Run, done: int, lr: float, losses: tuple[float, ...], acc
             "value_loss": value_loss,
             "ownership_loss": own_loss,
             "score_loss": score_loss,
+            "reply_loss": reply_loss,  # 0 for a model without the opponent-reply head
             "l2_loss": l2_loss,
             "loss": policy_loss
             + tcfg.value_weight * value_loss
             + tcfg.ownership_weight * own_loss
             + tcfg.score_weight * score_loss
+            + tcfg.reply_weight * reply_loss
             + l2_loss,
             "policy_accuracy": accuracy,
             "examples_per_s": clock.interval_steps * run.plan.global_batch / max(interval_s, 1e-9),
@@ -509,6 +521,8 @@ def _finish(run: _Run) -> dict | None:
 def _provenance(run: _Run, wall_s: float) -> dict:
     job, plan, tcfg, global_step0 = run.job, run.plan, run.job.cfg.train, run.trainer.global_step0
     final = np.mean(np.array(run.recent), axis=0) if run.recent else np.full(len(LOSS_NAMES), np.nan)
+    # the reply loss only for a model with the head: a model without it has the bytes it had before the head
+    kept = [name for name in LOSS_NAMES if name != "reply" or run.trainer.model_config.reply_head]
     return {
         "generation": job.generation,
         "parent": job.parent,
@@ -521,7 +535,7 @@ def _provenance(run: _Run, wall_s: float) -> dict:
         "ranks": plan.world,
         "batch_per_rank": tcfg.batch_per_rank,
         **replay(plan),
-        "final_losses": {name: float(v) for name, v in zip(LOSS_NAMES, final, strict=True)},
+        "final_losses": {name: float(v) for name, v in zip(LOSS_NAMES, final, strict=True) if name in kept},
         "learning_rate_final": config_mod.learning_rate_at(tcfg.learning_rate, global_step0 + plan.steps - 1),
         "seed": job.cfg.seed,
         **({} if tcfg.ema_decay is None else {"ema_decay": tcfg.ema_decay}),  # the model is the average

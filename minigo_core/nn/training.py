@@ -46,7 +46,7 @@ def torch_state_kept() -> Iterator[None]:
         torch.use_deterministic_algorithms(saved[2], warn_only=saved[3])
 
 
-LOSSES = ("policy", "value", "ownership", "score")  # what `sgd_step` returns, in this order
+LOSSES = ("policy", "value", "ownership", "score", "reply")  # what `sgd_step` returns, in this order
 
 
 @dataclass
@@ -56,6 +56,7 @@ class MicroBatch:
     z: torch.Tensor  # float32 (c,)
     own: torch.Tensor | None = None  # float32 (c, N*N): final ownership, the mover's view (1, -1, 0)
     score: torch.Tensor | None = None  # float32 (c,): final score margin, points, the mover's view; NaN: none
+    reply: torch.Tensor | None = None  # int64 (c,): the opponent's answer, flat index (pass N*N); -1: none
 
     @classmethod
     def from_arrays(
@@ -65,15 +66,17 @@ class MicroBatch:
         z: np.ndarray,
         own: np.ndarray | None = None,
         score: np.ndarray | None = None,
+        reply: np.ndarray | None = None,
     ) -> MicroBatch:
-        """One shard's examples of a step (planes (c, P, N, N), pi (c, N*N+1), z (c,), and the auxiliary
-        targets own (c, N*N) and score (c,)) as tensors."""
+        """One shard's examples of a step (planes (c, P, N, N), pi (c, N*N+1), z (c,), the auxiliary
+        targets own (c, N*N) and score (c,), and the opponent-reply target (c,), -1 for none) as tensors."""
         return cls(
             x=torch.from_numpy(planes).to(torch.float32),
             pi=torch.from_numpy(pi),
             z=torch.from_numpy(z),
             own=None if own is None else torch.from_numpy(own).to(torch.float32),
             score=None if score is None else torch.from_numpy(score).to(torch.float32),
+            reply=None if reply is None else torch.from_numpy(np.asarray(reply, dtype=np.int64)),
         )
 
     def to(self, device: torch.device) -> MicroBatch:
@@ -81,7 +84,7 @@ class MicroBatch:
             return None if t is None else t.to(device)
 
         return MicroBatch(self.x.to(device), self.pi.to(device), self.z.to(device), move(self.own),
-                          move(self.score))  # fmt: skip
+                          move(self.score), move(self.reply))  # fmt: skip
 
 
 def param_groups(net: torch.nn.Module, l2: float) -> list[dict]:
@@ -109,20 +112,22 @@ def _buffers_kept(net: torch.nn.Module, keep: bool) -> Iterator[None]:
 
 
 def _losses(net: torch.nn.Module, mb: MicroBatch) -> torch.Tensor:
-    """The four losses (`LOSSES`) of a micro-batch, each a mean over its examples (`_stats`)."""
+    """The losses (`LOSSES`) of a micro-batch, each a mean over its examples (`_stats`)."""
     return _stats(net, mb)[: len(LOSSES)]
 
 
 def _stats(net: torch.nn.Module, mb: MicroBatch) -> torch.Tensor:
-    """The four losses (`LOSSES`) of a micro-batch, each a mean over its examples, then its policy accuracy:
-    the fraction of its examples whose most likely move under the network is the target's most likely move.
+    """The losses (`LOSSES`) of a micro-batch, each a mean over its examples, then its policy accuracy: the
+    fraction of its examples whose most likely move under the network is the target's most likely move.
 
     Ownership: binary cross-entropy per point between the ownership logits and (1 + own) / 2, averaged over
     the points (KataGo's form; a neutral point is a target of 1/2). Score: squared error of the predicted
     margin / N*N. Rows without auxiliary targets (resigned games: score NaN) add nothing to either; a net
-    without the auxiliary heads gives 0 for both.
+    without the auxiliary heads gives 0 for both. Reply: cross-entropy of the opponent-reply logits against
+    the move the opponent played next, the mean over the rows that have one (0 when none has, or the net has
+    no reply head).
     """
-    logits, value, own_logits, score = net.forward_all(mb.x)
+    logits, value, own_logits, score, reply_logits = net.forward_train(mb.x)
     policy_loss = -(mb.pi * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
     value_loss = F.mse_loss(value, mb.z)
     zero = value_loss.new_zeros(())
@@ -133,8 +138,13 @@ def _stats(net: torch.nn.Module, mb: MicroBatch) -> torch.Tensor:
         own_loss = (per_point.mean(dim=1) * has).mean()
         target = torch.nan_to_num(mb.score, nan=0.0) / own_logits.shape[1]
         score_loss = ((score - target).square() * has).mean()
+    reply_loss = zero
+    if reply_logits is not None and mb.reply is not None:
+        has = mb.reply >= 0
+        per_row = F.cross_entropy(reply_logits, mb.reply.clamp(min=0), reduction="none")
+        reply_loss = (per_row * has.to(value.dtype)).sum() / has.sum().clamp(min=1).to(value.dtype)
     hits = (logits.detach().argmax(dim=1) == mb.pi.argmax(dim=1)).to(value.dtype).mean()
-    return torch.stack([policy_loss, value_loss, own_loss, score_loss, hits])
+    return torch.stack([policy_loss, value_loss, own_loss, score_loss, reply_loss, hits])
 
 
 def sgd_step(
@@ -142,7 +152,7 @@ def sgd_step(
     opt: torch.optim.Optimizer,
     micro: list[MicroBatch],
     lr: float,
-    weights: tuple[float, float, float],
+    weights: tuple[float, ...],
     world: int,
     device: torch.device,
     votes: torch.Tensor | None = None,
@@ -157,7 +167,7 @@ def sgd_step_stats(
     opt: torch.optim.Optimizer,
     micro: list[MicroBatch],
     lr: float,
-    weights: tuple[float, float, float],
+    weights: tuple[float, ...],
     world: int,
     device: torch.device,
     votes: torch.Tensor | None = None,
@@ -168,8 +178,8 @@ def sgd_step_stats(
     `votes` (float32, on `device`), if given, is summed over the ranks in place by the step's all-reduce:
     the ranks agree on something (stop after this step) without a collective of its own.
 
-    The loss is policy + value_w * value + ownership_w * ownership + score_w * score (`weights` = the
-    three w).
+    The loss is policy + value_w * value + ownership_w * ownership + score_w * score + reply_w * reply
+    (`weights` = the w in that order; a reply_w left off is 0).
 
     Each micro-batch's loss is scaled by 1 / (micro-batches x ranks) so that the gradients summed here and
     by the all-reduce are the mean over the global batch. Only the first micro-batch updates the batch-norm
@@ -181,7 +191,12 @@ def sgd_step_stats(
     scale = 1.0 / (len(micro) * world)
     n = len(LOSSES) + 1  # the losses, then the policy accuracy
     stats = torch.zeros(n, dtype=torch.float32, device=device)
-    w = torch.tensor([1.0, *weights], dtype=torch.float32, device=device)
+    if not len(LOSSES) - 2 <= len(weights) <= len(LOSSES) - 1:
+        raise ValueError(
+            f"weights: the w of {', '.join(LOSSES[1:])} (the last may be left off), got {weights}"
+        )
+    w = torch.tensor([1.0, *weights, *[0.0] * (len(LOSSES) - 1 - len(weights))], dtype=torch.float32,
+                     device=device)  # fmt: skip
     for k, mb in enumerate(micro):
         with _buffers_kept(net, keep=k > 0):
             values = _stats(net, mb.to(device))
@@ -283,9 +298,7 @@ class Trainer:
 
     micro_batch = staticmethod(MicroBatch.from_arrays)
 
-    def step(
-        self, micro: list[MicroBatch], lr: float, weights: tuple[float, float, float]
-    ) -> tuple[float, ...]:
+    def step(self, micro: list[MicroBatch], lr: float, weights: tuple[float, ...]) -> tuple[float, ...]:
         """One synchronous SGD step (`sgd_step`), then the moving average's; returns the global losses."""
         losses = sgd_step(self.net, self.opt, micro, lr, weights, self.world, self.device)
         if self.ema is not None:
@@ -293,7 +306,7 @@ class Trainer:
         return losses
 
     def step_and_agree(
-        self, micro: list[MicroBatch], lr: float, weights: tuple[float, float, float], stop: bool
+        self, micro: list[MicroBatch], lr: float, weights: tuple[float, ...], stop: bool
     ) -> tuple[tuple[float, ...], float, bool]:
         """`step`: its losses and policy accuracy (`sgd_step_stats`), and whether any rank asked to `stop`
         after it (carried by the step's all-reduce)."""

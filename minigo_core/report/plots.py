@@ -170,6 +170,7 @@ def plot_loss(cfg) -> bytes:
         "value_loss": [],
         "ownership_loss": [],
         "score_loss": [],
+        "reply_loss": [],
     }
     boundaries = []
     for g in range(1, cfg.generations + 1):
@@ -186,9 +187,10 @@ def plot_loss(cfg) -> bytes:
         ("value_loss", "value (MSE)"),
         ("ownership_loss", "ownership (cross-entropy per point)"),
         ("score_loss", "score margin / N² (MSE)"),
+        ("reply_loss", "opponent's reply (cross-entropy)"),
     ):
         points = [(s, v) for s, v in zip(steps, series[key], strict=True) if isinstance(v, (int, float))]
-        if points:
+        if points and (key != "reply_loss" or any(v for _, v in points)):  # 0 throughout: no reply head
             ax.plot([p[0] for p in points], [p[1] for p in points], label=label, lw=1)
             drawn = True
     for step, _ in boundaries[1:]:

@@ -48,6 +48,7 @@ TRAIN_TAGS = {  # a `step` record's key in metrics.jsonl -> its tag
     "value_loss": "train/loss_value",
     "ownership_loss": "train/loss_ownership",
     "score_loss": "train/loss_score",
+    "reply_loss": "train/loss_reply",
     "l2_loss": "train/loss_l2",
     "loss": "train/loss_total",
     "policy_accuracy": "train/policy_accuracy",
@@ -55,6 +56,7 @@ TRAIN_TAGS = {  # a `step` record's key in metrics.jsonl -> its tag
     "examples_per_s": "train/examples_per_second",
 }
 AUX_KEYS = ("ownership_loss", "score_loss")  # 0 for a model without the auxiliary heads: no tag
+REPLY_KEYS = ("reply_loss",)  # 0 for a model without the opponent-reply head: no tag
 RATINGS = {"ladder": "generation/elo_fixed", "ladder_first": "generation/elo_fixed_first"}  # kind -> tag
 _GEN = re.compile(r"^gen(\d{4,})$")
 
@@ -89,13 +91,15 @@ def write_events(root: str, kind: str, generation: int, points: list[Point]) -> 
 
 
 # ---- training ----------------------------------------------------------------------------------------------
-def train_points(records: list[dict], end_time: float, aux_heads: bool = True) -> list[Point]:
+def train_points(
+    records: list[dict], end_time: float, aux_heads: bool = True, reply_head: bool = False
+) -> list[Point]:
     """One point per `step` record of a metrics.jsonl, at its global step (the last record of a step kept);
     wall times count back from `end_time` (the file's last write) by each interval's steps x `step_ms`."""
     steps = {
         r["global_step"]: r for r in records if r.get("event") == "step" and type(r.get("global_step")) is int
     }
-    keys = [k for k in TRAIN_TAGS if aux_heads or k not in AUX_KEYS]
+    keys = [k for k in TRAIN_TAGS if (aux_heads or k not in AUX_KEYS) and (reply_head or k not in REPLY_KEYS)]
     points, wall, later = [], end_time, None
     for step in sorted(steps, reverse=True):
         record = steps[step]
@@ -115,7 +119,7 @@ def write_train(cfg: RunConfig, generation: int, metrics: str | None = None) -> 
         return None
     records = storage.read_json_lines(run_metrics)
     end = storage.mtime(run_metrics) if records else None
-    points = train_points(records, end or time.time(), cfg.model.aux_heads)
+    points = train_points(records, end or time.time(), cfg.model.aux_heads, cfg.model.reply_head)
     return write_events(cfg.root, "train", generation, points)
 
 
