@@ -152,7 +152,6 @@ def rate(args: argparse.Namespace) -> None:
         min_games_per_rung=args.min_games_per_rung,
     )
     result = ladder_rate.rate_player(resolved, ladder, request, setup, log=log.info)
-    result["start_elo"] = start_elo
     result["without"] = without
     if left_out:
         result["rungs_left_out"] = {"rungs": left_out, "why": note}

@@ -31,7 +31,7 @@ from minigo_core.play.gtp_program import find_gnugo
 from minigo_core.play.players import Player, PlayerSetup, ResolvedPlayer, make_player
 from minigo_core.play.referee import cpu_seconds, game_seeds, match_seed, referee_game
 from minigo_core.rating.ladder import Ladder, LadderError, Rating, rate_with_fixed_rungs
-from minigo_core.rating.ladder_walk import bracket, next_rung, off_the_end
+from minigo_core.rating.ladder_walk import bracket, middle_elo, next_rung, off_the_end
 
 DEFAULT_BATCH = 4  # games per step against one rung
 
@@ -111,8 +111,8 @@ def _per_game(played: dict[str, list[float]]) -> list[tuple[str, float]]:
 @dataclass(frozen=True)
 class RatingRequest:
     """What a rating asks for: the komi of its games, the seed of its matches against the rungs, where it
-    starts (None: `ladder_walk.next_rung`'s first guess), the 95% half-width it stops at, its game budget,
-    the games a step against one rung, and the games a rung needs before it counts."""
+    starts (None: the table's middle rung, `ladder_walk.middle_elo`), the 95% half-width it stops at, its
+    game budget, the games a step against one rung, and the games a rung needs before it counts."""
 
     komi: float
     seed: int
@@ -133,8 +133,8 @@ def rate_player(
     """Rate `resolved` (made by `setup`) against `ladder` adaptively; returns the result (see
     `result_json`)."""
     started, cpu0 = time.time(), cpu_seconds()
-    start = request.start_elo
-    estimate = None if start is None else Rating(start, (start, start), 0)
+    start = request.start_elo if request.start_elo is not None else middle_elo(ladder)
+    estimate = Rating(start, (start, start), 0)
     played: dict[str, list[float]] = {}
     rungs: dict[str, Player] = {}
     player = setup.make(resolved)
@@ -169,6 +169,7 @@ def rate_player(
     result = result_json(resolved, ladder, rating, played, request, started)
     return {
         **result,
+        "start_elo": start,  # where it started: the given estimate, else the table's middle rung
         "cpu_seconds": round(cpu_seconds() - cpu0, 3),  # its games' and GNU Go's CPU
         "startup_cpu_seconds": round(cpu0, 3),  # the process's CPU before its first game: imports, loading
     }

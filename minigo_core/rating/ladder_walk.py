@@ -111,6 +111,13 @@ def _check_levels(low: float, high: float) -> None:
         raise LadderError(f"bracket scores must be 0 <= low <= high <= 1, got low={low}, high={high}")
 
 
+def middle_elo(ladder: Ladder) -> float:
+    """Where a rating with no estimate starts: the Elo of the table's middle rung (rungs are in increasing
+    order), so that its first batches jump up or down by half the table, not climb it from the bottom one
+    rung at a time (a 16-game first rating from `random` reached only uct:91 on the 9x9 table)."""
+    return ladder.rungs[len(ladder.rungs) // 2].elo
+
+
 def _nearest(ladder: Ladder, elo: float, among: list[Rung] | None = None) -> str:
     return min(among if among is not None else ladder.rungs, key=lambda r: (abs(r.elo - elo), r.elo)).player
 

@@ -142,3 +142,21 @@ def test_the_run_summary_shows_the_fixed_scale_first(make_config, tmp_path):
     assert fixed_scale.format_summary({}, None, 7) == (
         "strength on the fixed Elo ladder: no ladder for 7x7 (config/ladder/7x7.json)"
     )
+
+
+def test_a_rating_without_a_start_begins_at_the_tables_middle_rung(tmp_path):
+    """No `--start-elo`/`--start-from` (a first rating, the last generation's full one): the first batch is
+    against the table's middle rung, not its bottom one, so 16 games can reach a strong model's level."""
+    from minigo_core.rating import calibration, ladder_walk
+
+    table = calibration.read_ladder_at(5, None)
+    middle = table.rungs[len(table.rungs) // 2]
+    assert ladder_walk.middle_elo(table) == middle.elo > table.rungs[0].elo
+    out = tmp_path / "rating.json"
+    args = ["rate", "uct:16", "--board-size", "5", "--max-games", "4", "--seed", "3", "--out", str(out)]
+    assert ladder_cli([*args, "--min-games-per-rung", "4", "--batch", "4"]) == 0
+    result = json.loads(out.read_text())
+    assert list(result["rungs"]) == [middle.player] and result["start_elo"] == middle.elo
+    assert ladder_cli([*args, "--start-elo", str(table.rungs[0].elo)]) == 0  # a given start is kept
+    result = json.loads(out.read_text())
+    assert list(result["rungs"]) == [table.rungs[0].player] and result["start_elo"] == table.rungs[0].elo
