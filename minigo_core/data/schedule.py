@@ -66,15 +66,25 @@ def is_evaluated(cfg: RunConfig, generation: int) -> bool:
     return generation >= 1 and (generation % cfg.evaluate.every == 0 or generation == cfg.generations)
 
 
-def final_match(cfg: RunConfig, generation: int) -> bool:
-    """The last generation's matches: `evaluate.final_games` games each (when set), no early stop."""
-    return generation == cfg.generations and cfg.evaluate.final_games > 0
+def final_match(cfg: RunConfig, generation: int, spec: PlayerSpec | None = None) -> bool:
+    """Whether `generation`'s match against `spec` is a final one, `evaluate.final_games` games (when set)
+    without early stop: the last generation's against the target (`evaluate.target`) and
+    `evaluate.final_opponents` (and its matches at equal time per move, `equal_time_specs`). Its matches
+    against the other `evaluate.opponents` are the regular ones: their games would only lengthen the run's
+    end. Without `spec`: whether the generation has final matches at all."""
+    if generation != cfg.generations or cfg.evaluate.final_games <= 0:
+        return False
+    if spec is None:
+        return True
+    texts = (cfg.evaluate.target, *cfg.evaluate.final_opponents)
+    finals = {PlayerSpec.parse(text).opponent_key(generation) for text in texts}
+    return spec.opponent_key(generation) in finals
 
 
-def match_games(cfg: RunConfig, generation: int) -> int:
-    """Games per match of `generation`: `evaluate.final_games` for the last generation when set, else
-    `evaluate.games`."""
-    return cfg.evaluate.final_games if final_match(cfg, generation) else cfg.evaluate.games
+def match_games(cfg: RunConfig, generation: int, spec: PlayerSpec | None = None) -> int:
+    """Games of `generation`'s match against `spec`: `evaluate.final_games` for a final match
+    (`final_match`), else `evaluate.games`."""
+    return cfg.evaluate.final_games if final_match(cfg, generation, spec) else cfg.evaluate.games
 
 
 def evaluation_specs(cfg: RunConfig, generation: int) -> list[PlayerSpec]:

@@ -16,6 +16,7 @@ from minigo_core.data import storage
 from minigo_core.data.schedule import (
     equal_time_specs,
     evaluation_files,
+    evaluation_specs,
     final_match,
     first_rating_file,
     first_rating_seed,
@@ -122,12 +123,14 @@ def opponent_slugs(cfg: RunConfig) -> list[str]:
     return [spec.slug for spec in opponent_specs(cfg)]
 
 
-def evaluate_options(cfg: RunConfig, generation: int) -> list[str]:
-    """Extra `minigo evaluate` arguments of `generation`'s matches (a list: the rule quotes each with `:q`):
-    the last generation's final matches play `evaluate.final_games` games without early stop; other
-    generations take the config's values (no arguments)."""
-    if final_match(cfg, generation):
-        return ["--games", str(match_games(cfg, generation)), "--no-early-stop"]
+def evaluate_options(cfg: RunConfig, generation: int, slug: str | None = None) -> list[str]:
+    """Extra `minigo evaluate` arguments of `generation`'s match against the opponent of file-name form
+    `slug` (a list: the rule quotes each with `:q`): a final match (`schedule.final_match`: the last
+    generation's against the target and `evaluate.final_opponents`) plays `evaluate.final_games` games
+    without early stop; the others take the config's values (no arguments)."""
+    spec = next((s for s in evaluation_specs(cfg, generation) if s.slug == slug), None) if slug else None
+    if final_match(cfg, generation, spec) and (spec is not None or slug is None):
+        return ["--games", str(match_games(cfg, generation, spec)), "--no-early-stop"]
     return []
 
 

@@ -210,9 +210,10 @@ def rank_counts(ranks: int) -> list[int]:
 def _match_core_s(cfg: RunConfig, m: Measured, g: int, moves: int) -> tuple[float, int]:
     """Model-side CPU seconds of generation g's matches (a model opponent's moves counted too), and their
     count. Early stop can only shorten them."""
-    games, seconds = schedule.match_games(cfg, g), 0.0
+    seconds = 0.0
     specs = schedule.evaluation_specs(cfg, g)
     for spec in specs:
+        games = schedule.match_games(cfg, g, spec)
         sides = 2 if spec.kind in ("generation", "previous", "file") else 1
         seconds += games * moves / 2 * sides * cfg.evaluate.readouts * m.eval_readout_s
     return seconds, len(specs)

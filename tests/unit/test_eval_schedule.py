@@ -43,9 +43,19 @@ def test_final_matches_play_more_games_and_more_opponents(eval_config):
     last = [s.text for s in schedule.evaluation_specs(cfg, 10)]
     assert last == ["previous", "gnugo:1", "gen0", "random", "gnugo:2"]
     assert [s.text for s in schedule.evaluation_specs(cfg, 9)] == ["previous", "gnugo:1", "gen0"]
-    assert workflow.evaluate_options(cfg, 10) == ["--games", "100", "--no-early-stop"]
-    assert workflow.evaluate_options(cfg, 9) == []
+    final = ["--games", "100", "--no-early-stop"]
+    assert workflow.evaluate_options(cfg, 10) == final  # the generation has final matches (equal time's)
+    # the final games go to the target and the final opponents; `opponents` keep their regular matches,
+    # which would only lengthen the run's end
+    by_slug = {slug: workflow.evaluate_options(cfg, 10, slug) for slug in ("previous", "gnugo-1", "gen0",
+                                                                           "random", "gnugo-2")}  # fmt: skip
+    assert by_slug == {"previous": [], "gnugo-1": [], "gen0": final, "random": final, "gnugo-2": final}
+    assert [schedule.match_games(cfg, 10, s) for s in schedule.evaluation_specs(cfg, 10)] == [8, 8] + [
+        100
+    ] * 3
+    assert workflow.evaluate_options(cfg, 9) == [] and workflow.evaluate_options(cfg, 9, "gen0") == []
     assert workflow.evaluate_options(eval_config(), 10) == []  # final_games 0: the usual matches
+    assert workflow.evaluate_options(eval_config(), 10, "gen0") == []
     assert "random" in workflow.opponent_slugs(cfg) and "gnugo-2" in workflow.opponent_slugs(cfg)
 
 

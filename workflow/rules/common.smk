@@ -175,7 +175,7 @@ def last_window(wildcards):
 
 
 def evaluate_options(wildcards):
-    return minigo.evaluate_options(RUN, int(wildcards.generation))
+    return minigo.evaluate_options(RUN, int(wildcards.generation), wildcards.opponent)
 
 
 def equal_time_options(wildcards):

@@ -49,6 +49,7 @@ rule evaluate_equal_time:
     wildcard_constraints:
         generation=EVALUATED,
         opponent=equal_time_slugs(),
+    priority: 5
     resources:
         runtime=60,
         evaluations=1,
@@ -64,7 +65,9 @@ rule evaluate_equal_time:
 
 # The fixed-scale rating starts where its own first rating stands (`ladder_first_games` games of the same
 # model), else at the ladder's middle: never from another generation's result, so ratings do not wait for
-# one another. Before the last generation it narrows to `evaluate.ladder_half_width_mid`.
+# one another. Before the last generation it narrows to `evaluate.ladder_half_width_mid`. It goes before the
+# matches (priority 10; the equal-time match 5): at the run's end the last model's rating, the longest job,
+# starts at once beside the matches instead of after them.
 rule ladder_rating:
     input:
         config=ancient(EFFECTIVE_CONFIG),
@@ -76,6 +79,7 @@ rule ladder_rating:
         layout.ladder_log_path(ROOT, "{generation}"),
     wildcard_constraints:
         generation=EVALUATED,
+    priority: 10
     resources:
         runtime=120,
         evaluations=1,
