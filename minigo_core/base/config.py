@@ -66,6 +66,10 @@ class SelfplaySettings:
     gumbel_c_scale: float = 1.0
     threads: int = 1
     model_lag: int = 1
+    # KataGo's score utility: the search backs up v + score_utility * (2/pi) atan(score / score_utility_scale)
+    # (the score head's margin in points, the mover's view); 0: off (the value head alone)
+    score_utility: float = 0.0
+    score_utility_scale: float = 9.0  # points
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,10 @@ class SearchSettings:
     gumbel_considered: int = SelfplaySettings.gumbel_considered
     gumbel_c_visit: float = SelfplaySettings.gumbel_c_visit
     gumbel_c_scale: float = SelfplaySettings.gumbel_c_scale
+    # the weight of the score utility in the value a leaf backs up (0: off) and its scale in points; what is
+    # recorded and reported (root values, resignation, win rates) stays the value head's win/loss value
+    score_utility: float = SelfplaySettings.score_utility
+    score_utility_scale: float = SelfplaySettings.score_utility_scale
     random_symmetry: bool = True  # each network batch under a random one of the 8 symmetries
     move_time: float | None = None  # seconds a move may search (None: by readouts)
     max_readouts: int | None = None  # the ceiling of a timed search (None: `readouts`)
@@ -348,6 +356,11 @@ def _check_selfplay(cfg: RunConfig) -> None:
     _require(1 <= s.threads <= 1024, "selfplay.threads", "1..1024", s.threads)
     _require(s.model_lag in (0, 1), "selfplay.model_lag", "0 (games of generation g by model g) or 1 (by "
              "model g-1, while model g trains)", s.model_lag)  # fmt: skip
+    _require(0 <= s.score_utility <= 1, "selfplay.score_utility", "[0, 1] (0: off)", s.score_utility)
+    _require(0 < s.score_utility_scale <= 1000, "selfplay.score_utility_scale", "(0, 1000] points",
+             s.score_utility_scale)  # fmt: skip
+    _require(s.score_utility == 0 or cfg.model.aux_heads, "selfplay.score_utility", "0 when model.aux_heads "
+             "is false (the utility reads the score head)", s.score_utility)  # fmt: skip
 
 
 def _check_window(w: WindowSettings) -> None:
@@ -525,6 +538,8 @@ def _search_of(cfg: RunConfig) -> SearchSettings:
         gumbel_considered=s.gumbel_considered,
         gumbel_c_visit=s.gumbel_c_visit,
         gumbel_c_scale=s.gumbel_c_scale,
+        score_utility=s.score_utility,
+        score_utility_scale=s.score_utility_scale,
     )
 
 

@@ -26,7 +26,7 @@ from torch import nn
 
 from minigo_core import __version__
 from minigo_core.base.runtime import DEFAULT_RUNTIME, Runtime
-from minigo_core.nn import modelfile
+from minigo_core.nn import fused, modelfile
 from minigo_core.nn.dsp_device import require_cpu
 from minigo_core.nn.gpool import global_pool_bias
 from minigo_core.nn.modelfile import (  # noqa: F401  (re-exported: the model file's names live in modelfile)
@@ -275,6 +275,25 @@ class DualNet(nn.Module):
         logits, value, _, _ = self.forward_all(x)
         probs, value = torch.softmax(logits, dim=1).cpu(), value.cpu()
         return probs.numpy().astype(np.float32, copy=False), value.numpy().astype(np.float32, copy=False)
+
+    @torch.no_grad()
+    def predict_all(self, planes: np.ndarray) -> fused.Heads:
+        """`predict` and the auxiliary heads (None without them) as `fused.FusedModel.predict_all` gives them:
+        the expected owner of each point (B, N*N) and the final margin in points (B,), the mover's view."""
+        if self.training:
+            self.eval()
+        if self.backend == "dsp":
+            return self.fused_inference().predict_all(planes)
+        planes = np.ascontiguousarray(planes)
+        x = torch.from_numpy(planes[None] if planes.ndim == 3 else planes).to(self.policy_fc.weight.device)
+        logits, value, own, score = self.forward_all(x.to(torch.float32))
+        probs = torch.softmax(logits, dim=1).cpu().numpy().astype(np.float32)
+        value = value.cpu().numpy().astype(np.float32)
+        if own is None or score is None:
+            return fused.Heads(probs, value, None, None)
+        hw = self.cfg.board_size**2
+        return fused.Heads(probs, value, torch.tanh(own / 2.0).cpu().numpy().astype(np.float32),
+                           (score * hw).cpu().numpy().astype(np.float32))  # fmt: skip
 
 
 def dsp_input(x: torch.Tensor) -> torch.Tensor:

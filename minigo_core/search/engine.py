@@ -58,6 +58,8 @@ class EngineSettings(ctypes.Structure):
         ("feature_set", _i32),
         ("max_game_length", _i32),
         ("stop_after_moves", _i32),
+        ("score_utility", _f64),
+        ("score_utility_scale", _f64),
     ]
 
 
@@ -144,6 +146,8 @@ def settings_for(search: SearchSettings, feature_set: str, board_size: int) -> E
         feature_set=feature_set_number,
         max_game_length=0,
         stop_after_moves=0,
+        score_utility=float(search.score_utility),
+        score_utility_scale=float(search.score_utility_scale),
     )
 
 

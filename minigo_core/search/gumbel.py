@@ -10,6 +10,8 @@ the reference tree of `minigo_core.search.mcts`, as the compiled engine runs it 
 
 sigma(q) = (c_visit + max_b N(b)) * c_scale * (q - min q) / (max q - min q) over the legal moves, where an
 unvisited move's completed Q is v_mix, the network value mixed with the prior-weighted Q of the visited moves.
+With the score utility on (`selfplay.score_utility`), Q and the network value here are the search's utilities
+(`mcts.leaf_utility`), so sigma, the move chosen and the improved policy prefer larger predicted margins.
 The arithmetic follows search.cpp term by term (sums in move order, libm's exp and log), so a position
 searched without noise gives the compiled engine's visit counts (tests/unit/test_gumbel.py).
 """
@@ -79,11 +81,12 @@ def improved_policy(stats: ChildStatistics, c_visit: float, c_scale: float) -> n
 
 
 def node_statistics(node: Any) -> ChildStatistics:
-    """The statistics of an expanded `mcts.MCTSNode` with its vectors."""
+    """The statistics of an expanded `mcts.MCTSNode` with its vectors: the search's values (`child_U`, the
+    node's `utility`: with the score utility off, the win/loss values `child_W` and the network's `value`)."""
     n = node.child_N
     with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.where(n > 0, node.child_W / n * node.to_play, 0.0)
-    return ChildStatistics(node.original_prior, n, q, ~node.illegal, node.value)
+        q = np.where(n > 0, node.child_U / n * node.to_play, 0.0)
+    return ChildStatistics(node.original_prior, n, q, ~node.illegal, node.utility)
 
 
 def node_improved_policy(node: Any, c_visit: float, c_scale: float) -> np.ndarray:

@@ -11,13 +11,21 @@ after root noise) and `original_prior` (the network's policy). A child is scored
 with illegal moves masked. Q of a visited child is W / N; an unvisited child starts at the parent's network
 value (`init_unvisited: parent`, Python MiniGo) or at a loss for the player to move (`loss`, C++ MiniGo).
 
+With KataGo's score utility on (`selfplay.score_utility` w > 0) a leaf backs up, besides its win/loss value v
+to W, its utility v + w (2/pi) atan(score / score_utility_scale) to `child_U` (`leaf_utility`; the score
+head's margin in points, a finished game's exact score), and the search reads U where it read W: Q, the
+unvisited children's start (a loss is then -1 - w) and Gumbel's completed Q. W, and so the root value that is
+recorded, that resignation compares and that analysis reports, stays the value head's. Off, `child_U` is
+`child_W`.
+
 Leaves are collected `parallel_readouts` at a time with virtual loss and evaluated in one network batch under
 a random one of the 8 symmetries (the paper draws one per position; one per batch costs one transform).
 Virtual losses are counted in a separate integer vector `child_virtual`, so undoing them is exact. After a
 move the chosen child's subtree becomes the new root.
 
 The evaluator is any object with `predict(planes_uint8 (B, P, N, N)) -> (probs (B, N*N+1), values (B,))`,
-values from the view of the player to move (the model's `DualNet`).
+values from the view of the player to move (the model's `DualNet`); with the score utility on, `predict_all`
+(`fused.Heads`, the score in points: `FusedModel`, `DualNet`) instead.
 """
 
 from __future__ import annotations
@@ -36,6 +44,30 @@ from minigo_core.search import gumbel
 
 MAX_REUSE = 1  # moves between searches over which the tree is kept (self-play: 1, the move just played)
 SOFTPICK_EXPONENT = 0.98  # MiniGo squashes visit counts by this power when it picks in proportion to them
+TWO_OVER_PI = 2.0 / 3.141592653589793  # search.h's kTwoOverPi
+
+
+def leaf_utility(settings: SearchSettings, value: float, points: float) -> float:
+    """The value a position backs up, from the view of `value`'s player: the value head's win/loss `value`,
+    plus with the score utility on `score_utility` * (2/pi) atan(`points` / `score_utility_scale`) (KataGo's
+    static score utility, centred at 0; `points` the final margin from the same view). Off, `value` itself.
+    The compiled engine's `leaf_utility` (search.h) is the same arithmetic."""
+    w = settings.score_utility
+    if not w > 0:
+        return value
+    return value + w * (TWO_OVER_PI * math.atan(points / settings.score_utility_scale))
+
+
+def _check_score_head(net: Any, settings: SearchSettings) -> None:
+    """ValueError naming the key when the score utility is on and `net` has no score head to read."""
+    if settings.score_utility > 0 and (
+        not callable(getattr(net, "predict_all", None)) or getattr(net, "has_aux", True) is False
+    ):
+        raise ValueError(
+            f"selfplay.score_utility is {settings.score_utility}, which reads the score head, and this "
+            "network has none (model.aux_heads: false): set selfplay.score_utility: 0 or use a model with "
+            "the auxiliary heads"
+        )
 
 
 class Evaluator(Protocol):
@@ -75,7 +107,11 @@ class MCTSNode:
         "child_Q_mover",
         "child_prior_over_N",
         "terminal_value",
+        "terminal_utility",
         "value",
+        "utility",
+        "with_utility",
+        "child_U",
     )
 
     def __init__(self, position: Any, fmove: int | None = None, parent: MCTSNode | None = None) -> None:
@@ -93,6 +129,7 @@ class MCTSNode:
         self.child_N: np.ndarray | None = None
         self.losses_applied = 0
         self.terminal_value: float | None = None  # game result (Black's view) once found to be terminal
+        self.terminal_utility = 0.0  # its leaf_utility (Black's view)
 
     # ---- this node's own statistics (kept in the parent's vectors) ----
     @property
@@ -114,15 +151,27 @@ class MCTSNode:
         """Mean value from the view of the player to move here."""
         return self.Q * self.to_play
 
-    def expand(self, probs: np.ndarray, value_black: float, init_unvisited: str) -> None:
+    def expand(
+        self,
+        probs: np.ndarray,
+        value_black: float,
+        init_unvisited: str,
+        utility_black: float | None = None,
+        score_utility: float = 0.0,
+    ) -> None:
         """Take the network's output for this node; the child vectors are built on the first walk through it.
+        With the score utility on (`utility_black` given, `score_utility` its weight) the children sum their
+        utilities in `child_U` too, and the search reads those.
 
         Most leaves of a search are never walked through again (their siblings' subtrees are dropped after the
         move), so the legality mask and the vectors are made only for the nodes that need them.
         """
-        # Q of unvisited children, from the mover's view: the value just computed here, or a loss.
-        self.q_init = value_black * self.to_play if init_unvisited == "parent" else -1.0
-        self.value = value_black * self.to_play  # the network's value, mover's view (Gumbel's v_mix)
+        self.with_utility = utility_black is not None
+        utility = value_black if utility_black is None else utility_black
+        # Q of unvisited children, from the mover's view: the value (utility) just computed here, or a loss.
+        self.q_init = utility * self.to_play if init_unvisited == "parent" else -1.0 - score_utility
+        self.value = value_black * self.to_play  # the network's value, mover's view (what analysis reports)
+        self.utility = utility * self.to_play  # the search's value of the node, mover's view (Gumbel's v_mix)
         self.original_prior = probs
         self.is_expanded = True
 
@@ -142,6 +191,7 @@ class MCTSNode:
         self.child_prior = prior
         self.child_N = np.zeros(size)
         self.child_W = np.zeros(size)
+        self.child_U = np.zeros(size) if self.with_utility else self.child_W  # the search's sums
         self.child_virtual = np.zeros(size)  # virtual losses in flight (whole numbers)
         # Caches of the two per-child terms of the score, refreshed entry by entry as statistics change.
         self.child_Q_mover = np.where(legal, self.q_init, -np.inf)
@@ -163,7 +213,7 @@ class MCTSNode:
         n_virtual = float(self.child_virtual[i])
         n = float(self.child_N[i]) + n_virtual
         if n:
-            self.child_Q_mover[i] = (float(self.child_W[i]) * self.to_play - n_virtual) / n
+            self.child_Q_mover[i] = (float(self.child_U[i]) * self.to_play - n_virtual) / n
         else:
             self.child_Q_mover[i] = self.q_init
         self.child_prior_over_N[i] = float(self.child_prior[i]) / (1.0 + n)
@@ -202,8 +252,16 @@ def _add_virtual_loss(leaf: MCTSNode, root: MCTSNode) -> None:
         node = parent
 
 
-def _backup(leaf: MCTSNode, value_black: float, root: MCTSNode, undo_virtual_loss: bool = False) -> None:
-    """Add one visit with `value_black` to every node from the leaf up to and including the root.
+def _backup(
+    leaf: MCTSNode,
+    value_black: float,
+    root: MCTSNode,
+    undo_virtual_loss: bool = False,
+    utility_black: float | None = None,
+) -> None:
+    """Add one visit with `value_black` to every node from the leaf up to and including the root, and with the
+    score utility on its `utility_black` to the `child_U` of every node below the root (the search never reads
+    the root's own).
 
     With `undo_virtual_loss`, also take back the virtual loss `_add_virtual_loss` put on the same path.
     """
@@ -215,6 +273,8 @@ def _backup(leaf: MCTSNode, value_black: float, root: MCTSNode, undo_virtual_los
         parent.child_W[i] += value_black
         if node is root:
             return
+        if parent.child_U is not parent.child_W:
+            parent.child_U[i] += utility_black
         if undo_virtual_loss:
             parent.child_virtual[i] -= 1
             node.losses_applied -= 1
@@ -289,6 +349,7 @@ class MCTSPlayer:
         *,
         feature_set: str | None = None,
     ) -> None:
+        _check_score_head(net, settings)
         self.net = net
         self.settings = settings
         self.board_size = board_size
@@ -348,6 +409,12 @@ class MCTSPlayer:
 
     def evaluate(self, positions: list) -> tuple[np.ndarray, np.ndarray]:
         """Network priors and values (mover's view) for positions, the batch under one random symmetry."""
+        probs, values, _ = self.evaluate_utility(positions)
+        return probs, values
+
+    def evaluate_utility(self, positions: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`evaluate`, and each position's `leaf_utility` (mover's view): with the score utility on, from the
+        score head (`predict_all`), else the value itself."""
         clock = self.times.clock
         t0 = clock()
         planes = self._extract_batch(positions, self.feature_set)
@@ -356,7 +423,13 @@ class MCTSPlayer:
             sym = int(self.rng.integers(0, self._symmetries.NUM_SYMMETRIES))
             planes = self._symmetries.apply_planes(sym, planes)
         t1 = clock()
-        probs, values = self.net.predict(planes)
+        points = None
+        if self.settings.score_utility > 0:
+            probs, values, _, points = self.net.predict_all(planes)
+            if points is None:
+                _check_score_head(None, self.settings)
+        else:
+            probs, values = self.net.predict(planes)
         t2 = clock()
         probs = np.asarray(probs, dtype=np.float64)
         if sym:
@@ -364,12 +437,33 @@ class MCTSPlayer:
         self.times.network_s += t2 - t1
         self.times.features_s += (t1 - t0) + (clock() - t2)
         self.times.batches += 1
-        return probs, np.asarray(values, dtype=np.float64)
+        values = np.asarray(values, dtype=np.float64)
+        if points is None:
+            return probs, values, values
+        utilities = [
+            leaf_utility(self.settings, float(v), float(p)) for v, p in zip(values, points, strict=True)
+        ]
+        return probs, values, np.asarray(utilities, dtype=np.float64)
+
+    def _expand(self, node: MCTSNode, probs: np.ndarray, value: float, utility: float) -> None:
+        """Expand `node` with the network's output (`value`, `utility`: mover's view)."""
+        s = self.settings
+        utility_black = utility * node.to_play if s.score_utility > 0 else None
+        node.expand(probs, value * node.to_play, s.init_unvisited, utility_black, s.score_utility)
+
+    def _terminal(self, node: MCTSNode) -> bool:
+        """Whether `node` is a finished game, its result (`terminal_value`, Black's view) and utility (of the
+        exact score) set the first time it is found to be."""
+        if node.terminal_value is None and self.is_terminal(node.position):
+            score = node.position.score()
+            node.terminal_value = 1.0 if score > 0 else -1.0  # Black's view
+            node.terminal_utility = leaf_utility(self.settings, node.terminal_value, score)
+        return node.terminal_value is not None
 
     def expand_root(self, root: MCTSNode) -> None:
         if not root.is_expanded and not self.is_terminal(root.position):
-            probs, values = self.evaluate([root.position])
-            root.expand(probs[0], float(values[0]) * root.to_play, self.settings.init_unvisited)
+            probs, values, utilities = self.evaluate_utility([root.position])
+            self._expand(root, probs[0], float(values[0]), float(utilities[0]))
             _backup(root, float(values[0]) * root.to_play, root)
         if root.is_expanded:
             root.ensure_vectors()
@@ -387,24 +481,21 @@ class MCTSPlayer:
         leaves: list[MCTSNode] = []
         for _ in range(batch):
             leaf = self.select_leaf(root)
-            if leaf.terminal_value is None and self.is_terminal(leaf.position):
-                leaf.terminal_value = 1.0 if leaf.position.score() > 0 else -1.0  # Black's view
-            if leaf.terminal_value is not None:
-                _backup(leaf, leaf.terminal_value, root)
+            if self._terminal(leaf):
+                _backup(leaf, leaf.terminal_value, root, utility_black=leaf.terminal_utility)
                 continue
             _add_virtual_loss(leaf, root)
             leaves.append(leaf)
         if leaves:
             unique = list(dict.fromkeys(leaves))  # a leaf picked twice despite virtual loss: evaluated once
-            probs, values = self.evaluate([leaf.position for leaf in unique])
+            probs, values, utilities = self.evaluate_utility([leaf.position for leaf in unique])
             row = {leaf: k for k, leaf in enumerate(unique)}
-            init_unvisited = self.settings.init_unvisited
             for leaf in leaves:
                 k = row[leaf]
-                value_black = float(values[k]) * leaf.to_play
                 if not leaf.is_expanded:
-                    leaf.expand(probs[k], value_black, init_unvisited)
-                _backup(leaf, value_black, root, undo_virtual_loss=True)
+                    self._expand(leaf, probs[k], float(values[k]), float(utilities[k]))
+                utility_black = float(utilities[k]) * leaf.to_play
+                _backup(leaf, float(values[k]) * leaf.to_play, root, True, utility_black)
         return batch
 
     def search(self, position: Any, *, full_search: bool = True, noise: bool | None = None) -> SearchResult:
@@ -468,15 +559,13 @@ class MCTSPlayer:
                     gumbel.select_child(node.ensure_vectors(), s.gumbel_c_visit, s.gumbel_c_scale)
                 )
             done += 1
-            if node.terminal_value is None and self.is_terminal(node.position):
-                node.terminal_value = 1.0 if node.position.score() > 0 else -1.0  # Black's view
-            if node.terminal_value is not None:
-                _backup(node, node.terminal_value, root)
+            if self._terminal(node):
+                _backup(node, node.terminal_value, root, utility_black=node.terminal_utility)
                 continue
-            probs, values = self.evaluate([node.position])
-            value_black = float(values[0]) * node.to_play
-            node.expand(probs[0], value_black, s.init_unvisited)
-            _backup(node, value_black, root)
+            probs, values, utilities = self.evaluate_utility([node.position])
+            self._expand(node, probs[0], float(values[0]), float(utilities[0]))
+            utility_black = float(utilities[0]) * node.to_play
+            _backup(node, float(values[0]) * node.to_play, root, utility_black=utility_black)
         return groot.chosen(root), done
 
     def pick_move(self, root: MCTSNode) -> int:

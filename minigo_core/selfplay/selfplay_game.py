@@ -232,7 +232,8 @@ def search_metadata(run_cfg: RunConfig, engine_name: str, *, random_symmetry: bo
     (they do not change a game), the rules derived from the board size, and the engine (`compiled` or
     `python`: the two draw their random numbers differently, so the same seed gives different games).
     `readouts_schedule` is left out: `run_cfg` is the generation's (`config.selfplay_config`), whose
-    `readouts` and `fast_readouts` are those the game was played with."""
+    `readouts` and `fast_readouts` are those the game was played with; so is the score utility while it is
+    off (`score_utility` 0), so such a game's file is the same bytes as before the key existed."""
     if run_cfg.selfplay.readouts_schedule is not None:
         raise ValueError(
             "selfplay.readouts_schedule is set: record the generation's settings (selfplay_config)"
@@ -248,6 +249,9 @@ def search_metadata(run_cfg: RunConfig, engine_name: str, *, random_symmetry: bo
     }
     for key in ("games", "threads", "games_per_job", "readouts_schedule"):
         search.pop(key, None)
+    if not run_cfg.selfplay.score_utility:
+        search.pop("score_utility")
+        search.pop("score_utility_scale")
     return search
 
 

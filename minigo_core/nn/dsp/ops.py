@@ -227,3 +227,7 @@ class FusedNet:
     def predict(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """uint8 (B, planes, N, N) -> (move probabilities (B, N*N+1), values (B,)), float32 numpy."""
         return self._engine.predict(planes)
+
+    def predict_all(self, planes: np.ndarray) -> fused.Heads:
+        """Every head, as `fused.FusedModel.predict_all` (the search's score utility reads the score)."""
+        return self._engine.predict_all(planes)

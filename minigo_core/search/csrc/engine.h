@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -85,7 +86,7 @@ struct Engine {
   };
   std::vector<Slot> slots;
   std::vector<uint8_t> input;
-  std::vector<float> policy, value, unpermuted;
+  std::vector<float> policy, value, score, unpermuted;  // score: the score head's, with the utility on
   Stats stats;
 
   void queue_leaf(Game& g, int leaf) {
@@ -145,12 +146,14 @@ struct Engine {
       ++taken;
       Node& nd = t.nodes[leaf];
       if (!nd.terminal && t.is_terminal(t.kept_board(leaf))) {
+        const double score = t.kept_board(leaf).score();
         nd.terminal = 1;
-        nd.terminal_value = t.kept_board(leaf).score() > 0 ? 1.0 : -1.0;
+        nd.terminal_value = score > 0 ? 1.0 : -1.0;
+        nd.terminal_utility = leaf_utility(s, nd.terminal_value, score);  // the exact margin
         t.drop_board(leaf);  // its value is known: the search never reads its board again
       }
       if (nd.terminal) {
-        t.backup(leaf, nd.terminal_value, false);
+        t.backup(leaf, nd.terminal_value, nd.terminal_utility, false);
         if (s.search == 1) break;  // one simulation at a time
         continue;
       }
@@ -249,7 +252,12 @@ struct Engine {
     policy.resize(static_cast<size_t>(B) * A);
     value.resize(B);
     const double t0 = cpu_now();
-    net->run(input.data(), true, B, true, policy.data(), value.data());
+    if (s.score_utility > 0) {  // the score head too (the policy and value are the same bits either way)
+      score.resize(B);
+      net->run(input.data(), true, B, true, policy.data(), value.data(), nullptr, score.data());
+    } else {
+      net->run(input.data(), true, B, true, policy.data(), value.data());
+    }
     stats.network_s += cpu_now() - t0;
     stats.batches += 1;
     stats.leaves += B;
@@ -285,11 +293,16 @@ struct Engine {
       const float v = value[r];
       Node& nd = t.nodes[leaf];
       const double value_black = static_cast<double>(v) * nd.to_play;
-      if (!nd.expanded) t.expand(leaf, unpermuted.data() + static_cast<size_t>(r) * A, v);
+      // the score head predicts the margin / N*N (float, as fused.Heads's points)
+      const double points =
+          s.score_utility > 0 ? static_cast<double>(score[r] * static_cast<float>(N * N)) : 0;
+      const double utility = leaf_utility(s, static_cast<double>(v), points);
+      if (!nd.expanded) t.expand(leaf, unpermuted.data() + static_cast<size_t>(r) * A, v, utility);
+      const double utility_black = utility * nd.to_play;
       if (g.state == State::kWaitRoot) {
-        t.backup(leaf, value_black, false);
+        t.backup(leaf, value_black, utility_black, false);
       } else {
-        t.backup(leaf, value_black, s.search == 0);
+        t.backup(leaf, value_black, utility_black, s.search == 0);
       }
     }
     for (int leaf : g.pending) t.drop_board(leaf);
@@ -319,6 +332,17 @@ inline bool init_engine(Engine& e, const void* net, const SearchSettings* s, int
   }
   if (s->search != 0 && s->search != 1) {
     set_error(err, errlen, "search must be 0 (puct) or 1 (gumbel)");
+    return false;
+  }
+  if (!(s->score_utility >= 0 && s->score_utility <= 1) ||
+      (s->score_utility > 0 && !(s->score_utility_scale > 0 && std::isfinite(s->score_utility_scale)))) {
+    set_error(err, errlen, "selfplay.score_utility must be in [0, 1] and selfplay.score_utility_scale > 0");
+    return false;
+  }
+  if (s->score_utility > 0 && !core->has_aux) {
+    set_error(err, errlen,
+              "selfplay.score_utility > 0 reads the score head, and this model has none (model.aux_heads: "
+              "false): set selfplay.score_utility: 0 or use a model with the auxiliary heads");
     return false;
   }
   e.net = core;

@@ -43,6 +43,11 @@ struct MgEngineSettings {
   int32_t max_game_length;   // 0: 2 * N * N
   int32_t stop_after_moves;  // 0: play each game to its end; > 0: end it after this many moves (benchmarks:
                              // the search is not cut short, unlike max_game_length)
+  // KataGo's score utility (selfplay.score_utility, score_utility_scale): a leaf backs up v + score_utility *
+  // (2/pi) atan(score / score_utility_scale), the score head's margin in points; 0: off, the value head alone
+  // (the network's score head is not run). Root values, resignation and analysis stay win/loss values.
+  double score_utility;
+  double score_utility_scale;  // points (> 0 when score_utility > 0)
 };
 
 // sizeof(MgEngineSettings), checked against the ctypes mirror when the library loads.

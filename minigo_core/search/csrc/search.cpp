@@ -154,7 +154,8 @@ Tree::Tree(const SearchSettings* s_, int N_)
       n2(N_ * N_),
       A(N_ * N_ + 1),
       virtual_loss(s_->search == 0 && s_->parallel_readouts > 1),
-      no_virtual(static_cast<size_t>(A), 0) {
+      no_virtual(static_cast<size_t>(A), 0),
+      with_utility(s_->score_utility > 0) {
   max_game_length = s->max_game_length > 0 ? s->max_game_length : 2 * n2;
 }
 
@@ -164,6 +165,7 @@ void Tree::clear() {
   cvirt.clear();
   cchild.clear();
   cW.clear();
+  cU.clear();
   cprior.clear();
   clogp.clear();
   clegal.clear();
@@ -194,6 +196,7 @@ void Tree::reserve(int readouts) {
   grow_to(cchild, blocks);
   if (virtual_loss) grow_to(cvirt, blocks);
   grow_to(cW, blocks);
+  if (with_utility) grow_to(cU, blocks);
   grow_to(cprior, blocks);
   grow_to(clogp, blocks);
   grow_to(clegal, blocks);
@@ -282,8 +285,10 @@ void Tree::set_root(const Board& board) {
         nx.expanded = o.expanded;
         nx.terminal = o.terminal;
         nx.terminal_value = o.terminal_value;
+        nx.terminal_utility = o.terminal_utility;
         nx.q_init = o.q_init;
         nx.value = o.value;
+        nx.utility = o.utility;
         if (o.probs >= 0) {
           nx.probs = static_cast<int32_t>(fresh.probs.size());
           fresh.probs.insert(fresh.probs.end(), probs.begin() + o.probs, probs.begin() + o.probs + A);
@@ -297,6 +302,7 @@ void Tree::set_root(const Board& board) {
             fresh.cvirt.insert(fresh.cvirt.end(), cvirt.begin() + o.block, cvirt.begin() + o.block + A);
           fresh.cchild.insert(fresh.cchild.end(), A, -1);
           fresh.cW.insert(fresh.cW.end(), cW.begin() + o.block, cW.begin() + o.block + A);
+          if (with_utility) fresh.cU.insert(fresh.cU.end(), cU.begin() + o.block, cU.begin() + o.block + A);
           fresh.cprior.insert(fresh.cprior.end(), cprior.begin() + o.block, cprior.begin() + o.block + A);
           fresh.clogp.insert(fresh.clogp.end(), clogp.begin() + o.block, clogp.begin() + o.block + A);
           fresh.clegal.insert(fresh.clegal.end(), clegal.begin() + o.block, clegal.begin() + o.block + A);
@@ -310,6 +316,7 @@ void Tree::set_root(const Board& board) {
       std::swap(cvirt, fresh.cvirt);
       std::swap(cchild, fresh.cchild);
       std::swap(cW, fresh.cW);
+      std::swap(cU, fresh.cU);
       std::swap(cprior, fresh.cprior);
       std::swap(clogp, fresh.clogp);
       std::swap(clegal, fresh.clegal);
@@ -345,11 +352,12 @@ double Tree::node_W(int x) const {
 }
 double Tree::root_q_mover() const { return root_N ? root_W / root_N * nodes[root].to_play : 0.0; }
 
-void Tree::expand(int x, const float* policy, float value_mover) {
+void Tree::expand(int x, const float* policy, float value_mover, double utility_mover) {
   Node& nd = nodes[x];
-  const double value_black = static_cast<double>(value_mover) * nd.to_play;
-  nd.q_init = s->init_unvisited_loss ? -1.0 : value_black * nd.to_play;
+  // unvisited children: the node's own utility (its value with the utility off), or the worst utility
+  nd.q_init = s->init_unvisited_loss ? -1.0 - (with_utility ? s->score_utility : 0.0) : utility_mover;
   nd.value = static_cast<double>(value_mover);
+  nd.utility = utility_mover;
   if (!free_probs.empty()) {
     nd.probs = free_probs.back();
     free_probs.pop_back();
@@ -372,6 +380,7 @@ void Tree::build(int x) {
   if (virtual_loss) cvirt.insert(cvirt.end(), A, 0);
   cchild.insert(cchild.end(), A, -1);
   cW.insert(cW.end(), A, 0.0);
+  if (with_utility) cU.insert(cU.end(), A, 0.0);
   cprior.resize(cprior.size() + A);
   clegal.insert(clegal.end(), legal, legal + A);
   Node& nd = nodes[x];
@@ -421,7 +430,7 @@ double Tree::q_mover(int b, int a, int to_play, double q_init) const {
   const int i = b + a;
   const double n_virtual = static_cast<double>(virt(b)[a]);
   const double n = static_cast<double>(cN[i]) + n_virtual;
-  return n != 0.0 ? (cW[i] * to_play - n_virtual) / n : q_init;
+  return n != 0.0 ? (search_W(b)[a] * to_play - n_virtual) / n : q_init;
 }
 
 int Tree::select_leaf_puct() {
@@ -460,7 +469,7 @@ void Tree::add_virtual_loss(int leaf) {
   }
 }
 
-void Tree::backup(int leaf, double value_black, bool undo_virtual_loss) {
+void Tree::backup(int leaf, double value_black, double utility_black, bool undo_virtual_loss) {
   for (int x = leaf;;) {
     if (x == root) {
       root_N += 1;
@@ -471,6 +480,7 @@ void Tree::backup(int leaf, double value_black, bool undo_virtual_loss) {
     const int i = nodes[p].block + nodes[x].move;
     cN[i] += 1;
     cW[i] += value_black;
+    if (with_utility) cU[i] += utility_black;
     if (undo_virtual_loss && virtual_loss) cvirt[i] -= 1;
     x = p;
   }
@@ -541,8 +551,9 @@ void Tree::improved_policy(int x, double* out) const {
   const int to_play = nodes[x].to_play;
   thread_local std::vector<double> q;
   q.resize(A);
-  for (int a = 0; a < A; ++a) q[a] = cN[b + a] > 0 ? cW[b + a] / cN[b + a] * to_play : 0.0;
-  gumbel_improved_policy(A, cprior.data() + b, cN.data() + b, q.data(), clegal.data() + b, nodes[x].value,
+  const double* w = search_W(b);
+  for (int a = 0; a < A; ++a) q[a] = cN[b + a] > 0 ? w[a] / cN[b + a] * to_play : 0.0;
+  gumbel_improved_policy(A, cprior.data() + b, cN.data() + b, q.data(), clegal.data() + b, nodes[x].utility,
                          s->gumbel_c_visit, s->gumbel_c_scale, out, clogp.data() + b);
 }
 
@@ -584,10 +595,11 @@ std::vector<double> GumbelRoot::sigma_q(const Tree& t) const {
   std::vector<uint8_t> legal(t.A);
   int max_n = 0;
   double sum_n = 0, pi_visited = 0, pi_q = 0;
+  const double* w = t.search_W(b);
   for (int a = 0; a < t.A; ++a) {
     legal[a] = t.clegal[b + a];
     const int n = t.cN[b + a];
-    q[a] = n > 0 ? t.cW[b + a] / n * to_play : 0.0;
+    q[a] = n > 0 ? w[a] / n * to_play : 0.0;
     if (legal[a] && n > 0) {
       max_n = std::max(max_n, n);
       sum_n += n;
@@ -595,7 +607,7 @@ std::vector<double> GumbelRoot::sigma_q(const Tree& t) const {
       pi_q += t.cprior[b + a] * q[a];
     }
   }
-  const double raw = t.nodes[t.root].value;
+  const double raw = t.nodes[t.root].utility;
   double v_mix = raw;
   if (sum_n > 0 && pi_visited > 0) v_mix = (raw + sum_n * (pi_q / pi_visited)) / (1.0 + sum_n);
   double lo = kInf, hi = -kInf;

@@ -3,17 +3,19 @@
 // (Danihelka et al., ICLR 2022), on one tree per game, with the AlphaGo Zero paper's names.
 //
 // A tree is a vector of nodes. The statistics of a node's children live in a block of per-child arrays (N,
-// virtual losses, W, P, legality, child index), made the first time the search walks through the node; a
-// node's own N and W are in its parent's block (the root's in the tree). W is from Black's view, as in
-// MiniGo. MiniGo's two score terms, Q and P / (1 + N), are computed from the block when scoring (the same
-// float64 operations as mcts.py's caches, so the same values). Boards (about 6 KB each) are kept for the
-// root, every kBoardEvery-th level of the nodes with a block and the leaves waiting for the network; a leaf's
-// board is dropped once it is evaluated, and any node's board that is not kept is replayed from its nearest
-// ancestor's when the search walks through it (a few moves). Leaves are not
-// evaluated here: `select_leaf` returns a leaf, the caller evaluates it (in a batch with other trees' leaves)
-// and calls `expand` and `backup`.
+// virtual losses, W, P, legality, child index; with the score utility on, U), made the first time the search
+// walks through the node; a node's own N and W are in its parent's block (the root's in the tree). W (the
+// value head's win/loss values) and U (the utilities the search reads instead, `leaf_utility`) are from
+// Black's view, as in MiniGo. MiniGo's two score terms, Q and P / (1 + N), are computed from the block when
+// scoring (the same float64 operations as mcts.py's caches, so the same values). Boards (about 6 KB each) are
+// kept for the root, every kBoardEvery-th level of the nodes with a block and the leaves waiting for the
+// network; a leaf's board is dropped once it is evaluated, and any node's board that is not kept is replayed
+// from its nearest ancestor's when the search walks through it (a few moves). Leaves are not evaluated here:
+// `select_leaf` returns a leaf, the caller evaluates it (in a batch with other trees' leaves) and calls
+// `expand` and `backup`.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -37,6 +39,17 @@ struct Rng {
 
 // The search settings: the C API's struct (engine_capi.h), which Python fills through ctypes.
 using SearchSettings = MgEngineSettings;
+
+// The value a position backs up, the view of `value`'s player: the value head's v (win/loss, [-1, 1]), plus
+// with the score utility on (s.score_utility > 0, KataGo's static score utility centred at 0)
+// s.score_utility * (2/pi) atan(points / s.score_utility_scale), `points` the final margin (the score head's,
+// or a finished game's exact score) from the same view. Off, v itself (the same bits). mcts.leaf_utility is
+// the same arithmetic.
+constexpr double kTwoOverPi = 2.0 / 3.141592653589793;
+inline double leaf_utility(const SearchSettings& s, double value, double points) {
+  if (!(s.score_utility > 0)) return value;
+  return value + s.score_utility * (kTwoOverPi * std::atan(points / s.score_utility_scale));
+}
 
 // numpy's pairwise summation of a float64 vector (the order np.sum adds in), so sums match mcts.py bit for
 // bit.
@@ -64,9 +77,11 @@ struct Node {
   int8_t terminal = 0;  // found to be terminal: terminal_value holds the result
   int8_t to_play = kBlack;
   int8_t hop = 0;  // levels below the nearest ancestor that keeps its board once built (0: this node does)
-  double terminal_value = 0;  // Black's view, +-1
-  double q_init = 0;          // Q of unvisited children, mover's view
-  double value = 0;           // the network's value, mover's view
+  double terminal_value = 0;    // Black's view, +-1
+  double terminal_utility = 0;  // leaf_utility of the final position, Black's view
+  double q_init = 0;            // Q of unvisited children, mover's view (of the search's values)
+  double value = 0;             // the network's value, mover's view (win/loss: what analysis reports)
+  double utility = 0;           // leaf_utility of the node, mover's view (what the search backs up)
 };
 
 class Tree {
@@ -86,7 +101,10 @@ class Tree {
   bool virtual_loss;
   std::vector<int32_t> cN, cvirt, cchild;
   std::vector<int32_t> no_virtual;  // A zeros: the virtual losses of a tree without cvirt
-  std::vector<double> cW, cprior;
+  // cW sums the win/loss values (what is recorded and reported); with the score utility on, cU sums the
+  // utilities the search reads (Q, Gumbel's completed Q); off, cU is empty and the search reads cW
+  bool with_utility;
+  std::vector<double> cW, cU, cprior;
   std::vector<double> clogp;  // log of cprior (-1e9 where 0), for Gumbel's improved policy at every level
   std::vector<uint8_t> clegal;
   std::vector<float> probs;  // the network's policy of expanded nodes without a block yet (A floats each)
@@ -112,13 +130,17 @@ class Tree {
   const Board& kept_board(int x) const { return boards[nodes[x].board]; }  // nodes known to keep theirs
   void drop_board(int x);  // an evaluated or terminal leaf: keep only what the tree needs
   const int32_t* virt(int b) const { return virtual_loss ? cvirt.data() + b : no_virtual.data(); }
-  void expand(int x, const float* policy, float value_mover);
+  // the sums of the search's values of block b's children (Black's view): cU's, or cW's with the utility off
+  const double* search_W(int b) const { return with_utility ? cU.data() + b : cW.data() + b; }
+  void expand(int x, const float* policy, float value_mover, double utility_mover);
   void ensure_built(int x);
   int child(int x, int a);  // the child after move a (made on first use)
   // PUCT
   int select_leaf_puct();
   void add_virtual_loss(int leaf);
-  void backup(int leaf, double value_black, bool undo_virtual_loss);
+  // one visit of every node from the leaf up to the root: the win/loss value to W, the utility to U (the
+  // root's own statistics hold the win/loss value only: the search never reads the root's own U)
+  void backup(int leaf, double value_black, double utility_black, bool undo_virtual_loss);
   void set_prior(int x, const double* prior);
   void refresh_log_prior(int b);  // clogp of block b from cprior
   void apply_dirichlet(Rng& rng);
