@@ -194,7 +194,7 @@ class RunConfig:
     board_size: int = 9
     komi: float = 7.5
     features: str = "agz"
-    generations: int = 36
+    generations: int = 48
     model: ModelSettings = field(default_factory=ModelSettings)
     selfplay: SelfplaySettings = field(default_factory=SelfplaySettings)
     window: WindowSettings = field(default_factory=WindowSettings)
