@@ -138,7 +138,7 @@ class WindowSettings:
     read_threads: int = 1
     # w of the value target (1 - w) z + w q: z the game's result, q the search's root value at the position
     # (both the player to move's); 0: the result alone (AlphaZero), 0.5: (z + q) / 2
-    value_root_mix: float = 0.0
+    value_root_mix: float = 0.5
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ def _cfg(root: str, ranks: int = 3, **window_settings) -> config.RunConfig:
             "root": root,
             "board_size": BOARD,
             "seed": 7,
-            "window": {"generations": 2, **window_settings},
+            "window": {"generations": 2, "value_root_mix": 0.0, **window_settings},  # z: the result alone
             "train": {"ranks": ranks},
         }
     )
