@@ -27,6 +27,7 @@ import pytest
 from minigo_core.base.config import load_config
 from minigo_core.bench.dag import build_run
 from minigo_core.data import layout, schedule
+from minigo_core.rating import calibration, ladder_walk
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -482,9 +483,16 @@ def test_every_evaluated_generation_is_rated_on_the_fixed_ladder_and_a_rerun_rep
         assert rating["ci95"][0] < rating["elo"] < rating["ci95"][1]
         assert 0 < rating["games"] <= cfg.evaluate.ladder_max_games
         assert rating["seed"] == schedule.ladder_seed(cfg, g)
-    assert first["start_elo"] is None and "--start-from" not in first["command"]
-    assert second["start_elo"] == first["elo"]  # the chain: generation 2 starts where generation 1 stood
-    assert layout.ladder_rating_path(cfg.root, 1) in second["command"]
+    # no chain: each rating starts from its own generation's first rating, or (the last generation, which
+    # has none) at the table's middle rung; never from another generation's result
+    own = schedule.first_rating_file(cfg, 1)
+    if own is not None:
+        assert own in first["command"] and first["start_elo"] == json.loads(Path(own).read_text())["elo"]
+    else:
+        assert "--start-from" not in first["command"]
+    table = calibration.read_ladder_at(cfg.board_size, None)
+    assert "--start-from" not in second["command"] and second["start_elo"] == ladder_walk.middle_elo(table)
+    assert layout.ladder_rating_path(cfg.root, 1) not in second["command"]
     assert Path(layout.summary_path(cfg.root, layout.LEARNING_CURVE_PLOT)).stat().st_size > 0
     path = layout.ladder_rating_path(cfg.root, 2)
     before = os.stat(path).st_mtime_ns
