@@ -23,7 +23,6 @@ from minigo_core.data.schedule import (
     generation_outputs,
     ladder_seed,
     last_window,
-    match_games,
     opponent_specs,
     selfplay_jobs,
     selfplay_model_generation,
@@ -128,10 +127,12 @@ def evaluate_options(cfg: RunConfig, generation: int, slug: str | None = None) -
     `slug` (a list: the rule quotes each with `:q`): a final match (`schedule.final_match`: the last
     generation's against the target and `evaluate.final_opponents`) plays `evaluate.final_games` games
     without early stop; the others take the config's values (no arguments)."""
-    spec = next((s for s in evaluation_specs(cfg, generation) if s.slug == slug), None) if slug else None
-    if final_match(cfg, generation, spec) and (spec is not None or slug is None):
-        return ["--games", str(match_games(cfg, generation, spec)), "--no-early-stop"]
-    return []
+    if slug is None:
+        final = final_match(cfg, generation)
+    else:
+        spec = next((s for s in evaluation_specs(cfg, generation) if s.slug == slug), None)
+        final = spec is not None and final_match(cfg, generation, spec)
+    return ["--games", str(cfg.evaluate.final_games), "--no-early-stop"] if final else []
 
 
 def equal_time_slugs(cfg: RunConfig) -> list[str]:
