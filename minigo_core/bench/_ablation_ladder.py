@@ -200,10 +200,16 @@ def _half(rating: dict) -> float:
 
 
 def entries(
-    root: Path, results: list[dict], ratings: dict[str, dict | None], measures: dict | None = None
+    root: Path,
+    results: list[dict],
+    ratings: dict[str, dict | None],
+    measures: dict | None = None,
+    against: dict[str, str] | None = None,
 ) -> list[dict]:
     """One record per row with a result: its spec, cost figures, rating and Elo difference to `default`; its
-    measures too when `measures` ({name: measures or None}) is given."""
+    measures too when `measures` ({name: measures or None}) is given. A row that `against` maps to another
+    row (the spec's `against:`, a lever stacked on that row) also gets its difference to that row:
+    `against`, `elo_vs` and `elo_vs_half_width`."""
     rows = []
     for r in results:
         rating = ratings.get(r["name"])
@@ -226,6 +232,14 @@ def entries(
             e["elo_vs_default"] = round(e["rating"]["elo"] - base["elo"], 1)
             spread = 0.0 if e["name"] == BASELINE else math.hypot(_half(e["rating"]), _half(base))
             e["elo_vs_default_half_width"] = round(spread, 1)
+    rated = {e["name"]: e["rating"] for e in rows if e["rating"]}
+    for e in rows:
+        ref = (against or {}).get(e["name"], BASELINE)
+        if ref != BASELINE and ref != e["name"]:
+            e["against"] = ref
+            if e["rating"] is not None and ref in rated:
+                e["elo_vs"] = round(e["rating"]["elo"] - rated[ref]["elo"], 1)
+                e["elo_vs_half_width"] = round(math.hypot(_half(e["rating"]), _half(rated[ref])), 1)
     return sorted(rows, key=lambda e: -e["rating"]["elo"] if e["rating"] else math.inf)
 
 
@@ -248,6 +262,8 @@ def table(rows: list[dict], measures: _ablation_measures.MeasureSettings | None 
         "fixed-scale Elo [95%]",
         "games rated",
     ] + ([f"vs `{BASELINE}` (95%)"] if versus else [])
+    stacked = any("against" in e for e in rows)
+    head += ["vs the row it stacks on (95%)"] if stacked else []
     head += _ablation_measures.head(measures) if measures else []
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for e in rows:
@@ -275,6 +291,11 @@ def table(rows: list[dict], measures: _ablation_measures.MeasureSettings | None 
                 cells.append("(baseline)")
             else:
                 cells.append("-" if diff is None else f"{diff:+.0f} +- {e['elo_vs_default_half_width']:.0f}")
+        if stacked:
+            diff = e.get("elo_vs")
+            cells.append(
+                "-" if diff is None else f"{diff:+.0f} +- {e['elo_vs_half_width']:.0f} vs `{e['against']}`"
+            )
         cells += _ablation_measures.cells(e.get("measures")) if measures else []
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -308,7 +329,8 @@ def report(spec: dict, results: list[dict], command: list[str]) -> int:
     if extra is not None:
         models = {r["name"]: newest_model(root / r["name"] / "run") for r in results}
         measures = _ablation_measures.measure_rows(root, models, extra)
-    rows = entries(root, results, ratings, measures)
+    against = {str(r["name"]): str(r.get("against", BASELINE)) for r in spec.get("rows", [])}
+    rows = entries(root, results, ratings, measures, against)
     anchor = next(((e["rating"]["anchor"], e["rating"]["anchor_elo"]) for e in rows if e["rating"]), None)
     scale = f"anchor {anchor[0]} = {anchor[1]}" if anchor else "no row rated"
     head = (

@@ -93,6 +93,12 @@ def load_spec(path: str) -> tuple[dict, list[Row]]:
                            root / str(base["name"])))  # fmt: skip
     if len({r.name for r in rows}) != len(rows):
         raise SystemExit(f"ablation spec {path}: row names must be unique")
+    for entry in spec["rows"]:  # `against`: the row a stacked lever's Elo difference is taken against
+        if "against" in entry and str(entry["against"]) not in {r.name for r in rows}:
+            raise SystemExit(
+                f"ablation spec {path}: row {entry['name']}: against: {entry['against']!r} is not a row "
+                "of the spec; name one of its rows (or leave it out to compare with `default`)"
+            )
     spec = {**spec, "root": root, "base": base_file}
     if "rating" in spec:  # checked now: a bad section fails before the rows' hours, not after
         spec["rating"] = _ablation_ladder.RatingSettings.from_spec(spec["rating"], f"ablation spec {path}")

@@ -13,6 +13,7 @@ import contextlib
 import datetime
 import io
 import json
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -43,7 +44,7 @@ def torch_state_kept() -> Iterator[None]:
     finally:
         torch.set_num_threads(saved[0])
         torch.set_rng_state(saved[1])
-        torch.use_deterministic_algorithms(saved[2], warn_only=saved[3])
+        set_deterministic(saved[2], warn_only=saved[3])
 
 
 LOSSES = ("policy", "value", "ownership", "score", "reply")  # what `sgd_step` returns, in this order
@@ -226,8 +227,20 @@ def _setup_torch(seed: int, threads: int, backend: str, local_rank: int) -> torc
     device = torch.device(f"cuda:{local_rank % max(1, torch.cuda.device_count())}" if cuda else "cpu")
     if cuda:
         torch.cuda.set_device(device)
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    set_deterministic(True, warn_only=True)
     return device
+
+
+def set_deterministic(mode: bool, warn_only: bool) -> None:
+    """torch's deterministic-algorithms flag, without the second of start-up a training job would pay for it:
+    `torch.use_deterministic_algorithms` imports torch._inductor (and dynamo) to set the compiler's copy of
+    the flag, which only torch.compile reads, and training does not compile. Where the compiler is already
+    loaded (or torch lacks the low-level setter), the public call sets both."""
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if setter is None or "torch._inductor.config" in sys.modules:
+        torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+    else:
+        setter(mode, warn_only=warn_only)
 
 
 @dataclass

@@ -203,3 +203,37 @@ def test_a_warm_start_copies_the_finished_generations_only(tmp_path):
     assert not (row / "games" / "gen0003").exists() and not (row / "logs" / "snakemake").exists()
     assert not (row / "minigo-run.lock").exists() and not (row / "config.yaml").exists()
     assert Path(layout.model_path(str(row), 2)).read_bytes() == b"model 2"
+
+
+def test_a_stacked_row_is_compared_with_the_row_it_stacks_on(tmp_path):
+    from minigo_core.bench import _ablation_ladder as ladder
+
+    def rating(elo: float, half: float) -> dict:
+        return {"elo": elo, "ci95": [elo - half, elo + half], "games": 100, "anchor": "gnugo:1"}
+
+    results = [
+        {"name": n, "why": n, "set": {}, "last_generation": None} for n in ("default", "vmix", "vmix-x")
+    ]
+    ratings = {"default": rating(1000, 30), "vmix": rating(1200, 40), "vmix-x": rating(1250, 30)}
+    rows = ladder.entries(tmp_path, results, ratings, against={"vmix-x": "vmix", "vmix": "default"})
+    by = {e["name"]: e for e in rows}
+    assert by["vmix-x"]["elo_vs_default"] == 250 and by["vmix-x"]["elo_vs"] == 50
+    assert by["vmix-x"]["elo_vs_half_width"] == 50 and by["vmix-x"]["against"] == "vmix"
+    assert "against" not in by["vmix"] and "elo_vs" not in by["default"]
+    text = ladder.table(rows)
+    assert "vs the row it stacks on (95%)" in text and "+50 +- 50 vs `vmix`" in text
+    assert "vs the row it stacks on" not in ladder.table(ladder.entries(tmp_path, results, ratings))
+    spec_path = tmp_path / "spec.yaml"  # `against` must name a row of the spec
+    spec = {"base": "config/tiny.yaml", "rows": [{"name": "default"}, {"name": "x", "against": "nope"}]}
+    spec_path.write_text(yaml.safe_dump(spec))
+    with pytest.raises(SystemExit, match="against: 'nope' is not a row"):
+        ablation.load_spec(str(spec_path))
+
+
+def test_the_value_spec_stacks_its_later_rows_on_its_vmix_row():
+    spec, rows = ablation.load_spec(str(REPO / "config" / "ablation" / "value.yaml"))
+    stacked = [
+        e for e in yaml.safe_load((REPO / "config/ablation/value.yaml").read_text())["rows"] if "against" in e
+    ]
+    assert stacked and all(e["against"] == "vmix-0.5" for e in stacked)
+    assert all(e["set"]["window"]["value_root_mix"] == 0.5 for e in stacked)
