@@ -27,6 +27,7 @@ from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
 FEATURE_SETS = ("agz", "mlperf07")
 BACKENDS = ("dsp", "torch")
 SEARCHES = ("puct", "gumbel")
+LR_UNITS = ("step", "run_fraction")  # what `train.learning_rate`'s boundaries count (`learning_rate_for`)
 
 
 class ConfigError(ValueError):
@@ -146,6 +147,7 @@ class TrainSettings:
     ranks: int = 1
     batch_per_rank: int = 128
     learning_rate: tuple = ((0, 0.03), (5000, 0.01), (10000, 0.003))
+    learning_rate_unit: str = "step"  # the boundaries: global steps, or fractions of the run (run_fraction)
     momentum: float = 0.9
     l2: float = 1e-4
     value_weight: float = 1.0
@@ -424,9 +426,14 @@ def _check_schedules(cfg: RunConfig) -> None:
     """The piecewise-constant schedules: `train.learning_rate`, and when set `selfplay.readouts_schedule`
     (readouts >= parallel_readouts; below `gumbel_considered` a Gumbel search considers only `readouts`
     moves, as with `readouts` itself) and `window.generations_schedule` (sizes as `window.generations`)."""
-    s, w = cfg.selfplay, cfg.window
-    _check_schedule(cfg.train.learning_rate, "train.learning_rate", "step", "learning rate",
-                    lambda lr: 0 < lr < 10, "in (0, 10)", real=True)  # fmt: skip
+    s, w, t = cfg.selfplay, cfg.window, cfg.train
+    _require(t.learning_rate_unit in LR_UNITS, "train.learning_rate_unit", " or ".join(LR_UNITS),
+             t.learning_rate_unit)  # fmt: skip
+    if t.learning_rate_unit == "run_fraction":
+        _check_fraction_schedule(t.learning_rate, "train.learning_rate")
+    else:
+        _check_schedule(t.learning_rate, "train.learning_rate", "step", "learning rate",
+                        lambda lr: 0 < lr < 10, "in (0, 10)", real=True)  # fmt: skip
     if s.readouts_schedule is not None:
         _check_schedule(s.readouts_schedule, "selfplay.readouts_schedule", "generation", "readouts",
                         lambda r: r >= s.parallel_readouts,
@@ -465,6 +472,30 @@ def _check_schedule(
         raise ConfigError(f"config key '{key}[0]' must start at {x} 0, got {x} {schedule[0][0]}")
 
 
+def _check_fraction_schedule(schedule: tuple, key: str) -> None:
+    """A learning-rate schedule by the run's progress (`train.learning_rate_unit: run_fraction`): [run
+    fraction, learning rate] pairs, the fractions numbers from 0, strictly rising and below 1, each rate in
+    (0, 10); the error names the key, the pair, and what to write instead."""
+    how = ("; with train.learning_rate_unit run_fraction a boundary is the fraction (generation - 1) / "
+           "generations of the run, e.g. [[0, 0.03], [0.5, 0.01], [0.8, 0.003]]; for boundaries in global "
+           "steps set train.learning_rate_unit: step")  # fmt: skip
+    pair = "[run fraction, learning rate] pair"
+    if not schedule:
+        raise ConfigError(f"config key '{key}' must list at least one {pair}{how}")
+    last = None
+    for i, item in enumerate(schedule):
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise ConfigError(f"config key '{key}[{i}]' must be a {pair}, got {item!r}")
+        at, lr = item
+        number = not isinstance(at, bool) and isinstance(at, (int, float))
+        if not (number and (at == 0 if last is None else last < at < 1)):
+            allowed = "0 (the run's start)" if last is None else f"a number above {last!r} and below 1"
+            raise ConfigError(f"config key '{key}[{i}]' run fraction must be {allowed}, got {at!r}{how}")
+        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < 10:
+            raise ConfigError(f"config key '{key}[{i}]' learning rate must be in (0, 10), got {lr!r}")
+        last = at
+
+
 def schedule_at(schedule: tuple, x: int) -> Any:
     """The value of a piecewise-constant schedule of (x, value) pairs at x: that of the last pair whose x is
     at most x (the first pair's before it)."""
@@ -478,6 +509,26 @@ def schedule_at(schedule: tuple, x: int) -> Any:
 def learning_rate_at(schedule: tuple, global_step: int) -> float:
     """Piecewise-constant learning rate at a global step (counted across generations, as MLPerf does)."""
     return float(schedule_at(schedule, global_step))
+
+
+def run_fraction(cfg: RunConfig, generation: int) -> float:
+    """How far into the run the training of generation `generation` is: (generation - 1) / `generations`,
+    0 for generation 1, the same for every step of the generation. A function of the config and the
+    generation alone (never of time or of steps), so a rerun trains with the same rates. The run's length is
+    `generations` as the training job reads it: a run extended by a larger `generations` keeps the models of
+    the generations it had (Snakemake does not rerun them; they trained by the old length), and its later
+    generations train by the new length, so an extension can put the rate back up a step."""
+    return (generation - 1) / cfg.generations
+
+
+def learning_rate_for(cfg: RunConfig, generation: int, global_step: int) -> float:
+    """The learning rate of a training step of generation `generation` at global step `global_step`:
+    `train.learning_rate` at the global step (`train.learning_rate_unit: step`), or at the generation's
+    `run_fraction` (`run_fraction`: one rate for the whole generation; a fraction of 1 or more, a
+    generation past `generations`, takes the last rate)."""
+    t = cfg.train
+    x = global_step if t.learning_rate_unit == "step" else run_fraction(cfg, generation)
+    return float(schedule_at(t.learning_rate, x))
 
 
 def readouts_at(cfg: RunConfig, generation: int) -> int:

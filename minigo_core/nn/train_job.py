@@ -300,7 +300,7 @@ def _train(job: TrainJob, trainer_cls: type[Trainer]) -> dict | None:
     feeder = _start(run)
     for step, micro in enumerate(feeder, start=run.start_step):
         t_step = time.perf_counter()
-        lr = config_mod.learning_rate_at(tcfg.learning_rate, trainer.global_step0 + step)
+        lr = config_mod.learning_rate_for(job.cfg, job.generation, trainer.global_step0 + step)
         stop = job.stop_requested is not None and job.stop_requested()
         weights = (tcfg.value_weight, tcfg.ownership_weight, tcfg.score_weight, tcfg.reply_weight)
         with _collective(run, f"the all-reduce of step {step + 1}"):
@@ -372,7 +372,7 @@ def _save_checkpoint(run: _Run, done: int) -> None:
 
 def _start(run: _Run) -> prefetch.Prefetcher:
     """Meet the other ranks, load this rank's shards and start preparing batches; rank 0 records the start."""
-    job, plan, tcfg = run.job, run.plan, run.job.cfg.train
+    job, plan, tcfg, first = run.job, run.plan, run.job.cfg.train, run.trainer.global_step0 + run.start_step
     nodes = [node_name()]
     if plan.world > 1:
         _join(run)
@@ -383,17 +383,15 @@ def _start(run: _Run) -> prefetch.Prefetcher:
     window = plan.window
     loaded = [shards.load_shard(window.shard_urls[j], window.shard_sha256[j]) for j in plan.shard_ids]
     run.clock.load_s = time.perf_counter() - t_load
-    to_batch = run.trainer.micro_batch
-    maker = BatchMaker(
-        loaded, plan.shard_ids, plan.chunk, job.cfg.seed, job.generation, to_batch, plan.steps_per_pass
-    )
+    maker = BatchMaker(loaded, plan.shard_ids, plan.chunk, job.cfg.seed, job.generation,
+                       run.trainer.micro_batch, plan.steps_per_pass)  # fmt: skip
     run.feeder = prefetch.Prefetcher(
         maker, run.start_step, plan.steps, capacity=tcfg.prefetch_batches, threads=job.prefetch_threads
     )
     if job.rank == 0 and not run.metrics_kept:
         _say(job, f"{plan.steps} steps of {plan.global_batch} examples ({plan.world} ranks x "
                   f"{tcfg.batch_per_rank}; {len(window.shard_urls)} shards of >= {min(window.shard_rows)} "
-                  f"rows), global step {run.trainer.global_step0 + run.start_step}, backend {tcfg.backend}, "
+                  f"rows), global step {first}, backend {tcfg.backend}, "
                   f"device {run.trainer.device}")  # fmt: skip
         _append_metrics(
             run.metrics,
@@ -407,6 +405,8 @@ def _start(run: _Run) -> prefetch.Prefetcher:
                 **replay(plan),
                 "load_s": run.clock.load_s,
                 "backend": tcfg.backend,
+                "learning_rate_unit": tcfg.learning_rate_unit,  # run_fraction: "lr" is every step's rate
+                "lr": config_mod.learning_rate_for(job.cfg, job.generation, first),  # the first step's rate
                 "nodes": nodes,  # the node of every rank, in rank order
             },
         )
@@ -519,7 +519,7 @@ def _finish(run: _Run) -> dict | None:
 
 
 def _provenance(run: _Run, wall_s: float) -> dict:
-    job, plan, tcfg, global_step0 = run.job, run.plan, run.job.cfg.train, run.trainer.global_step0
+    job, plan, tcfg, step0 = run.job, run.plan, run.job.cfg.train, run.trainer.global_step0
     final = np.mean(np.array(run.recent), axis=0) if run.recent else np.full(len(LOSS_NAMES), np.nan)
     # the reply loss only for a model with the head: a model without it has the bytes it had before the head
     kept = [name for name in LOSS_NAMES if name != "reply" or run.trainer.model_config.reply_head]
@@ -531,12 +531,12 @@ def _provenance(run: _Run, wall_s: float) -> dict:
         "window_manifest_sha256": plan.window.manifest_sha256,
         "steps": plan.steps,
         "examples": plan.steps * plan.global_batch,
-        "global_step": global_step0 + plan.steps,
+        "global_step": step0 + plan.steps,
         "ranks": plan.world,
         "batch_per_rank": tcfg.batch_per_rank,
         **replay(plan),
         "final_losses": {name: float(v) for name, v in zip(LOSS_NAMES, final, strict=True) if name in kept},
-        "learning_rate_final": config_mod.learning_rate_at(tcfg.learning_rate, global_step0 + plan.steps - 1),
+        "learning_rate_final": config_mod.learning_rate_for(job.cfg, job.generation, step0 + plan.steps - 1),
         "seed": job.cfg.seed,
         **({} if tcfg.ema_decay is None else {"ema_decay": tcfg.ema_decay}),  # the model is the average
         **({"wall_time_s": round(wall_s, 3)} if job.record_wall_time else {}),
