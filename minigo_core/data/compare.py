@@ -52,6 +52,7 @@ WALL_CLOCK = {
     # a self-play job's record: this attempt's host, clocks, kept games
     _pattern(layout.selfplay_job_path("", "*", "*")): {"attempt"},
     _pattern(layout.window_manifest_path("", "*")): {"timings", "peak_rss_mb"},
+    _pattern(layout.parts_manifest_path("", "*")): {"timings"},  # a generation's window parts
     _pattern(layout.train_metrics_path("", "*")): {
         "load_s",
         "examples_per_s",

@@ -5,7 +5,8 @@ Every game file `games/genGGGG/gameIIIII.arrow` (I = 0 .. selfplay.games-1) is r
 SHA-256 its job's record (`games/genGGGG/jobJJJJJ.json`, `minigo_core.data.jobrecord`) gives. The
 marker, which the window of the next W generations depends on (instead of depending on thousands of game
 files), keeps game and position counts, results, game lengths and the resignation false-positive record of
-the games played with resignation disabled.
+the games played with resignation disabled. The job samples the windows' rows from the same bytes
+(`check_game`, `data/parts.py`).
 """
 
 from __future__ import annotations
@@ -29,12 +30,31 @@ def game_summary(url: str, sha256: str | None = None) -> dict:
     is read (a third of the cost of decoding every game of a generation). Without it, the file is decoded
     and checked in full."""
     if sha256 is None:
-        meta = gamefile.read_game_digest(url)[0].metadata
-    else:
-        data = gamefile.read_game_bytes(url)
-        if storage.sha256_bytes(data) != sha256:
-            raise gamefile.GameFileError(f"game file {url} is not the file its job wrote (SHA-256 differs)")
-        meta = gamefile.metadata_from_bytes(data, url)
+        return _summary_of(gamefile.read_game_digest(url)[0].metadata)
+    return checked_game(url, sha256)[0]
+
+
+def checked_game(url: str, sha256: str) -> tuple[dict, bytes]:
+    """`game_summary(url, sha256)` and the file's bytes, for a caller that decodes them next (the window
+    parts, `data/parts.py`): the file is read once."""
+    data = gamefile.read_game_bytes(url)
+    if storage.sha256_bytes(data) != sha256:
+        raise gamefile.GameFileError(f"game file {url} is not the file its job wrote (SHA-256 differs)")
+    return _summary_of(gamefile.metadata_from_bytes(data, url)), data
+
+
+def check_game(url: str, sha256: str | None) -> tuple[dict | str, bytes | None]:
+    """`checked_game` of a game file, or (`path: reason`, None) for a bad one (`sha256` None: its job's
+    record does not list it)."""
+    if sha256 is None:
+        return f"{url}: its job's record does not list it", None
+    try:
+        return checked_game(url, sha256)
+    except (gamefile.GameFileError, OSError, KeyError, TypeError, ValueError) as exc:
+        return f"{url}: {exc}", None
+
+
+def _summary_of(meta: dict) -> dict:
     resign = meta.get("resign") or {}
     result = meta.get("result") or {}
     return {
@@ -89,24 +109,19 @@ def recorded_digests(cfg: RunConfig, generation: int) -> tuple[dict[int, str], l
     return digests, problems
 
 
-def read_games(cfg: RunConfig, generation: int, threads: int) -> tuple[list[dict], list[str]]:
-    """The summaries of the good game files of a generation, and `path: reason` for the others."""
+def expected_games(cfg: RunConfig, generation: int) -> list[tuple[int, str, str | None]]:
+    """(game, path, the SHA-256 its job's record gives or None) of every game a generation should have."""
     digests, problems = recorded_digests(cfg, generation)
-    urls = [layout.game_path(cfg.root, generation, i) for i in range(cfg.selfplay.games)]
-
-    def read(game: int) -> dict | str:
-        url = urls[game]
-        if game not in digests:
-            return f"{url}: its job's record does not list it"
-        try:
-            return game_summary(url, digests[game])
-        except (gamefile.GameFileError, OSError, KeyError, TypeError, ValueError) as exc:
-            return f"{url}: {exc}"
-
     for message in problems:
         log.warning("unreadable job record %s", message)
+    return [(i, layout.game_path(cfg.root, generation, i), digests.get(i)) for i in range(cfg.selfplay.games)]
+
+
+def read_games(cfg: RunConfig, generation: int, threads: int) -> tuple[list[dict], list[str]]:
+    """The summaries of the good game files of a generation, and `path: reason` for the others."""
+    games = expected_games(cfg, generation)
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-        results = list(pool.map(read, range(len(urls))))
+        results = list(pool.map(lambda game: check_game(game[1], game[2])[0], games))
     return [r for r in results if isinstance(r, dict)], [r for r in results if isinstance(r, str)]
 
 

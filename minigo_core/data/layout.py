@@ -9,6 +9,8 @@
     {root}/games/gen0002.packed.json              its pack verified and the loose files gone
     {root}/window/gen0008/shard003.arrow          training data of generation 8, one shard per rank
     {root}/window/gen0008/manifest.json           which games, positions, skipped files and why
+    {root}/window/parts/gen0007/part1.arrow       generation 7's rows for window 9 (written with its marker)
+    {root}/window/parts/gen0007/parts.json        its parts' rows, checksums and games (written last)
     {root}/train/gen0008/metrics.jsonl            losses and throughput (+ checkpoint.pt while training)
     {root}/eval/gen0008/vs_gnugo-1.json           a match's games, win rate and interval
     {root}/eval/gen0015/vs_gnugo-1_equal-time.json  the last generation's match at equal time per move
@@ -164,6 +166,21 @@ def manifest_path(window: str) -> str:
 
 def window_manifest_path(root: str, generation: Generation) -> str:
     return manifest_path(window_dir(root, generation))
+
+
+def parts_dir(root: str, generation: Generation) -> str:
+    """`window/parts/gen0007`: generation 7's games sampled once for each window that reads them
+    (`minigo_core.data.parts`): part k holds window 7+1+k's rows."""
+    return join(root, "window", "parts", generation_name(generation))
+
+
+def part_path(root: str, generation: Generation, part: int) -> str:
+    return join(parts_dir(root, generation), f"part{int(part)}{GAME_SUFFIX}")
+
+
+def parts_manifest_path(root: str, generation: Generation) -> str:
+    """`window/parts/gen0007/parts.json`: written after the part files; without it the parts are not used."""
+    return join(parts_dir(root, generation), "parts.json")
 
 
 def train_dir(root: str, generation: Generation) -> str:

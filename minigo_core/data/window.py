@@ -1,12 +1,13 @@
 """The sample window of generation g (`minigo window`): games of the last W models -> N_train shards.
 
-For generation g the window reads every finished game file of generations max(0, g-W) .. g-1 (W:
-`window.generations`, or `window.generations_schedule` at g), samples `window.sample_fraction` of each game's
-recorded positions (seeded by run seed, g and the game file), shuffles the examples uniformly across the
-whole window and writes exactly `train.ranks` shards whose sizes differ by at most one row, plus
-`manifest.json` (source games, positions per game, skipped files and why, rows, bytes and sha256 per shard,
-seed, timings). Shards and manifest are written atomically; the manifest comes last, so
-a window with a manifest is complete.
+For generation g the window takes the games of generations max(0, g-W) .. g-1 (W: `window.generations`, or
+`window.generations_schedule` at g), `window.sample_fraction` of each game's recorded positions: a
+generation's part for window g (`data/parts.py`: sampled once, when its games were checked) where it has a
+usable one, else every finished game file of it read and sampled here (seeded by run seed, g and the game
+file; the manifest's `sources` says which, and why). It shuffles the examples uniformly across the whole
+window and writes exactly `train.ranks` shards whose sizes differ by at most one row, plus `manifest.json`
+(source games, positions per game, skipped files and why, rows, bytes and sha256 per shard, seed, timings).
+Shards and manifest are written atomically; the manifest comes last, so a window with a manifest is complete.
 
 Bounded memory (a two-pass bucketed shuffle): pass 1 sends each sampled example to one of B bucket files on
 local scratch, chosen uniformly at random; pass 2 loads one bucket at a time, permutes it and appends it to
@@ -32,18 +33,14 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import multiprocessing
 import os
 import resource
 import shutil
 import tempfile
 import time
 import zlib
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -51,8 +48,9 @@ import pyarrow.ipc as ipc
 
 from minigo_core.base import config as config_mod
 from minigo_core.base import native
-from minigo_core.data import arrays, gamefile, layout, pack, shards, storage
-from minigo_core.game import coords, features
+from minigo_core.data import arrays, gamefile, layout, pack, parts, shards, storage
+from minigo_core.data.parts import ordered_map, reply_targets, sample_count, value_targets
+from minigo_core.game import features
 
 MANIFEST_FORMAT = "minigo-window"
 MANIFEST_VERSION = 1
@@ -60,9 +58,6 @@ BUCKET_ROWS = 1 << 15  # target rows per bucket: what pass 2 holds in memory at 
 MAX_BUCKETS = 512  # bucket files open at once (well under the usual 1024 file-descriptor limit)
 FLUSH_ROWS = 1 << 14  # rows buffered over all buckets in pass 1 before they go to the bucket files
 GAME_SUFFIX = layout.GAME_SUFFIX
-
-T = TypeVar("T")
-R = TypeVar("R")
 
 log = logging.getLogger(__name__)
 
@@ -82,13 +77,6 @@ def game_files(root: str, generations: Iterable[int]) -> list[tuple[int, str]]:
     """(generation, url) of every finished game file (temporary names skipped), loose or in its generation's
     pack (`data/pack.py`: the same list either way), in a fixed order."""
     return [(gen, url) for gen in generations for url in pack.game_urls(root, gen)]
-
-
-def sample_count(positions: int, fraction: float, rng: np.random.Generator) -> int:
-    """fraction * positions, rounded up or down at random so that the expected count is exact."""
-    exact = fraction * positions
-    k = int(np.floor(exact))
-    return min(positions, k + int(rng.random() < exact - k))
 
 
 @dataclass
@@ -115,7 +103,7 @@ def sample_game(
     try:
         record = gamefile.game_from_bytes(pack.read_member(url), url)  # loose, or from the pack
     except Exception as exc:  # GameFileError and anything a damaged file provokes: skip and report
-        return skip(_reason(exc))
+        return skip(parts.reason(exc))
     if record.board_size != cfg.board_size:
         return skip(
             f"foreign game: {record.board_size}x{record.board_size}, this run plays "
@@ -136,50 +124,13 @@ def sample_game(
     except native.NativeUnavailable:
         raise  # the engine library is not built: no file is to blame
     except Exception as exc:  # a move list that does not replay, an index past the end
-        return skip(_reason(exc))
+        return skip(parts.reason(exc))
     pi = record.policy_targets(rows)
     z = value_targets(record, rows, cfg.window.value_root_mix)
     if planes.shape[1] != num_planes:
         return skip(f"examples with {planes.shape[1]} planes, this run uses {num_planes} ({cfg.features})")
     batch = shards.encode(planes, pi, z, index, chosen, own, score, reply_targets(record, rows))
     return GameSample(index, url, generation, n, chosen, batch)
-
-
-def value_targets(record: gamefile.GameRecord, rows: np.ndarray, root_mix: float) -> np.ndarray:
-    """The value targets (float32, the player to move's view) of the given rows: the game's result z, or with
-    `window.value_root_mix` w > 0, (1 - w) z + w q, q the search's root value at the position (a target
-    with less noise than the result alone; (z + q) / 2 at w = 0.5)."""
-    z = record.value_target[rows].astype(np.float32)
-    if root_mix == 0:
-        return z
-    q = np.clip(record.root_value[rows].astype(np.float32), -1.0, 1.0)
-    return ((1.0 - root_mix) * z + root_mix * q).astype(np.float32)
-
-
-def reply_targets(record: gamefile.GameRecord, rows: np.ndarray) -> np.ndarray:
-    """The opponent-reply targets (int16) of the given rows: the flat index (pass N*N) of the move played
-    after the row's own move, `moves[move_index + 1]` (the opponent's answer), or -1 where the game has no
-    such move (the row's move was the game's last)."""
-    after = record.move_index[rows] + 1
-    n = record.board_size
-    return np.array([coords.to_flat(record.moves[i], n) if i < len(record.moves) else -1 for i in after],
-                    dtype=np.int16)  # fmt: skip
-
-
-def _reason(exc: BaseException) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def ordered_map(pool: Executor, fn: Callable[..., R], items: Iterable[tuple], ahead: int) -> Iterator[R]:
-    """`fn(*item)` for each item on the pool, results in order, at most `ahead` in flight (bounded memory)."""
-    pending: deque[Future] = deque()
-    for item in items:
-        pending.append(pool.submit(fn, *item))
-        if len(pending) >= ahead:
-            yield pending.popleft().result()
-    while pending:
-        yield pending.popleft().result()
 
 
 class BucketSpill:
@@ -235,16 +186,6 @@ class BucketSpill:
             table = reader.read_all()
         os.remove(self.paths[bucket])
         return table
-
-
-def _executor(kind: str, n: int) -> Executor:
-    """Readers: processes (decoding game files and sampling them is CPU work that threads cannot share) or
-    threads (enough when the filesystem, not the CPU, is the bottleneck)."""
-    if kind == "threads" or n == 1:
-        return ThreadPoolExecutor(max_workers=n, thread_name_prefix="window-read")
-    if kind == "processes":
-        return ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
-    raise ValueError(f"workers must be 'processes' or 'threads', got {kind!r}")
 
 
 def shard_sizes(rows: int, shards_n: int) -> list[int]:
@@ -367,7 +308,7 @@ def build_window(
     t_read = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=tmp_dir) as scratch:
         spill = BucketSpill(scratch, plan.buckets, num_planes, cfg.board_size)
-        games, skipped = read_games(cfg, plan, spill, num_planes, workers)
+        games, skipped, sources = read_games(cfg, plan, spill, num_planes, workers)
         read_s = time.perf_counter() - t_read
         _check_bad_files(cfg, plan, skipped)
         total = sum(spill.rows)
@@ -385,7 +326,7 @@ def build_window(
     _remove_stale_shards(out_dir, plan.shards)
 
     timings = {"read_s": read_s, "shuffle_write_s": write_s, "total_s": time.perf_counter() - t0}
-    manifest = window_manifest(cfg, plan, num_planes, written, games, skipped, timings)
+    manifest = window_manifest(cfg, plan, num_planes, written, games, skipped, sources, timings)
     storage.write_text(manifest_url, json.dumps(manifest, indent=1))
     log.info(
         f"wrote {plan.shards} shards, {total} examples ({manifest['bytes_per_example']:.0f} bytes each) from "
@@ -396,33 +337,41 @@ def build_window(
 
 def read_games(
     cfg: config_mod.RunConfig, plan: WindowPlan, spill: BucketSpill, num_planes: int, workers: str
-) -> tuple[list[dict], list[dict]]:
-    """Pass 1: sample every game file of the plan (`window.read_threads` readers) and send each sampled
-    example to a random bucket of `spill`; returns the manifest's game and skipped-file entries."""
+) -> tuple[list[dict], list[dict], list[dict]]:
+    """Pass 1: each generation's rows to a random bucket of `spill`: its part for this window
+    (`parts.open_part`), or else every game file of it sampled here (`window.read_threads` readers); returns
+    the manifest's game, skipped-file and source entries."""
     bucket_rng = np.random.default_rng([cfg.seed, plan.generation, 1])
     games: list[dict] = []
     skipped: list[dict] = []
+    sources: list[dict] = []
     threads = cfg.window.read_threads
-    items = ((i, gen, url, cfg, plan.generation, num_planes) for i, (gen, url) in enumerate(plan.files))
-    with _executor(workers, threads) as pool:
-        for s in ordered_map(pool, sample_game, items, ahead=4 * threads):
-            if s.skipped is not None:
-                skipped.append({"path": s.url, "reason": s.skipped})
-                log.warning(f"skipped {s.url}: {s.skipped}")
+    index_of = {url: i for i, (_, url) in enumerate(plan.files)}
+    with parts.executor(workers, threads) as pool:
+        for generation in plan.generations:
+            part = parts.open_part(cfg, generation, plan.generation, index_of)
+            if isinstance(part, parts.Part):
+                sources.append({"generation": generation, "rows": "parts"})
+                games += part.games
+                skipped += part.skipped
+                for batch in part.batches():
+                    spill.add(batch, bucket_rng.integers(0, plan.buckets, size=batch.num_rows))
                 continue
-            games.append(
-                {
-                    "index": s.index,
-                    "path": s.url,
-                    "generation": s.generation,
-                    "positions": s.positions,
-                    "sampled": int(s.sampled.size),
-                }
-            )
-            if s.batch is not None:
-                spill.add(s.batch, bucket_rng.integers(0, plan.buckets, size=s.batch.num_rows))
+            log.warning(f"generation {generation}: its game files are sampled here: {part}")
+            sources.append({"generation": generation, "rows": f"files: {part}"})
+            files = [(i, gen, url) for i, (gen, url) in enumerate(plan.files) if gen == generation]
+            items = ((i, gen, url, cfg, plan.generation, num_planes) for i, gen, url in files)
+            for s in ordered_map(pool, sample_game, items, ahead=4 * threads):
+                if s.skipped is not None:
+                    skipped.append({"path": s.url, "reason": s.skipped})
+                    log.warning(f"skipped {s.url}: {s.skipped}")
+                    continue
+                games.append({"index": s.index, "path": s.url, "generation": s.generation,
+                              "positions": s.positions, "sampled": int(s.sampled.size)})  # fmt: skip
+                if s.batch is not None:
+                    spill.add(s.batch, bucket_rng.integers(0, plan.buckets, size=s.batch.num_rows))
     spill.close()
-    return games, skipped
+    return games, skipped, sources
 
 
 def _check_bad_files(cfg: config_mod.RunConfig, plan: WindowPlan, skipped: list[dict]) -> None:
@@ -443,6 +392,7 @@ def window_manifest(
     written: list[dict],
     games: list[dict],
     skipped: list[dict],
+    sources: list[dict],
     timings: dict[str, float],
 ) -> dict:
     """The manifest of a built window (`timings` in seconds, rounded here to the millisecond)."""
@@ -466,6 +416,7 @@ def window_manifest(
         "shards": written,
         "games": games,
         "skipped": skipped,
+        "sources": sources,  # per generation: "parts", or "files: why its parts were not used"
         "buckets": plan.buckets,
         "timings": {name: round(seconds, 3) for name, seconds in timings.items()},
         "peak_rss_mb": round(_peak_rss_mb(), 1),

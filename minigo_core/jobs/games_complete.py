@@ -1,10 +1,12 @@
 """Verify one generation's self-play game files and write its `games/genGGGG.complete.json` marker.
 
-    minigo games-complete --config ROOT/config.yaml --generation G [--out MARKER]
+    minigo games-complete --config ROOT/config.yaml --generation G [--out MARKER] [--threads N]
 
 The check and the marker are `minigo_core.data.games_complete`'s. Unreadable or changed files are listed; if
 more than `window.max_bad_fraction` of the games are bad the step fails and says which job records to delete:
-Snakemake then reruns those jobs, which keep their good game files and replay exactly the bad ones.
+Snakemake then reruns those jobs, which keep their good game files and replay exactly the bad ones. From the
+bytes it checks, it samples the games for every window that will read them and writes the generation's
+window parts (`minigo_core.data.parts`, `window/parts/genGGGG/`), parts.json after them, before the marker.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import logging
 from minigo_core.base.command import Command
 from minigo_core.base.config import load_config
 from minigo_core.data import games_complete as complete
-from minigo_core.data import layout, storage
+from minigo_core.data import layout, parts, storage
 from minigo_core.report import tensorboard
 
 log = logging.getLogger(__name__)
@@ -24,7 +26,9 @@ log = logging.getLogger(__name__)
 def games_complete(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
     expected = cfg.selfplay.games
-    games, bad = complete.read_games(cfg, args.generation, args.threads)
+    threads = args.threads or cfg.window.read_threads
+    sampled = parts.write_parts(cfg, args.generation, threads, workers="processes")
+    games, bad = sampled.summaries, sampled.bad
     for message in bad:
         log.warning("unreadable game file %s", message)
     if len(bad) > cfg.window.max_bad_fraction * expected:
@@ -41,6 +45,7 @@ def games_complete(args: argparse.Namespace) -> int:
             " ..." if len(records) > 20 else "",
         )
         return 1
+    parts.commit(cfg, args.generation, sampled.manifest)
     marker = complete.summarise(args.generation, games, bad, expected)
     out = args.out or layout.complete_marker_path(cfg.root, args.generation)
     storage.remove_stale_temporaries([out])  # what a killed attempt left
@@ -60,5 +65,10 @@ def cli_main(argv: list[str]) -> int:
     cmd.add_config(help="the run's effective config ({root}/config.yaml)")
     cmd.parser.add_argument("--generation", type=int, required=True)
     cmd.parser.add_argument("--out", help="the marker to write (default: {root}/games/genGGGG.complete.json)")
-    cmd.parser.add_argument("--threads", type=int, default=4, help="parallel readers (I/O bound)")
+    cmd.parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="parallel readers, processes for more than 1 [window.read_threads]",
+    )
     return cmd.run(argv, games_complete)

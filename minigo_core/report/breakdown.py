@@ -28,13 +28,15 @@ Every category counts the cores a job held (wall x the threads it ran), not CPU 
   imports, model loading, the rendezvous of training ranks, shard loading, writing. Without one: self-play
   records' `attempt.startup_s` x threads and training's `end` record `wall_s` minus the steps (rank 0's clock
   from after its imports: a lower bound); window and evaluation start-up is then not known (in idle).
-- **window**: each manifest's `timings.total_s` x `window.read_threads`.
+- **window**: each manifest's `timings.total_s` x `window.read_threads`, and each generation's window parts
+  (`window/parts/genGGGG/parts.json`, sampled by its games-complete job: `data/parts.py`): their
+  `timings.total_s` x their `threads`.
 - **evaluation**: each results file's and ladder rating's `cpu_seconds` (the CPU of its games and of GNU Go:
   evaluations run niced beside the learning jobs, so their wall time is not their cost; the process's CPU
   before its first game, `startup_cpu_seconds`, is job start-up); in files without it, `wall_seconds` (else
   `finished_unix - started_unix`) x `selfplay.threads` (the players' threads, `minigo evaluate`'s default).
 - **other jobs**: the spans of the `run_config`, `bootstrap` and `games_complete` jobs in the Snakemake log
-  x their threads (unknown without a log).
+  x their threads (unknown without a log), a games-complete job's window parts taken out (they are window).
 - **scheduling**: Snakemake's gaps between jobs are not measurable as core-seconds from its 1 s stamps: they
   are in idle. As a hint, `dispatch_s` sums the wall seconds each self-play, games-complete, window and
   training job waited from its newest input's mtime (the `input:` line's files) to its start stamp.
@@ -47,8 +49,9 @@ newest model file; files written after it (the last generation's matches) are le
 recorded self-play positions the job records list, and `positions_per_hour` over the wall.
 
 Per generation (`--per-generation`): each category's core-seconds of the files of that generation (self-play
-of `games/genG`, training and window of generation G, evaluations of `eval/genG`, its other jobs), and
-`span_s`, the time from model G-1's file to model G's. Idle is a run-level figure: generations overlap.
+of `games/genG`, training and window of generation G and the window parts of G's games, evaluations of
+`eval/genG`, its other jobs), and `span_s`, the time from model G-1's file to model G's. Idle is a run-level
+figure: generations overlap.
 """
 
 from __future__ import annotations
@@ -358,6 +361,20 @@ def _add_window_and_eval(root: Path, cfg: RunConfig | None, tally: _Tally, by_ou
             tally.add(generation, "startup", (span - wall) * threads)
 
 
+def _add_parts(root: Path, tally: _Tally) -> dict[int, float]:
+    """Each generation's window parts as window core-seconds (`timings.total_s` x `threads` of its
+    parts.json), by generation: what its games-complete job spent on them."""
+    spent: dict[int, float] = {}
+    for path in sorted(root.glob(layout.parts_manifest_path("", "*").lstrip("/"))):
+        data = _read_json(path) or {}
+        total, generation = _num((data.get("timings") or {}).get("total_s")), _generation(path.parent)
+        if not tally.keeps(path) or total is None or generation is None:
+            continue
+        spent[generation] = total * int(_num(data.get("threads")) or 1)
+        tally.add(generation, "window", spent[generation])
+    return spent
+
+
 def _last_artifact(root: Path) -> float | None:
     patterns = (
         "models/gen*" + layout.MODEL_SUFFIX,
@@ -410,15 +427,14 @@ def collect(root: str, cores: int | None = None, until_last_model: bool = False)
     starts = _add_selfplay(base, tally, by_output, out)
     _add_training(base, cfg, tally, by_output, out)
     _add_window_and_eval(base, cfg, tally, by_output)
+    parts = _add_parts(base, tally)
     for job in jobs:
         if tally.until is not None and not all(tally.keeps(base / o) for o in job.outputs):
             continue
         if job.rule in OTHER_RULES and job.outputs and (span := _span(base, job)) is not None:
-            tally.add(
-                _generation(job.outputs[0]) if job.rule != "run_config" else None,
-                "other_jobs",
-                span * job.threads,
-            )
+            generation = _generation(job.outputs[0]) if job.rule != "run_config" else None
+            sampled = parts.get(generation, 0.0) if job.rule == "games_complete" else 0.0
+            tally.add(generation, "other_jobs", span * job.threads - sampled)
     _dispatch(base, jobs, out)
     if not jobs:
         out.notes.append("no Snakemake log: other jobs unknown, window and evaluation start-up in idle")

@@ -197,3 +197,16 @@ def test_until_last_model_leaves_out_what_was_written_after_it(make_run):
     assert "per wall-hour" in breakdown.format_table(loop) and "% of the core-s" in breakdown.format_table(
         loop
     )
+
+
+def test_window_parts_count_as_window_and_leave_the_games_complete_job(make_run):
+    # generation 0's games-complete job (span 9 - 8.5 = 0.5 s x 1 thread) spent 0.1 s x 2 readers on the
+    # window parts of its games (`data/parts.py`): window time of generation 0, not other jobs
+    parts = {"timings": {"check_s": 0.05, "total_s": 0.1}, "threads": 2}
+    _write(Path(layout.parts_manifest_path(str(make_run), 0)), json.dumps(parts), T0 + 8.8)
+    b = breakdown.collect(str(make_run))
+    assert b.run["window"] == pytest.approx(1.0 + 0.2) and b.generations[0]["window"] == pytest.approx(0.2)
+    assert b.run["other_jobs"] == pytest.approx(1.0 + 1.0 + 0.5 - 0.2)
+    assert b.generations[0]["other_jobs"] == pytest.approx(1.0 + 0.5 - 0.2)  # bootstrap, games-complete
+    parts_sum = sum(v for k, v in b.run.items() if v is not None and k != "idle")
+    assert parts_sum + b.run["idle"] - b.overlap == pytest.approx(b.total, rel=1e-12)

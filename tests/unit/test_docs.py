@@ -535,6 +535,7 @@ def layout_paths() -> set[str]:
         "game": (42,),
         "job": (2,),
         "rank": (3,),
+        "part": (1,),
         "opponent_slug": ("gnugo-1",),
         "kind": ("train", "selfplay", "ladder", "ladder_first", layout.tensorboard_eval_kind("gnugo-1")),
         "name": (*layout.SUMMARY_FILES, layout.REPORT_FILE),

@@ -82,6 +82,8 @@ MODEL = layout.model_path(ROOT, "{generation}")
 GAME_PATTERN = layout.game_path_pattern(ROOT, "{generation}")
 # next to, not inside, the generation's directory of game files (see layout.complete_marker_path)
 GAMES_COMPLETE = layout.complete_marker_path(ROOT, "{generation}")
+# the window parts' manifest (minigo_core/data/parts.py): written by games_complete, before the marker
+WINDOW_PARTS = layout.parts_manifest_path(ROOT, "{generation}")
 # a packed generation's marker; the pack itself (layout.pack_path) is no output, so Snakemake never deletes it
 PACKED_MARKER = layout.packed_marker_path(ROOT, "{generation}")
 SELFPLAY_JOB = layout.selfplay_job_path(ROOT, "{generation}", "{job}")

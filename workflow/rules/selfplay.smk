@@ -39,17 +39,22 @@ rule selfplay:
 
 
 rule games_complete:
-    # Depends on the generation's job records; everything downstream depends on this one small file.
+    # Depends on the generation's job records; everything downstream depends on this one small file. From the
+    # bytes it checks it also samples the games for the windows that will read them (window.read_threads
+    # readers): the generation's window parts (minigo_core/data/parts.py), their parts.json written before
+    # the marker. The windows depend on the marker alone: one without usable parts reads the game files.
     input:
         config=ancient(EFFECTIVE_CONFIG),
         records=job_records,
     output:
         marker=GAMES_COMPLETE,
+        parts=WINDOW_PARTS,
     log:
         layout.generation_log_path(ROOT, "games_complete", "{generation}"),
     wildcard_constraints:
         generation=PLANNED,
     priority: 10
+    threads: RUN.window.read_threads
     resources:
         runtime=30,
     params:
