@@ -172,7 +172,7 @@ class EvaluateSettings:
     target: str = "gen0"
     early_stop: bool = True
     gnugo: str = "/usr/games/gnugo"
-    every: int = 6
+    every: int = 8
     final_games: int = 100
     final_opponents: tuple = ("random",)
     final_equal_time: tuple = ("gnugo:1",)  # the last generation also meets these at equal time per move

@@ -58,3 +58,32 @@ def test_flat_sgd_state_dict_round_trip():
     back.step()
     for p, w in zip(net.parameters(), want, strict=True):
         assert torch.allclose(p, w)
+
+
+@pytest.mark.parametrize("options", [{"nesterov": True}, {"dampening": 0.1}, {"maximize": True}])
+def test_options_the_flat_update_lacks_give_torch_sgd_bytes_one_parameter_at_a_time(options):
+    def run(cls) -> tuple[list[torch.Tensor], dict]:
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 1))
+        opt = cls(net.parameters(), lr=0.05, momentum=0.9, weight_decay=0.01, **options)
+        for s in range(3):
+            opt.zero_grad(set_to_none=s == 1)
+            net(torch.arange(8.0).reshape(2, 4)).square().sum().backward()
+            opt.step()
+        return [p.detach().clone() for p in net.parameters()], opt.state_dict()
+
+    (ref, ref_state), (got, state) = run(torch.optim.SGD), run(FlatSGD)
+    assert all(torch.equal(a, b) for a, b in zip(ref, got, strict=True))
+    assert state["param_groups"][0] | {"params": None} == ref_state["param_groups"][0] | {"params": None}
+    for k, v in ref_state["state"].items():
+        assert torch.equal(v["momentum_buffer"], state["state"][k]["momentum_buffer"])
+
+
+def test_a_state_dict_of_other_groups_is_refused():
+    net = torch.nn.Linear(3, 2)
+    opt = FlatSGD(net.parameters(), lr=0.1, momentum=0.9)
+    other = FlatSGD([net.weight], lr=0.1, momentum=0.9)
+    with pytest.raises(ValueError, match="parameter groups do not match"):
+        other.load_state_dict(opt.state_dict())
+    with pytest.raises(TypeError, match="unknown options"):
+        FlatSGD(net.parameters(), lr=0.1, betas=(0.9, 0.99))

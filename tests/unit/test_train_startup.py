@@ -1,5 +1,6 @@
-"""Training sets torch's deterministic flag without loading the compiler (a second of every training job's
-start-up), and the flag still holds."""
+"""Training sets torch's deterministic flag and runs its optimiser without loading the compiler
+(torch._inductor, torch._dynamo: each about a second of every training job's start-up), and the flag still
+holds."""
 
 import subprocess
 import sys
@@ -28,3 +29,24 @@ def test_training_sets_determinism_without_importing_the_compiler():
     assert lines[0] == "True True False"  # on, warn-only, and torch._inductor never imported
     assert lines[1:3] == ["False", "True"]  # torch_state_kept restores it
     assert lines[3] == "False False"  # once the compiler is loaded, its copy of the flag follows too
+
+
+OPTIMISER = """
+import sys
+import torch
+from minigo_core.nn.flatsgd import FlatSGD
+net = torch.nn.Linear(3, 2)
+opt = FlatSGD([{"params": [net.weight], "weight_decay": 0.1}, {"params": [net.bias]}], lr=0.1, momentum=0.9)
+for _ in range(2):
+    opt.zero_grad(set_to_none=False)
+    net(torch.ones(1, 3)).sum().backward()
+    opt.step()
+opt.load_state_dict(opt.state_dict())
+opt.zero_grad(set_to_none=True)
+print(sorted(m for m in sys.modules if m.startswith(("torch._dynamo", "torch._inductor"))))
+"""
+
+
+def test_the_optimiser_never_imports_the_compiler():
+    out = subprocess.run([sys.executable, "-c", OPTIMISER], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
