@@ -1,4 +1,7 @@
-"""`python -m minigo_core.bench NAME [options]`: run the benchmark module `minigo_core.bench.NAME`."""
+"""`python -m minigo_core.bench NAME [options]`: run the benchmark `minigo_core.bench.NAME`.
+
+A benchmark is a module with `main(argv) -> int`, or a sub-package (`ablation/`) whose `__main__` module has
+that `main` (a package's `__init__` holds only its docstring)."""
 
 from __future__ import annotations
 
@@ -9,8 +12,8 @@ from pathlib import Path
 
 
 def available() -> list[str]:
-    """Names of the benchmark modules in this package (each has `main(argv) -> int`; those whose name starts
-    with `_` are their helpers)."""
+    """Names of the benchmark modules and sub-packages in this package (each has `main(argv) -> int`, a
+    sub-package in its `__main__`; those whose name starts with `_` are their helpers)."""
     return sorted(
         m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]) if not m.name.startswith("_")
     )
@@ -28,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"unknown benchmark {name!r}; available: {', '.join(names)}", file=sys.stderr)
         return 2
     module = importlib.import_module(f"minigo_core.bench.{name}")
+    if hasattr(module, "__path__"):  # a sub-package: its command is its __main__ module's
+        module = importlib.import_module(f"minigo_core.bench.{name}.__main__")
     return int(module.main(rest) or 0)
 
 

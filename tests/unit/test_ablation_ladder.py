@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from minigo_core.base.config import load_config
-from minigo_core.bench import _ablation_warm, ablation
+from minigo_core.bench.ablation import driver as ablation
+from minigo_core.bench.ablation import warm
 from minigo_core.bench.dag import build_run
 from minigo_core.data import layout
 from minigo_core.rating.ladder_rate import read_rating
@@ -191,10 +192,10 @@ def test_a_warm_start_copies_the_finished_generations_only(tmp_path):
     (base / "minigo-run.lock").write_text("pid")
     (base / "config.yaml").write_text("base's")
     (base / "logs" / "snakemake").mkdir()
-    assert _ablation_warm.last_finished(base) == 2
-    assert _ablation_warm.last_finished(tmp_path / "nothing") is None
+    assert warm.last_finished(base) == 2
+    assert warm.last_finished(tmp_path / "nothing") is None
     row = tmp_path / "row" / "run"
-    _ablation_warm.copy_generations(base, row, 2)
+    warm.copy_generations(base, row, 2)
     assert sorted(p.name for p in (row / "models").iterdir()) == [
         f"gen{g:04d}{layout.MODEL_SUFFIX}" for g in range(3)
     ]
@@ -206,7 +207,7 @@ def test_a_warm_start_copies_the_finished_generations_only(tmp_path):
 
 
 def test_a_stacked_row_is_compared_with_the_row_it_stacks_on(tmp_path):
-    from minigo_core.bench import _ablation_ladder as ladder
+    from minigo_core.bench.ablation import ladder
 
     def rating(elo: float, half: float) -> dict:
         return {"elo": elo, "ci95": [elo - half, elo + half], "games": 100, "anchor": "gnugo:1"}

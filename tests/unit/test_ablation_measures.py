@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from minigo_core.base.config import load_config
-from minigo_core.bench import ablation, value_error
+from minigo_core.bench import value_error
+from minigo_core.bench.ablation import driver as ablation
 from minigo_core.data import layout
 
 REPO = Path(__file__).resolve().parents[2]

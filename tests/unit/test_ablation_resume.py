@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from minigo_core.bench import ablation
+from minigo_core.bench.ablation import driver as ablation
 from minigo_core.data import layout
 
 FAKE_RUN = """

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from minigo_core.base.config import RunConfig, from_dict, unstated_keys
-from minigo_core.bench import ablation
+from minigo_core.bench.ablation import driver as ablation
 from minigo_core.game.features import num_planes
 from minigo_core.pipeline import runner
 

@@ -12,12 +12,12 @@ Then, with a `rating:` section in the spec, every row's last model is rated on t
 of its board size (`minigo ladder rate`, the scale the run's own ratings are on: anchor gnugo:10 = 1800), with
 the same settings and seed for every row: `rating.readouts` readouts a move, until the 95% interval is within
 +-`rating.half_width` Elo or `rating.max_games` games are played, `rating.jobs` ratings at once
-(`{root}/ROW/rating.json`, the standard rating file; `minigo_core.bench._ablation_ladder`). The table (sorted
+(`{root}/ROW/rating.json`, the standard rating file; `minigo_core.bench.ablation.ladder`). The table (sorted
 by Elo) gives each row's cost too, read from its run directory as `minigo status --breakdown` reads it: last
 generation, self-play games, recorded positions, training steps, the loop's core-seconds and the wall
 seconds; and each row's Elo difference to the row named `default`. A spec with `tournament:` and no `rating:`
 (config/ablation/rows.yaml) gets the older round-robin instead: the rows' models against each other and GNU
-Go, on one Bradley-Terry scale of that tournament's own (`minigo_core.bench._ablation_tournament`).
+Go, on one Bradley-Terry scale of that tournament's own (`minigo_core.bench.ablation.tournament`).
 
 Rows, ratings and matches already done (their files exist) are not run again, and a row cut off before its
 result goes on from where it stopped for what is left of its budget (`row_progress.json`), so the command
@@ -30,7 +30,14 @@ the position set `measures.value_set` (MSE, sign right, last third: `bench value
 scaling (against itself at the readouts before, for each of `measures.scaling_readouts` but the first,
 `measures.scaling_games` games a pair from `measures.seed`: `bench search_scaling`; the Elo per doubling over
 the range with its 95% interval) beside its rating, `measures.jobs` rows at once (`{root}/ROW/measures.json`,
-kept unless its settings or model differ; `minigo_core.bench._ablation_measures`).
+kept unless its settings or model differ; `minigo_core.bench.ablation.measures`).
+
+With `seeds: [S1, S2, ...]` (a spec with `rating:`), every row runs once per seed, its config with `seed: S`
+merged last: the first seed's run where the row lives without seeds (`{root}/ROW`, so a row already run with
+the config's own seed keeps its result), the others in `{root}/ROW@sS`. Each replicate runs, resumes and is
+rated like a row; the first pass runs every row's first seed, the next every row's second, and so on, so a
+cut-off session still has whole passes. The table then gives each row's mean Elo over its rated seeds and
+its differences with an interval from the seeds' spread (`minigo_core.bench.ablation.seeds`).
 """
 
 from __future__ import annotations
@@ -43,17 +50,21 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
 
 from minigo_core.base.config import ConfigError, from_dict, unstated_keys
-from minigo_core.bench import _ablation_ladder, _ablation_measures, _ablation_tournament, _ablation_warm
+from minigo_core.bench.ablation import ladder as _ladder
+from minigo_core.bench.ablation import measures as _measures
+from minigo_core.bench.ablation import seeds as _seeds
+from minigo_core.bench.ablation import tournament as _tournament
+from minigo_core.bench.ablation import warm as _warm
 from minigo_core.data import layout
 from minigo_core.pipeline.workflow import effective_config_text, without_unavailable_opponents
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 STOP_GRACE_S = 15  # after SIGINT, how long Snakemake gets to stop before SIGTERM (it waits for running jobs)
 
 
@@ -64,6 +75,8 @@ class Row:
     overrides: dict
     root: Path
     from_scratch: bool = False  # with a warm start: run from nothing for the base's wall time + the budget
+    group: str = ""  # the spec's row this run is of (its name, or with `seeds` the row it replicates)
+    seed: int | None = None  # with `seeds`: the run seed merged last over the row's config
 
     @property
     def config_path(self) -> Path:
@@ -86,11 +99,13 @@ def load_spec(path: str) -> tuple[dict, list[Row]]:
     for entry in spec["rows"]:
         name = str(entry["name"])
         scratch = bool(entry.get("from_scratch", False))
-        rows.append(Row(name, str(entry.get("why", "")), dict(entry.get("set") or {}), root / name, scratch))
-    if isinstance(spec.get("warm_start"), dict):  # the base every other row goes on from (`_ablation_warm`)
+        rows.append(
+            Row(name, str(entry.get("why", "")), dict(entry.get("set") or {}), root / name, scratch, name)
+        )
+    if isinstance(spec.get("warm_start"), dict):  # the base every other row goes on from (`_warm`)
         base = spec["warm_start"]
         rows.insert(0, Row(str(base["name"]), str(base.get("why", "")), dict(base.get("set") or {}),
-                           root / str(base["name"])))  # fmt: skip
+                           root / str(base["name"]), group=str(base["name"])))  # fmt: skip
     if len({r.name for r in rows}) != len(rows):
         raise SystemExit(f"ablation spec {path}: row names must be unique")
     for entry in spec["rows"]:  # `against`: the row a stacked lever's Elo difference is taken against
@@ -99,20 +114,21 @@ def load_spec(path: str) -> tuple[dict, list[Row]]:
                 f"ablation spec {path}: row {entry['name']}: against: {entry['against']!r} is not a row "
                 "of the spec; name one of its rows (or leave it out to compare with `default`)"
             )
+    if "seeds" in spec:  # every row once per seed (`replicates`)
+        spec["seeds"] = _seeds.from_spec(spec, f"ablation spec {path}")
+        rows = replicates(rows, spec["seeds"], root)
     spec = {**spec, "root": root, "base": base_file}
     if "rating" in spec:  # checked now: a bad section fails before the rows' hours, not after
-        spec["rating"] = _ablation_ladder.RatingSettings.from_spec(spec["rating"], f"ablation spec {path}")
+        spec["rating"] = _ladder.RatingSettings.from_spec(spec["rating"], f"ablation spec {path}")
         for row in rows:
-            try:  # the row's config with the rating's readouts (`_ablation_ladder.rate_row`)
+            try:  # the row's config with the rating's readouts (`_ladder.rate_row`)
                 from_dict(merge(row_config(spec, row), {"evaluate": {"readouts": spec["rating"].readouts}}))
             except ConfigError as exc:
                 raise SystemExit(f"ablation spec {path}: row {row.name}: {exc}") from None
-    if "measures" in spec:  # the value error and search scaling beside the ratings (`_ablation_measures`)
+    if "measures" in spec:  # the value error and search scaling beside the ratings (`_measures`)
         if "rating" not in spec:
             raise SystemExit(f"ablation spec {path}: `measures` goes beside the ratings: it needs `rating:`")
-        spec["measures"] = _ablation_measures.MeasureSettings.from_spec(
-            spec["measures"], f"ablation spec {path}"
-        )
+        spec["measures"] = _measures.MeasureSettings.from_spec(spec["measures"], f"ablation spec {path}")
         least = spec["measures"].scaling_readouts[0]
         for row in rows:
             try:  # the row's config with the scaling's fewest readouts
@@ -122,6 +138,17 @@ def load_spec(path: str) -> tuple[dict, list[Row]]:
                     f"ablation spec {path}: row {row.name}: measures.scaling_readouts: {exc}"
                 ) from None
     return spec, rows
+
+
+def replicates(rows: list[Row], seeds: list[int], root: Path) -> list[Row]:
+    """Every row once per seed, in passes: all rows' first seed, then all rows' second seed, ... The first
+    seed's replicate keeps the row's name and directory; seed S of the others is `ROW@sS`."""
+    out = []
+    for i, seed in enumerate(seeds):
+        for row in rows:
+            name = row.name if i == 0 else f"{row.name}@s{seed}"
+            out.append(replace(row, name=name, root=root / name, seed=seed))
+    return out
 
 
 def merge(base: dict, over: dict) -> dict:
@@ -161,10 +188,13 @@ def load_base(name: object, where: str) -> Path:
 
 
 def row_config(spec: dict, row: Row) -> dict:
-    """The spec's base file, then the spec's `common`, then the row's `set`; the row's own run root."""
+    """The spec's base file, then the spec's `common`, then the row's `set`, then a replicate's seed; the
+    row's own run root."""
     data = yaml.safe_load(Path(spec["base"]).read_text())
     merge(data, json.loads(json.dumps(spec.get("common") or {})))
     merge(data, json.loads(json.dumps(row.overrides)))
+    if row.seed is not None:
+        data["seed"] = row.seed
     data["root"] = str(row.root / "run")
     from_dict(data)  # validate now: a bad row fails before any run starts
     return data
@@ -225,8 +255,8 @@ def run_row(spec: dict, row: Row, budget_s: float, base: dict | None = None) -> 
         progress = {"spent_s": 0.0, "pieces": 0, "warm_start": None}
         if base is not None:
             base_run = Path(base["model"]).parents[1]
-            last = _ablation_warm.last_finished(base_run)
-            _ablation_warm.copy_generations(base_run, row.root / "run", last)
+            last = _warm.last_finished(base_run)
+            _warm.copy_generations(base_run, row.root / "run", last)
             # the row's effective config, as the workflow's `run_config` rule writes it (the copy leaves the
             # base's out; Snakemake would not rewrite a file it has no record of)
             cfg, _ = without_unavailable_opponents(from_dict(data))
@@ -241,7 +271,7 @@ def run_row(spec: dict, row: Row, budget_s: float, base: dict | None = None) -> 
     code = _run_piece(row, budget_s, progress)
     gen = last_model(row.root / "run", int(data["generations"]))
     warm, wall = progress["warm_start"], progress["spent_s"]
-    result = {"name": row.name, "why": row.why, "set": row.overrides, "budget_s": budget_s,
+    result = {"name": row.name, **_replicate(row), "why": row.why, "set": row.overrides, "budget_s": budget_s,
               "wall_s": round(wall, 1), "last_generation": gen,
               "model": layout.model_path(str(row.root / "run"), gen) if gen is not None else None,
               "games": (gen or 0) * int(data["selfplay"]["games"]), "exit": code,
@@ -249,6 +279,32 @@ def run_row(spec: dict, row: Row, budget_s: float, base: dict | None = None) -> 
               "total_wall_s": round(wall + (warm["wall_s"] if warm else 0.0), 1)}  # fmt: skip
     row.result_path.write_text(json.dumps(result, indent=1))
     return result
+
+
+def _replicate(row: Row) -> dict:
+    """What a replicate's result adds: the spec's row it is of and its seed (nothing without `seeds`)."""
+    return {} if row.seed is None else {"row": row.group, "seed": row.seed}
+
+
+def kept_result(row: Row) -> dict | None:
+    """The row's result from an earlier invocation (None: none yet). With `seeds`, SystemExit when its run was
+    made with another seed (a row run before `seeds` came, under the config's seed, and the spec's first seed
+    is another): its result would be counted under the wrong seed."""
+    if not row.result_path.exists():
+        return None
+    result = json.loads(row.result_path.read_text())
+    if row.seed is None:
+        return result
+    try:
+        ran = (yaml.safe_load(row.config_path.read_text()) or {}).get("seed")
+    except (OSError, yaml.YAMLError):
+        ran = None
+    if ran != row.seed:
+        raise SystemExit(
+            f"{row.root}: its run was made with seed {ran}, and the spec's `seeds` give it seed {row.seed}: "
+            f"put {ran} first in `seeds`, or move the directory away to run it again"
+        )
+    return {**result, **_replicate(row)}
 
 
 def _save_progress(row: Row, progress: dict) -> None:
@@ -334,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rows",
         default="",
-        help="comma-separated row names to run (default: all); every row with a result is rated",
+        help="comma-separated row names to run (default: all; with `seeds`, all of a row's seeds, or one "
+        "replicate by its name ROW@sS); every row with a result is rated",
     )
     stage = parser.add_mutually_exclusive_group()
     stage.add_argument(
@@ -352,14 +409,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _stop_on_signals()
     spec, rows = load_spec(args.spec)
-    wanted = [r for r in rows if not args.rows or r.name in args.rows.split(",")]
+    names = args.rows.split(",")
+    wanted = [r for r in rows if not args.rows or r.name in names or r.group in names]
     budget_s = 60.0 * float(spec.get("budget_minutes", 10))
     warm = spec.get("warm_start") if isinstance(spec.get("warm_start"), dict) else None
     results, base = [], None
     for row in rows:
         is_base = warm is not None and row.name == str(warm["name"])
-        if row.result_path.exists():
-            results.append(json.loads(row.result_path.read_text()))
+        kept = kept_result(row)
+        if kept is not None:
+            results.append(kept)
         elif (row in wanted or is_base) and not args.rate_only:
             row_budget, start_from = budget_s, None
             if is_base:
@@ -388,8 +447,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if "rating" in spec:
         command = ["python", "-m", "minigo_core.bench", "ablation", *(sys.argv[1:] if argv is None else argv)]
-        return _ablation_ladder.report(spec, results, command)
-    _ablation_tournament.report(spec, results)
+        return _ladder.report(spec, results, command)
+    _tournament.report(spec, results)
     return 0
 
 

@@ -38,7 +38,7 @@ from pathlib import Path
 from minigo_core.bench import search_scaling, value_error
 from minigo_core.nn import modelfile
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 MEASURES_FILE, MEASURES_LOG = "measures.json", "measures.log"
 FORMAT, VERSION = "minigo-ablation-measures", 1
 

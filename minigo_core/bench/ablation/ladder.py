@@ -24,7 +24,7 @@ get them too), with the readers of `minigo status` and `minigo status --breakdow
   else the breakdown's first job to last file).
 
 A figure that cannot be read is None in `ablation.json` and "-" in the table. With `measures:` in the spec,
-each row's value error and search scaling (`minigo_core.bench._ablation_measures`) go beside its rating.
+each row's value error and search scaling (`minigo_core.bench.ablation.measures`) go beside its rating.
 """
 
 from __future__ import annotations
@@ -45,13 +45,14 @@ import yaml
 
 from minigo_core.base.config import load_config
 from minigo_core.base.machine import cpu_model
-from minigo_core.bench import _ablation_measures
+from minigo_core.bench.ablation import measures as _measures
+from minigo_core.bench.ablation import seeds as _seeds
 from minigo_core.data import layout
 from minigo_core.rating import ladder_rate
 from minigo_core.rating.ladder import LadderError
 from minigo_core.report import breakdown, status
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 RATING_FILE, RATING_CONFIG, RATING_LOG = "rating.json", "rating.yaml", "rating.log"
 BASELINE = "default"  # the row the table's Elo differences are taken against, when the spec has one
 LOOP = ("selfplay_games", "training_steps", "window", "startup", "other_jobs")  # breakdown categories summed
@@ -216,6 +217,7 @@ def entries(
         rows.append(
             {
                 "name": r["name"],
+                **({"row": r["row"], "seed": r["seed"]} if "seed" in r else {}),
                 "why": r.get("why", ""),
                 "set": r.get("set"),
                 "budget_s": r.get("budget_s"),
@@ -223,7 +225,11 @@ def entries(
                 **row_figures(root / r["name"] / "run", r),
                 "rating": {k: rating.get(k) for k in RATING_KEYS} if rating else None,
                 "rating_file": str(root / r["name"] / RATING_FILE) if rating else None,
-                **({"measures": measures.get(r["name"])} if measures is not None else {}),
+                **(
+                    {"measures": measures.get(r["name"])}
+                    if measures is not None and r["name"] in measures
+                    else {}
+                ),
             }
         )
     base = next((e["rating"] for e in rows if e["name"] == BASELINE and e["rating"]), None)
@@ -247,7 +253,7 @@ def _cell(value: object, spec: str = "") -> str:
     return "-" if value is None else format(value, spec)
 
 
-def table(rows: list[dict], measures: _ablation_measures.MeasureSettings | None = None) -> str:
+def table(rows: list[dict], measures: _measures.MeasureSettings | None = None) -> str:
     """The Markdown table, sorted by Elo (rows without a rating last); with `measures`, their columns."""
     versus = any("elo_vs_default" in e for e in rows)
     head = [
@@ -264,7 +270,7 @@ def table(rows: list[dict], measures: _ablation_measures.MeasureSettings | None 
     ] + ([f"vs `{BASELINE}` (95%)"] if versus else [])
     stacked = any("against" in e for e in rows)
     head += ["vs the row it stacks on (95%)"] if stacked else []
-    head += _ablation_measures.head(measures) if measures else []
+    head += _measures.head(measures) if measures else []
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for e in rows:
         rating = e["rating"]
@@ -296,7 +302,7 @@ def table(rows: list[dict], measures: _ablation_measures.MeasureSettings | None 
             cells.append(
                 "-" if diff is None else f"{diff:+.0f} +- {e['elo_vs_half_width']:.0f} vs `{e['against']}`"
             )
-        cells += _ablation_measures.cells(e.get("measures")) if measures else []
+        cells += _measures.cells(e.get("measures")) if measures else []
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -324,11 +330,12 @@ def report(spec: dict, results: list[dict], command: list[str]) -> int:
     settings: RatingSettings = spec["rating"]
     root: Path = spec["root"]
     ratings = rate_rows(root, [r["name"] for r in results], settings)
-    extra: _ablation_measures.MeasureSettings | None = spec.get("measures")
+    extra: _measures.MeasureSettings | None = spec.get("measures")
     measures = None
-    if extra is not None:
-        models = {r["name"]: newest_model(root / r["name"] / "run") for r in results}
-        measures = _ablation_measures.measure_rows(root, models, extra)
+    if extra is not None:  # with `seeds`, of each row's first seed (its own directory) only
+        measured = [r for r in results if r.get("row", r["name"]) == r["name"]]
+        models = {r["name"]: newest_model(root / r["name"] / "run") for r in measured}
+        measures = _measures.measure_rows(root, models, extra)
     against = {str(r["name"]): str(r.get("against", BASELINE)) for r in spec.get("rows", [])}
     rows = entries(root, results, ratings, measures, against)
     anchor = next(((e["rating"]["anchor"], e["rating"]["anchor_elo"]) for e in rows if e["rating"]), None)
@@ -338,8 +345,15 @@ def report(spec: dict, results: list[dict], command: list[str]) -> int:
         f"readouts a move, to +-{settings.half_width:g} Elo or {settings.max_games} games, seed "
         f"{settings.seed}. core-s: the loop's jobs (self-play games, training steps, window, job start-up)."
     )
-    head += (" " + _ablation_measures.describe(extra)) if extra else ""
-    text = head + "\n\n" + table(rows, extra)
+    head += (" " + _measures.describe(extra)) if extra else ""
+    seeded = _seeds.summarize(rows, against) if "seeds" in spec else None
+    if seeded is None:
+        text = head + "\n\n" + table(rows, extra)
+    else:
+        cells = {e["name"]: _measures.cells(e.get("measures")) for e in rows if "measures" in e}
+        text = f"{head} {_seeds.describe(spec['seeds'], seeded)}"
+        text += " Measures: each row's first seed." if extra else ""
+        text += "\n\n" + _seeds.table(seeded, cells, _measures.head(extra) if extra else [])
     print(text)
     (root / "ablation.md").write_text(text + "\n")
     changed = _git("status", "--porcelain", "--untracked-files=no")
@@ -354,6 +368,7 @@ def report(spec: dict, results: list[dict], command: list[str]) -> int:
         "rating": asdict(settings),
         **({"measures": {**extra.record(), "jobs": extra.jobs}} if extra else {}),
         "baseline": BASELINE,
+        **({"seeds": {"seeds": spec["seeds"], **seeded}} if seeded is not None else {}),
         "rows": rows,
     }
     (root / "ablation.json").write_text(json.dumps(summary, indent=1) + "\n")

@@ -18,7 +18,7 @@ from pathlib import Path
 from minigo_core.data.matchfile import read_match
 from minigo_core.rating import bradley_terry
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _match(row_cfg: Path, player: str, opponent: str, games: int, readouts: int, out: Path) -> Path:
