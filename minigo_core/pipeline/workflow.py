@@ -41,6 +41,8 @@ __all__ = [
     "equal_time_slugs",
     "evaluate_options",
     "evaluation_nice",
+    "evaluation_nice_at",
+    "evaluation_slots",
     "evaluation_files",
     "first_rating_options",
     "first_rating_start",
@@ -165,6 +167,20 @@ def evaluation_nice(cfg: RunConfig) -> int:
     changes nothing."""
     shares = [w / (w + NICE_WEIGHTS[0]) for w in NICE_WEIGHTS]
     return min(range(len(shares)), key=lambda n: abs(shares[n] - cfg.evaluate.share))
+
+
+def evaluation_nice_at(cfg: RunConfig, generation: int) -> int:
+    """The nice level of `generation`'s evaluation and rating jobs: `evaluation_nice` (the held share beside
+    the loop), but 0 for the last generation's: after its model no loop job is left to share the cores with,
+    and the run's end waits for its rating and matches, not for a mid-run rating still running then."""
+    return 0 if generation == cfg.generations else evaluation_nice(cfg)
+
+
+def evaluation_slots(cfg: RunConfig, generation: int) -> int:
+    """How many of the profile's `evaluations` slots a job of `generation` holds: 1, the last generation's 0,
+    so that its rating and matches start as its model arrives instead of behind mid-run ratings holding the
+    slots (at 48 generations two of them held both for up to 167 s after the last model)."""
+    return 0 if generation == cfg.generations else 1
 
 
 def ladder_start(cfg: RunConfig, generation: int) -> list[str]:

@@ -40,8 +40,15 @@ def test_every_evaluation_rule_runs_at_the_held_share():
     bodies = rules.split("\nrule ")[1:]
     assert len(bodies) == 4
     for body in bodies:
-        assert "nice=EVAL_NICE" in body and '"nice -n {params.nice:q} ' in body, body.splitlines()[0]
+        assert "nice=eval_nice" in body and '"nice -n {params.nice:q} ' in body, body.splitlines()[0]
+        assert "evaluations=1" not in body, body.splitlines()[0]  # the last generation's hold no slot
     assert "nice -n 19" not in rules
+
+
+def test_the_last_generations_jobs_run_at_nice_0_and_hold_no_evaluation_slot():
+    cfg = config.from_dict({"generations": 12, "evaluate": {"share": 0.25, "every": 4}})
+    assert [workflow.evaluation_nice_at(cfg, g) for g in (4, 8, 12)] == [5, 5, 0]
+    assert [workflow.evaluation_slots(cfg, g) for g in (4, 8, 12)] == [1, 1, 0]
 
 
 def _busy_pair(nice: int, seconds: float) -> tuple[float, float]:

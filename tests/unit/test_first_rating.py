@@ -79,7 +79,7 @@ def test_the_rule_runs_the_first_rating_beside_the_loop_not_behind_it():
     rules = (REPO / "workflow/rules/evaluate.smk").read_text()
     rule = rules[rules.index("rule ladder_first_rating:") :]
     assert '"nice -n {params.nice:q} {params.minigo} ladder rate {params.options:q}' in rule
-    assert "nice=EVAL_NICE" in rule
+    assert "nice=eval_nice" in rule  # EVAL_NICE; the last generation's at 0
     assert "first_ratings=1" in rule and "evaluations=" not in rule
     inputs = rule[rule.index("input:") : rule.index("output:")]
     assert "model=MODEL" in inputs and "start=first_rating_start" in inputs and "ladder_start" not in inputs

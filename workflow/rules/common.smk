@@ -33,6 +33,17 @@ MINIGO = f"{shlex.quote(PYTHON)} -m minigo_core.cli"
 # the nice level of evaluation and rating jobs: `evaluate.share` of a core beside a loop job
 EVAL_NICE = minigo.evaluation_nice(RUN)
 
+
+def eval_nice(wildcards):
+    """EVAL_NICE, but 0 for the last generation's jobs (no loop job is left beside them)."""
+    return minigo.evaluation_nice_at(RUN, int(wildcards.generation))
+
+
+def evaluation_slots(wildcards):
+    """The `evaluations` slots a job holds: the last generation's none (it never waits for a mid-run one)."""
+    return minigo.evaluation_slots(RUN, int(wildcards.generation))
+
+
 # The bounded plan (see minigo_core/pipeline/plan.py): in the main Snakemake process it is read from the run's files;
 # in a cluster job (which builds no DAG beyond its own job) every generation is allowed, so a job never
 # disagrees with the plan that submitted it.

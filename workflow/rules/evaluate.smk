@@ -3,7 +3,8 @@
 # that keeps it `evaluate.share` of a core it shares with a loop job (EVAL_NICE: nice 5 for a quarter), a
 # share the scheduler holds whatever the loop does, so the ratings keep up with the loop instead of piling
 # up at its end; profiles/local counts them against no core (set-threads 0) and at most `evaluations` at
-# once. Each records its own CPU seconds.
+# once. The last generation's jobs hold no `evaluations` slot and run at nice 0 (eval_nice,
+# evaluation_slots): the run's end waits for them alone. Each records its own CPU seconds.
 
 
 rule evaluate:
@@ -20,10 +21,10 @@ rule evaluate:
         opponent=opponent_slugs(),
     resources:
         runtime=60,
-        evaluations=1,
+        evaluations=evaluation_slots,
     params:
         minigo=MINIGO,
-        nice=EVAL_NICE,
+        nice=eval_nice,
         spec=opponent_spec,
         options=evaluate_options,
     shell:
@@ -52,10 +53,10 @@ rule evaluate_equal_time:
     priority: 5
     resources:
         runtime=60,
-        evaluations=1,
+        evaluations=evaluation_slots,
     params:
         minigo=MINIGO,
-        nice=EVAL_NICE,
+        nice=eval_nice,
         spec=opponent_spec,
         options=equal_time_options,
     shell:
@@ -82,10 +83,10 @@ rule ladder_rating:
     priority: 10
     resources:
         runtime=120,
-        evaluations=1,
+        evaluations=evaluation_slots,
     params:
         minigo=MINIGO,
-        nice=EVAL_NICE,
+        nice=eval_nice,
         options=ladder_options,
     shell:
         "nice -n {params.nice:q} {params.minigo} ladder rate {params.options:q} --config {input.config:q}"
@@ -112,7 +113,7 @@ rule ladder_first_rating:
         first_ratings=1,
     params:
         minigo=MINIGO,
-        nice=EVAL_NICE,
+        nice=eval_nice,
         options=first_rating_options,
     shell:
         "nice -n {params.nice:q} {params.minigo} ladder rate {params.options:q} --config {input.config:q}"
