@@ -202,10 +202,20 @@ def finished_run(tmp_path, write_config):
     return make
 
 
-def _generation_one_inputs(base: Path, run: dict, games: int, max_moves: int) -> dict:
-    """What `minigo train` of generation 1 reads, in `base`: the run config `run` (root `base/run`) as
-    `config.json`, generation 0's `games` synthetic games of at most `max_moves` moves and random model, and
-    generation 1's window. The paths, by name: base, config, window, parent (the model)."""
+def _training_inputs(
+    base: Path,
+    run: dict,
+    generation: int = 1,
+    games: int = 6,
+    max_moves: int = 30,
+    recorded_fraction: float = 1.0,
+    provenance: dict | None = None,
+) -> dict:
+    """What `minigo train` of `generation` reads, in `base`: the run config `run` (root `base/run`) as
+    `config.json`, `games` synthetic games of at most `max_moves` moves for each generation before it (one
+    generator, seed 1, generation by generation), its window, and the parent: a random model (seed 5) with
+    the provenance `provenance` (default: its generation). The paths and config, by name: base, config (the
+    file), cfg (the RunConfig), root, window, parent (the model), manifest (the window's)."""
     from minigo_core.bench.window import random_moves, synthetic_game
     from minigo_core.data import gamefile, window
     from minigo_core.nn import model
@@ -216,20 +226,24 @@ def _generation_one_inputs(base: Path, run: dict, games: int, max_moves: int) ->
     cfg = load_config(str(cfg_path))
     board = cfg.board_size
     rng = np.random.default_rng(1)
-    for i in range(games):
-        moves = random_moves(board, rng, max_moves=max_moves)
-        record = synthetic_game(moves, board, rng, recorded_fraction=1.0)
-        gamefile.write_game(layout.game_path(root, 0, i), record)
-    window_dir = layout.window_dir(root, 1)
-    window.build_window(cfg, 1, window_dir, workers="threads")
-    parent = layout.model_path(root, 0)
-    model.save_model(parent, model.random_model(model.ModelConfig.from_run(cfg), seed=5), {"generation": 0})
-    return {"base": base, "config": str(cfg_path), "window": window_dir, "parent": parent}
+    for gen in range(generation):
+        for i in range(games):
+            moves = random_moves(board, rng, max_moves=max_moves)
+            record = synthetic_game(moves, board, rng, recorded_fraction=recorded_fraction)
+            gamefile.write_game(layout.game_path(root, gen, i), record)
+    window_dir = layout.window_dir(root, generation)
+    manifest = window.build_window(cfg, generation, window_dir, workers="threads")
+    parent = layout.model_path(root, generation - 1)
+    net = model.random_model(model.ModelConfig.from_run(cfg), seed=5)
+    model.save_model(parent, net, provenance if provenance is not None else {"generation": generation - 1})
+    return {"base": base, "config": str(cfg_path), "cfg": cfg, "root": root, "window": window_dir,
+            "parent": parent, "manifest": manifest}  # fmt: skip
 
 
 @pytest.fixture(scope="session")
-def generation_one_inputs():
-    """`generation_one_inputs(base, run, games, max_moves) -> {base, config, window, parent}`: a run config
-    (the mapping `run`, root `base/run`), generation 0 (synthetic games, a random model) and generation 1's
-    window, for the tests that start `minigo train` by hand."""
-    return _generation_one_inputs
+def training_inputs():
+    """`training_inputs(base, run, generation=1, games=6, max_moves=30, recorded_fraction=1.0,
+    provenance=None) -> {base, config, cfg, root, window, parent, manifest}`: a run config (the mapping
+    `run`, root `base/run`), synthetic games of the generations before `generation`, its window and a random
+    parent model, for the tests of training jobs (in-process or `minigo train` started by hand)."""
+    return _training_inputs

@@ -23,6 +23,8 @@ from minigo_core.cluster.slurm import Master, free_port
 
 log = logging.getLogger(__name__)
 
+SECONDARY_GRACE_S = 2.0  # how long a secondary failure (a lost peer) waits for the failure that caused it
+
 
 @dataclass(frozen=True)
 class Launch:
@@ -43,12 +45,14 @@ def launch_local(
     ranks: int,
     ok_codes: Collection[int] = (0,),
     poll_s: float = 0.2,
+    secondary_codes: Collection[int] = (),
 ) -> Launch:
     """Run `rank_command(r, master)` for r = 0 .. ranks-1, one process each, until all have exited.
 
     The ranks meet at a TCP store that rank 0 hosts on a port of 127.0.0.1 free at the launch (`master`). If
     a rank exits with a code not in `ok_codes` (or is killed) the others are stopped and the failure is
-    logged naming the rank.
+    logged naming the rank. A code in `secondary_codes` says a rank failed because another did (its peer was
+    lost): the rank named is one that failed otherwise, when one does within `SECONDARY_GRACE_S`.
     """
     master = Master("127.0.0.1", free_port("127.0.0.1"))
     procs: list[subprocess.Popen] = []
@@ -59,7 +63,7 @@ def launch_local(
     try:
         for r in range(ranks):
             procs.append(subprocess.Popen(rank_command(r, master)))
-        failed = _wait_for_ranks(procs, ok_codes, poll_s)
+        failed = _wait_for_ranks(procs, ok_codes, poll_s, secondary_codes)
     finally:
         _stop_ranks(procs)
         if previous is not None:
@@ -71,15 +75,23 @@ def launch_local(
 
 
 def _wait_for_ranks(
-    procs: list[subprocess.Popen], ok_codes: Collection[int], poll_s: float
+    procs: list[subprocess.Popen], ok_codes: Collection[int], poll_s: float, secondary: Collection[int] = ()
 ) -> tuple[int, int] | None:
-    """Wait until every rank has exited, or one failed: then (its rank, its exit code)."""
+    """Wait until every rank has exited, or one failed: then (its rank, its exit code). A failure with a
+    code in `secondary_codes` waits up to SECONDARY_GRACE_S for the failure that caused it."""
+    first_secondary = None
     while True:
         codes = [p.poll() for p in procs]
         bad = [(r, c) for r, c in enumerate(codes) if c is not None and c not in ok_codes]
+        primary = [(r, c) for r, c in bad if c not in secondary]
+        if primary:
+            return primary[0]
         if bad:
-            return bad[0]
-        if all(c is not None for c in codes):
+            first_secondary = first_secondary or (bad[0], time.monotonic())
+            waited = time.monotonic() - first_secondary[1]
+            if waited >= SECONDARY_GRACE_S or all(c is not None for c in codes):
+                return first_secondary[0]
+        elif all(c is not None for c in codes):
             return None
         time.sleep(poll_s)
 

@@ -13,6 +13,7 @@ What a rank does (plan, batches, steps, checkpoints, metrics) is `minigo_core.nn
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 
@@ -23,16 +24,21 @@ from minigo_core.cluster import launch
 from minigo_core.cluster.slurm import ClusterError, Master, slurm_master, slurm_rank_env
 from minigo_core.data import layout, shards, storage
 from minigo_core.data.window import WindowError
-from minigo_core.nn import modelfile
+from minigo_core.nn import modelfile, peers
 from minigo_core.nn.train_job import STOPPED_EARLY, TrainError, TrainJob, TrainStopped, launch_ranks, train
 from minigo_core.report import tensorboard
+
+log = logging.getLogger(__name__)
+
+
+_ERRORS = (TrainError, ClusterError, WindowError, shards.ShardError, modelfile.ModelFileError)
 
 
 def _command() -> Command:
     cmd = Command(
         "train",
         "Data-parallel training of generation G over its window's shards, starting from the parent model.",
-        errors=(TrainError, ClusterError, WindowError, shards.ShardError, modelfile.ModelFileError),
+        errors=_ERRORS,
     )
     p = cmd.parser
     cmd.add_config(help="run config YAML")
@@ -137,6 +143,12 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
             result = train(job)
         except TrainStopped:
             return preempt.TERMINATED  # stopped by SIGTERM (here or on another rank), checkpointed
+        except (peers.PeerLost, *_ERRORS) as exc:
+            if not peers.in_group():
+                raise
+            # a rank of several, a process of its own, its process group up: it leaves now (peers.py)
+            log.error("%s", exc)
+            peers.leave_at_once(peers.PEER_LOST if isinstance(exc, peers.PeerLost) else 1)
     if result is not None and job.rank == 0:  # the model is written: its training scalars for TensorBoard
         tensorboard.update(
             cfg.root, tensorboard.write_train, cfg, args.generation, storage.join(work_dir, layout.METRICS)

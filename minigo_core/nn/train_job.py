@@ -40,7 +40,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -54,6 +54,7 @@ from minigo_core.data import layout, prefetch, shards, storage
 from minigo_core.data.window import Window, read_manifest
 from minigo_core.game import symmetries
 from minigo_core.nn import modelfile
+from minigo_core.nn.peers import PEER_LOST, collective
 
 if TYPE_CHECKING:
     from minigo_core.nn.training import Trainer
@@ -303,7 +304,7 @@ def _train(job: TrainJob, trainer_cls: type[Trainer]) -> dict | None:
         lr = config_mod.learning_rate_for(job.cfg, job.generation, trainer.global_step0 + step)
         stop = job.stop_requested is not None and job.stop_requested()
         weights = (tcfg.value_weight, tcfg.ownership_weight, tcfg.score_weight, tcfg.reply_weight)
-        with _collective(run, f"the all-reduce of step {step + 1}"):
+        with collective(run.job, run.plan.world, run.nodes, f"the all-reduce of step {step + 1}"):
             losses, accuracy, stop = trainer.step_and_agree(micro, lr, weights, stop)  # all stop if one asks
         clock.compute_s += time.perf_counter() - t_step
         clock.interval_steps += 1
@@ -376,7 +377,7 @@ def _start(run: _Run) -> prefetch.Prefetcher:
     nodes = [node_name()]
     if plan.world > 1:
         _join(run)
-        with _collective(run, "gathering the ranks' node names"):
+        with collective(run.job, run.plan.world, run.nodes, "gathering the ranks' node names"):
             nodes = run.trainer.gather_strings(nodes[0])
     run.nodes = nodes
     t_load = time.perf_counter()
@@ -500,7 +501,7 @@ def _finish(run: _Run) -> dict | None:
     wall_s = time.perf_counter() - clock.start
     wait_s, first_wait_s = feeder.wait_s, feeder.first_wait_s
     # Every rank's data wait and compute time, for the metrics (a collective: every rank takes part).
-    with _collective(run, "gathering the ranks' timings after the last step"):
+    with collective(run.job, run.plan.world, run.nodes, "gathering the ranks' timings after the last step"):
         per_rank = run.trainer.gather([wait_s, clock.compute_s, float(plan.steps - run.start_step),
                                        first_wait_s])  # fmt: skip
     provenance = None
@@ -581,37 +582,8 @@ def _record_end(run: _Run, per_rank: list[list[float]], wall_s: float, provenanc
 
 def _leave_group(run: _Run) -> None:
     """Wait for every rank and take the process group down (rank 0's store goes with it)."""
-    with _collective(run, "the barrier before leaving the process group"):
+    with collective(run.job, run.plan.world, run.nodes, "the barrier before leaving the process group"):
         run.trainer.leave_group()
-
-
-@contextlib.contextmanager
-def _collective(run: _Run, what: str) -> Iterator[None]:
-    """A collective of the ranks: torch's error when it fails (a peer's connection closed: its process or
-    node is gone; or no answer within the process group's timeout) becomes a TrainError naming this rank,
-    the other ranks and their nodes, and the timeout."""
-    try:
-        yield
-    except RuntimeError as exc:
-        if run.plan.world <= 1:
-            raise
-        raise TrainError(lost_peer_message(run.job, run.plan.world, run.nodes, what, exc)) from None
-
-
-def lost_peer_message(job: TrainJob, world: int, nodes: list[str], what: str, exc: BaseException) -> str:
-    """What a rank says when a collective fails: who it is, who its peers are (and where), the timeout."""
-    first_line = (str(exc).strip().splitlines() or [repr(exc)])[0]
-    me = nodes[job.rank] if job.rank < len(nodes) else node_name()
-    peers = [f"rank {r}" + (f" on node {nodes[r]}" if r < len(nodes) else "") for r in range(world)]
-    peers = [p for r, p in enumerate(peers) if r != job.rank]
-    checkpoint = storage.join(job.work_dir, layout.CHECKPOINT)
-    return (
-        f"rank {job.rank} of {world} (node {me}): {what} failed ({type(exc).__name__}: {first_line}): a peer "
-        f"({', '.join(peers)}) is gone, its process or its node lost, or did not answer within the process "
-        f"group's timeout of {job.timeout_s:g} s (--timeout, {TRAIN_TIMEOUT_ENV}, train.timeout_s); this "
-        f"rank stops. A retry of the job resumes from its last checkpoint ({checkpoint}, every "
-        "train.checkpoint_every steps)"
-    )
 
 
 def _remove(url: str) -> None:
@@ -630,7 +602,8 @@ def launch_ranks(rank_command: Callable[[int, Master], list[str]], ranks: int, o
     the final name.
     """
     out_before = _file_stamp(out)
-    result = launch.launch_local(rank_command, ranks, ok_codes=(0, STOPPED_EARLY))
+    ok, lost = (0, STOPPED_EARLY), (PEER_LOST,)  # a rank that lost its peer is not the one to name
+    result = launch.launch_local(rank_command, ranks, ok_codes=ok, secondary_codes=lost)
     if result.failed is not None:
         if _file_stamp(out) not in (None, out_before):
             _remove(out)

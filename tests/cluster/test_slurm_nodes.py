@@ -31,7 +31,7 @@ FAIL_LIMIT_S = 120  # a dead rank must fail the job well within this
 
 
 @pytest.fixture(scope="module")
-def prepared(tmp_path_factory, generation_one_inputs) -> dict:
+def prepared(tmp_path_factory, training_inputs) -> dict:
     """Generation 0 (a random model and synthetic games) and generation 1's window: ~55 training steps of a
     4x64 net, about 10 s on this machine, long enough to kill a rank mid-training."""
     run = {
@@ -42,7 +42,7 @@ def prepared(tmp_path_factory, generation_one_inputs) -> dict:
         "train": {"ranks": 2, "batch_per_rank": 16, "checkpoint_every": 20, "backend": "torch",
                   "threads_per_rank": 1, "prefetch_batches": 2, "learning_rate": [[0, 0.02]]},
     }  # fmt: skip
-    return generation_one_inputs(tmp_path_factory.mktemp("nodes"), run, games=60, max_moves=100)
+    return training_inputs(tmp_path_factory.mktemp("nodes"), run, games=60, max_moves=100)
 
 
 def _submit(cluster, prepared: dict, name: str) -> subprocess.Popen:

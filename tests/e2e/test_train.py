@@ -14,9 +14,8 @@ import pytest
 import torch
 
 from minigo_core.base import config
-from minigo_core.bench.window import random_moves, synthetic_game
 from minigo_core.cluster.slurm import free_port, node_name
-from minigo_core.data import gamefile, layout, storage, window
+from minigo_core.data import layout, storage, window
 from minigo_core.jobs import train as train_cmd
 from minigo_core.nn import model, train_job
 
@@ -24,9 +23,8 @@ BOARD = 9
 PER_RANK = 8
 
 
-def _cfg_dict(root: str, batch_per_rank: int) -> dict:
+def _run(batch_per_rank: int) -> dict:
     return {
-        "root": root,
         "board_size": BOARD,
         "seed": 11,
         "model": {"blocks": 1, "filters": 8, "fc_width": 16, "backend": "torch"},
@@ -45,33 +43,15 @@ def _cfg_dict(root: str, batch_per_rank: int) -> dict:
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory) -> dict:
-    base = tmp_path_factory.mktemp("train")
-    root = str(base / "run")
-    rng = np.random.default_rng(1)
-    for gen in range(3):
-        for i in range(5):
-            record = synthetic_game(random_moves(BOARD, rng, max_moves=50), BOARD, rng, recorded_fraction=0.9)
-            gamefile.write_game(layout.game_path(root, gen, i), record)
-    paths = {}
-    for name, batch in (("two", PER_RANK), ("one", 2 * PER_RANK)):
-        paths[name] = str(base / f"{name}.yaml")
-        with open(paths[name], "w") as fh:
-            json.dump(_cfg_dict(root, batch), fh)
-    cfg = config.load_config(paths["two"])
-    window_dir = layout.window_dir(root, 3)
-    manifest = window.build_window(cfg, 3, window_dir, workers="threads")
-    parent = layout.model_path(root, 2)
-    net = model.random_model(model.ModelConfig.from_run(cfg), seed=5)
-    model.save_model(parent, net, {"generation": 2, "global_step": 4})
-    return {
-        "base": base,
-        "root": root,
-        "cfg": paths,
-        "window": window_dir,
-        "parent": parent,
-        "manifest": manifest,
-    }
+def setup(tmp_path_factory, training_inputs) -> dict:
+    """Generation 3's window (5 games of each generation before it) and parent; two configs of one run:
+    "two" (2 ranks x PER_RANK) and "one" (the same global batch on one rank)."""
+    parent = {"generation": 2, "global_step": 4}
+    made = training_inputs(tmp_path_factory.mktemp("train"), _run(PER_RANK), generation=3, games=5,
+                           max_moves=50, recorded_fraction=0.9, provenance=parent)  # fmt: skip
+    one = made["base"] / "one.json"
+    one.write_text(json.dumps({"root": made["root"], **_run(2 * PER_RANK)}))
+    return {**made, "cfg": {"two": made["config"], "one": str(one)}}
 
 
 def _job(setup: dict, name: str, out: str, work: str, **kw) -> train_job.TrainJob:

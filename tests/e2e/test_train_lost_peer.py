@@ -21,6 +21,7 @@ import pytest
 
 from minigo_core.cluster.slurm import free_port
 from minigo_core.data import layout
+from minigo_core.nn.peers import PEER_LOST
 
 REPO = Path(__file__).resolve().parents[2]
 BOARD = 5
@@ -28,7 +29,7 @@ TIMEOUT_S = 4  # the ranks' --timeout
 
 
 @pytest.fixture(scope="module")
-def prepared(tmp_path_factory, generation_one_inputs) -> dict:
+def prepared(tmp_path_factory, training_inputs) -> dict:
     """Generation 0 (a random model, synthetic games) and generation 1's window; thousands of steps (a replay
     ratio of 400), far longer than the tests wait."""
     run = {
@@ -40,7 +41,7 @@ def prepared(tmp_path_factory, generation_one_inputs) -> dict:
                   "threads_per_rank": 1, "prefetch_batches": 2, "replay_ratio": 400.0,
                   "learning_rate": [[0, 0.01]]},
     }  # fmt: skip
-    return generation_one_inputs(tmp_path_factory.mktemp("lost_peer"), run, games=8, max_moves=30)
+    return training_inputs(tmp_path_factory.mktemp("lost_peer"), run, games=8, max_moves=30)
 
 
 def _start_ranks(prepared: dict, work: Path) -> list[subprocess.Popen]:
@@ -84,7 +85,7 @@ def test_rank_0_names_its_lost_peer_and_the_timeout_instead_of_waiting(prepared,
                 r.kill()
             r.wait()
     out = ranks[0].stdout.read()
-    assert ranks[0].returncode == 1, out[-3000:]
+    assert ranks[0].returncode == PEER_LOST, out[-3000:]  # not aborted at its exit (nn/peers.py)
     assert "rank 0 of 2 on node" in out and f"it waits at most {TIMEOUT_S} s" in out  # named at the start
     assert "rank 0 of 2 (node " in out and ": the all-reduce of step " in out, out[-3000:]
     assert "a peer (rank 1 on node " in out and f"timeout of {TIMEOUT_S} s" in out, out[-3000:]

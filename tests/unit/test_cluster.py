@@ -144,3 +144,16 @@ def test_launch_local_accepts_the_caller_s_ok_codes():
     code = "import sys; sys.exit(3 if sys.argv[1] == '0' else 0)"
     assert launch.launch_local(_python(code), 2, ok_codes=(0, 3), poll_s=0.05) == launch.Launch([3, 0])
     assert launch.launch_local(_python(code), 2, poll_s=0.05).failed == 0
+
+
+def test_launch_local_names_the_rank_that_caused_a_lost_peer(caplog):
+    """Rank 1 fails; rank 0 then exits with a secondary code (its peer is lost) before rank 1 is seen gone:
+    the launch names rank 1 (within the grace), or rank 0 when no other failure comes."""
+    code = "import sys, time; r = sys.argv[1]; sys.exit(4) if r == '0' else (time.sleep(0.5), sys.exit(1))"
+    with caplog.at_level("ERROR", logger="minigo_core"):
+        result = launch.launch_local(_python(code), 2, poll_s=0.05, secondary_codes=(4,))
+    assert result.failed == 1 and result.codes == [4, 1]
+    assert "rank 1 of 2 exited with code 1" in caplog.text
+    code = "import sys, time; sys.exit(4) if sys.argv[1] == '0' else time.sleep(60)"
+    result = launch.launch_local(_python(code), 2, poll_s=0.05, secondary_codes=(4,))
+    assert result.failed == 0 and result.codes[0] == 4  # named after the grace; rank 1 stopped

@@ -10,8 +10,7 @@ import pytest
 import torch
 
 from minigo_core.base import config
-from minigo_core.bench.window import random_moves, synthetic_game
-from minigo_core.data import gamefile, layout, window
+from minigo_core.data import layout
 from minigo_core.nn import model, modelfile, train_job, training
 from minigo_core.nn.modelfile import ModelConfig
 
@@ -109,30 +108,16 @@ def test_a_model_file_has_all_raw_weights_or_none(tmp_path):
 
 # ---- whole training jobs on a 5x5 window -------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory) -> dict:
-    base = tmp_path_factory.mktemp("ema")
-    root = str(base / "run")
-    rng = np.random.default_rng(1)
-    for gen in range(2):
-        for i in range(6):
-            record = synthetic_game(random_moves(BOARD, rng, max_moves=30), BOARD, rng, recorded_fraction=0.9)
-            gamefile.write_game(layout.game_path(root, gen, i), record)
-    cfg = config.from_dict(
-        {
-            "root": root,
-            "board_size": BOARD,
-            "seed": 7,
-            "model": {"blocks": 1, "filters": 8, "fc_width": 16, "backend": "torch"},
-            "window": {"generations": 2, "sample_fraction": 1.0},
-            "train": {"batch_per_rank": 16, "checkpoint_every": 3, "backend": "torch", "prefetch_batches": 2,
-                      "learning_rate": [[0, 0.05]], "replay_ratio": None},
-        }
-    )  # fmt: skip
-    window_dir = layout.window_dir(root, 2)
-    window.build_window(cfg, 2, window_dir, workers="threads")
-    parent = layout.model_path(root, 1)
-    model.save_model(parent, model.random_model(ModelConfig.from_run(cfg), seed=5), {"generation": 1})
-    return {"base": base, "cfg": cfg, "window": window_dir, "parent": parent}
+def setup(tmp_path_factory, training_inputs) -> dict:
+    run = {
+        "board_size": BOARD,
+        "seed": 7,
+        "model": {"blocks": 1, "filters": 8, "fc_width": 16, "backend": "torch"},
+        "window": {"generations": 2, "sample_fraction": 1.0},
+        "train": {"batch_per_rank": 16, "checkpoint_every": 3, "backend": "torch", "prefetch_batches": 2,
+                  "learning_rate": [[0, 0.05]], "replay_ratio": None},
+    }  # fmt: skip
+    return training_inputs(tmp_path_factory.mktemp("ema"), run, generation=2, recorded_fraction=0.9)
 
 
 def _train(setup: dict, name: str, ema_decay: float | None, parent: str | None = None, **kw) -> str:

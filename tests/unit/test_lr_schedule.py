@@ -9,15 +9,12 @@ import dataclasses
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 import yaml
 
 from minigo_core.base import config
-from minigo_core.bench.window import random_moves, synthetic_game
-from minigo_core.data import gamefile, layout, window
-from minigo_core.nn import model, modelfile, train_job
-from minigo_core.nn.modelfile import ModelConfig
+from minigo_core.data import layout
+from minigo_core.nn import modelfile, train_job
 
 REPO = Path(__file__).resolve().parents[2]
 BOARD = 5
@@ -125,33 +122,20 @@ def test_the_schema_takes_the_key_and_fractional_boundaries():
 
 # ---- a training job on a 5x5 window ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory) -> dict:
-    base = tmp_path_factory.mktemp("lr")
-    root = str(base / "run")
-    rng = np.random.default_rng(3)
-    for gen in range(2):
-        for i in range(6):
-            record = synthetic_game(random_moves(BOARD, rng, max_moves=30), BOARD, rng, recorded_fraction=0.9)
-            gamefile.write_game(layout.game_path(root, gen, i), record)
-    cfg = config.from_dict(
-        {
-            "root": root,
-            "board_size": BOARD,
-            "seed": 5,
-            "generations": 4,  # generation 2 trains at 1/4 of the run
-            "model": {"blocks": 1, "filters": 8, "fc_width": 16, "backend": "torch"},
-            "window": {"generations": 2, "sample_fraction": 1.0},
-            "train": {"batch_per_rank": 16, "backend": "torch", "prefetch_batches": 2, "replay_ratio": None,
-                      "learning_rate_unit": "run_fraction",
-                      "learning_rate": [[0, 0.05], [0.25, 0.02], [0.5, 0.01]]},
-        }
-    )  # fmt: skip
-    window_dir = layout.window_dir(root, 2)
-    window.build_window(cfg, 2, window_dir, workers="threads")
-    parent = layout.model_path(root, 1)
+def setup(tmp_path_factory, training_inputs) -> dict:
+    run = {
+        "board_size": BOARD,
+        "seed": 5,
+        "generations": 4,  # generation 2 trains at 1/4 of the run
+        "model": {"blocks": 1, "filters": 8, "fc_width": 16, "backend": "torch"},
+        "window": {"generations": 2, "sample_fraction": 1.0},
+        "train": {"batch_per_rank": 16, "backend": "torch", "prefetch_batches": 2, "replay_ratio": None,
+                  "learning_rate_unit": "run_fraction",
+                  "learning_rate": [[0, 0.05], [0.25, 0.02], [0.5, 0.01]]},
+    }  # fmt: skip
     # a parent far along in global steps: a step schedule would be at its last rate, by fraction it is not
-    model.save_model(parent, model.random_model(ModelConfig.from_run(cfg), seed=2), {"global_step": 50_000})
-    return {"base": base, "cfg": cfg, "window": window_dir, "parent": parent}
+    return training_inputs(tmp_path_factory.mktemp("lr"), run, generation=2, recorded_fraction=0.9,
+                           provenance={"global_step": 50_000})  # fmt: skip
 
 
 def _train(setup: dict, name: str, cfg: config.RunConfig | None = None) -> tuple[Path, list[dict]]:

@@ -16,7 +16,8 @@ from minigo_core.base.runtime import (
     Runtime,
     RuntimeSettingError,
 )
-from minigo_core.nn.train_job import TrainJob, lost_peer_message
+from minigo_core.nn.peers import lost_peer_message
+from minigo_core.nn.train_job import TrainJob
 
 
 def test_the_rank_that_notices_names_the_step_its_peer_and_node_and_the_timeout():
