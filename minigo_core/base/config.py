@@ -140,6 +140,8 @@ class WindowSettings:
     # w of the value target (1 - w) z + w q: z the game's result, q the search's root value at the position
     # (both the player to move's); 0: the result alone (AlphaZero), 0.5: (z + q) / 2
     value_root_mix: float = 0.5
+    # s: positions drawn with weight (1 - s) + s KL / mean KL (policy surprise, data/sampling); 0 uniform
+    policy_surprise_weight: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -371,6 +373,7 @@ def _check_window(w: WindowSettings) -> None:
     _require(0 <= w.max_bad_fraction <= 1, "window.max_bad_fraction", "[0, 1]", w.max_bad_fraction)
     _require(1 <= w.read_threads <= 256, "window.read_threads", "1..256", w.read_threads)
     _require(0 <= w.value_root_mix <= 1, "window.value_root_mix", "[0, 1]", w.value_root_mix)
+    _require(0 <= (s := w.policy_surprise_weight) <= 1, "window.policy_surprise_weight", "[0, 1]", s)
 
 
 def _check_train(t: TrainSettings) -> None:

@@ -71,6 +71,7 @@ def run(url: str, k: int, readouts: int, moves: int, search: str) -> dict:
                     value_target=record.value_target[:1], full_search=record.full_search[:1],
                     root_value=record.root_value[:1],
                     policy=None if record.policy is None else record.policy[:1],
+                    surprise=None if record.surprise is None else record.surprise[:1],
                 )  # fmt: skip
                 full += len(data)
                 one += len(game_bytes(first))

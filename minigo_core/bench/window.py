@@ -27,6 +27,7 @@ import numpy as np
 
 from minigo_core.base import config as config_mod
 from minigo_core.data import gamefile, layout, shards, storage, window
+from minigo_core.data.sampling.positions import sample_count
 from minigo_core.game import features, go
 
 
@@ -151,7 +152,7 @@ def load_raw(cfg: config_mod.RunConfig, generation: int, rank: int, ranks: int) 
         record = gamefile.read_game(url)
         recorded = np.flatnonzero(record.full_search)
         rng = np.random.default_rng([cfg.seed, generation, gen, i])
-        chosen = rng.choice(recorded.size, window.sample_count(recorded.size, 0.3, rng), replace=False)
+        chosen = rng.choice(recorded.size, sample_count(recorded.size, 0.3, rng), replace=False)
         mine = recorded[chosen[(np.arange(chosen.size) + i) % ranks == rank]]
         if mine.size:
             positions = record.positions()

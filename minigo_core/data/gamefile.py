@@ -10,6 +10,7 @@ One row per recorded position (the moves that got a full search):
 | `full_search`  | bool                              | the move got the full number of readouts              |
 | `root_value`   | float32                           | the search's root value, player-to-move's view        |
 | `policy`       | fixed_size_list<uint16>[N*N+1]    | Gumbel games only: the improved policy (the target)   |
+| `surprise`     | float32                           | optional: KL(target || the network's prior), nats     |
 
 The metadata key `target` says which column is the policy target: `visits` (PUCT: visit counts, normalised
 when read) or `policy` (Gumbel AlphaZero: softmax(logits + sigma(completed Q))). Format version 2 stores the
@@ -105,6 +106,7 @@ class GameRecord:
     full_search: np.ndarray  # bool (n,)
     root_value: np.ndarray  # float32 (n,)
     policy: np.ndarray | None = None  # float32 (n, N*N+1): Gumbel's improved policy (the target; as read)
+    surprise: np.ndarray | None = None  # float32 (n,): the policy surprise (the compiled engine's games)
     source: str = field(default="<memory>", compare=False)
 
     @property
@@ -262,6 +264,12 @@ def _table(record: GameRecord) -> pa.Table:
         columns.append(pa.FixedSizeListArray.from_arrays(values, num_moves))
         names.append("policy")
         metadata["target"] = "policy"
+    if record.surprise is not None:
+        surprise = np.asarray(record.surprise, dtype=np.float32)
+        if surprise.shape != (visits.shape[0],) or not np.isfinite(surprise).all() or (surprise < 0).any():
+            raise ValueError(f"surprise must be ({visits.shape[0]},), finite and >= 0")
+        columns.append(arrays.from_numpy(surprise, pa.float32()))
+        names.append("surprise")
     table = pa.Table.from_arrays(columns, names=names)
     text = json.dumps(metadata, sort_keys=True, separators=(",", ":"))
     return table.replace_schema_metadata({METADATA_KEY: text.encode()})
@@ -492,8 +500,21 @@ def _decode_table(table: pa.Table, metadata: dict, url: str) -> GameRecord:
         full_search=_numpy(table, "full_search").astype(bool),
         root_value=root_value,
         policy=policy,
+        surprise=_surprise_column(table, url),
         source=str(url),
     )
+
+
+def _surprise_column(table: pa.Table, url: str) -> np.ndarray | None:
+    """The policy surprise of each row, where the file has the column (the compiled engine writes it)."""
+    if "surprise" not in table.column_names:
+        return None
+    if table.schema.field("surprise").type != pa.float32() or table.column("surprise").null_count:
+        raise GameFileError(f"game file {url}: column 'surprise' is not float32 without missing values")
+    surprise = _numpy(table, "surprise").astype(np.float32)
+    if not np.isfinite(surprise).all() or (surprise < 0).any():
+        raise GameFileError(f"game file {url}: a policy surprise is negative or not finite")
+    return surprise
 
 
 def _policy_column(table: pa.Table, metadata: dict, num_moves: int, url: str) -> np.ndarray | None:

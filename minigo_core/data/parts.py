@@ -11,7 +11,8 @@ recorded SHA-256; any other generation it samples from the game files, naming wh
 Per game (n recorded positions) one rng, seeded by (`PARTS_TAG`, run seed, G, the file's name), draws
 c_k = `sample_count(n, window.sample_fraction)` per part; if they sum to at most n the parts take successive
 slices of one permutation of the positions (disjoint: successive windows see different positions of a game),
-else each part draws its own sample. One replay gives every part's rows. A part's `game` column is the
+else each part draws its own sample; with `window.policy_surprise_weight` each part draws its own weighted
+sample (`data/sampling/positions.py`). One replay gives every part's rows. A part's `game` column is the
 game's number in G (`parts.json`'s `games[].game`; the window maps it to its manifest's index), `move` the
 position's index among the game's recorded positions, as in a shard.
 """
@@ -38,7 +39,8 @@ import pyarrow.ipc as ipc
 from minigo_core.base import config as config_mod
 from minigo_core.base import native
 from minigo_core.data import arrays, gamefile, games_complete, layout, shards, storage
-from minigo_core.game import coords, features
+from minigo_core.data.sampling.positions import draw, reply_targets, surprise_weights, value_targets
+from minigo_core.game import features
 
 FORMAT = "minigo-window-parts"
 VERSION = 1
@@ -52,34 +54,6 @@ log = logging.getLogger(__name__)
 
 class PartsError(ValueError):
     """A part file disagrees with its parts.json although its SHA-256 matches; the message says what to do."""
-
-
-def sample_count(positions: int, fraction: float, rng: np.random.Generator) -> int:
-    """fraction * positions, rounded up or down at random so that the expected count is exact."""
-    exact = fraction * positions
-    k = int(np.floor(exact))
-    return min(positions, k + int(rng.random() < exact - k))
-
-
-def value_targets(record: gamefile.GameRecord, rows: np.ndarray, root_mix: float) -> np.ndarray:
-    """The value targets (float32, the player to move's view) of the given rows: the game's result z, or with
-    `window.value_root_mix` w > 0, (1 - w) z + w q, q the search's root value at the position (a target
-    with less noise than the result alone; (z + q) / 2 at w = 0.5)."""
-    z = record.value_target[rows].astype(np.float32)
-    if root_mix == 0:
-        return z
-    q = np.clip(record.root_value[rows].astype(np.float32), -1.0, 1.0)
-    return ((1.0 - root_mix) * z + root_mix * q).astype(np.float32)
-
-
-def reply_targets(record: gamefile.GameRecord, rows: np.ndarray) -> np.ndarray:
-    """The opponent-reply targets (int16) of the given rows: the flat index (pass N*N) of the move played
-    after the row's own move, `moves[move_index + 1]` (the opponent's answer), or -1 where the game has no
-    such move (the row's move was the game's last)."""
-    after = record.move_index[rows] + 1
-    n = record.board_size
-    return np.array([coords.to_flat(record.moves[i], n) if i < len(record.moves) else -1 for i in after],
-                    dtype=np.int16)  # fmt: skip
 
 
 def reason(exc: BaseException) -> str:
@@ -118,9 +92,11 @@ def part_count(cfg: config_mod.RunConfig, generation: int) -> int:
 
 def fingerprint(cfg: config_mod.RunConfig) -> dict:
     """What decides a part's rows: a window uses parts whose fingerprint is its run's."""
+    surprise = cfg.window.policy_surprise_weight
     return {"seed": cfg.seed, "board_size": cfg.board_size, "features": cfg.features,
             "num_planes": features.num_planes(cfg.features), "sample_fraction": cfg.window.sample_fraction,
-            "value_root_mix": cfg.window.value_root_mix, "shard_version": shards.VERSION}  # fmt: skip
+            "value_root_mix": cfg.window.value_root_mix, "shard_version": shards.VERSION,
+            **({"policy_surprise_weight": surprise} if surprise else {})}  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------------ writing
@@ -136,15 +112,6 @@ class GameParts:
     batch: pa.RecordBatch | None = None  # every part's rows, part by part
     skipped: str | None = None  # a good file that does not sample (foreign, does not decode or replay)
     seconds: tuple[float, float, float] = (0.0, 0.0, 0.0)  # check (read + SHA-256), decode, sample + encode
-
-
-def draw(n: int, parts: int, fraction: float, rng: np.random.Generator) -> list[np.ndarray]:
-    """Each part's sampled positions (sorted indices among n): disjoint when their counts sum to at most n."""
-    counts = [sample_count(n, fraction, rng) for _ in range(parts)]
-    if sum(counts) <= n:
-        order, ends = rng.permutation(n), np.cumsum(counts)
-        return [np.sort(order[e - c : e]) for c, e in zip(counts, ends, strict=True)]
-    return [np.sort(rng.choice(n, size=c, replace=False)) for c in counts]
 
 
 def sample_parts(
@@ -169,9 +136,10 @@ def sample_parts(
         rng = np.random.default_rng(
             [PARTS_TAG, cfg.seed, generation, zlib.crc32(os.path.basename(url).encode())]
         )
+        weights = surprise_weights(record, recorded, cfg.window.policy_surprise_weight)
         out.positions, out.chosen = (
             int(recorded.size),
-            draw(recorded.size, parts, cfg.window.sample_fraction, rng),
+            draw(recorded.size, parts, cfg.window.sample_fraction, rng, weights),
         )
         every = np.concatenate(out.chosen).astype(np.int64)
         if every.size:

@@ -1,7 +1,8 @@
 """The sample window of generation g (`minigo window`): games of the last W models -> N_train shards.
 
 For generation g the window takes the games of generations max(0, g-W) .. g-1 (W: `window.generations`, or
-`window.generations_schedule` at g), `window.sample_fraction` of each game's recorded positions: a
+`window.generations_schedule` at g), `window.sample_fraction` of each game's recorded positions (uniformly,
+or by their policy surprise with `window.policy_surprise_weight`: `data/sampling/positions.py`): a
 generation's part for window g (`data/parts.py`: sampled once, when its games were checked) where it has a
 usable one, else every finished game file of it read and sampled here (seeded by run seed, g and the game
 file; the manifest's `sources` says which, and why). It shuffles the examples uniformly across the whole
@@ -49,7 +50,8 @@ import pyarrow.ipc as ipc
 from minigo_core.base import config as config_mod
 from minigo_core.base import native
 from minigo_core.data import arrays, gamefile, layout, pack, parts, shards, storage
-from minigo_core.data.parts import ordered_map, reply_targets, sample_count, value_targets
+from minigo_core.data.parts import ordered_map
+from minigo_core.data.sampling.positions import choose, reply_targets, surprise_weights, value_targets
 from minigo_core.game import features
 
 MANIFEST_FORMAT = "minigo-window"
@@ -115,7 +117,8 @@ def sample_game(
     n = int(recorded.size)
     key = zlib.crc32(os.path.basename(url).encode())
     rng = np.random.default_rng([cfg.seed, window_gen, generation, key])
-    chosen = np.sort(rng.choice(n, size=sample_count(n, cfg.window.sample_fraction, rng), replace=False))
+    weights = surprise_weights(record, recorded, cfg.window.policy_surprise_weight)
+    chosen = choose(n, cfg.window.sample_fraction, rng, weights)
     if chosen.size == 0:
         return GameSample(index, url, generation, n, chosen, None)
     rows = recorded[chosen]
@@ -410,6 +413,7 @@ def window_manifest(
         "sample_fraction": cfg.window.sample_fraction,
         # the value targets' mix with the root value, where there is one (windows without it are unchanged)
         **({"value_root_mix": cfg.window.value_root_mix} if cfg.window.value_root_mix else {}),
+        **({"policy_surprise_weight": w} if (w := cfg.window.policy_surprise_weight) else {}),
         "rows": total,
         "bytes": total_bytes,
         "bytes_per_example": total_bytes / total,

@@ -4,8 +4,8 @@
                             [--seed S] [--extend | --fit-only] [--out-dir config/ladder]
     minigo ladder calibrate --board-size 9 --target-ci 50 [--max-cpu-hours H] [--batch 20] [--jobs J]
     minigo ladder show --board-size 9 [--json]
-    minigo ladder rate SPEC --board-size 9 [--config C] [--start-elo E | --start-from JSON] [--out JSON]
-                       [--without RUNG[,RUNG...]]
+    minigo ladder rate SPEC --board-size 9 [--config C] [--out JSON] [--without RUNG[,RUNG...]]
+                       [--start-elo E | --start-from JSON | --continue-from JSON]
     minigo ladder check RUNG RUNG --board-size 9 --seed S [--games 60] [--out JSON]  (the table predicts?)
     minigo ladder check --rating JSON RUNG --board-size 9 --seed S [--games 60]   (does a rating hold?)
 
@@ -142,10 +142,17 @@ def rate(args: argparse.Namespace) -> None:
         log.warning(
             "the ladder was calibrated at komi %g; rating at %g, not the config's %g", komi, komi, cfg.komi
         )
+    carried: tuple = ()
+    if args.continue_from:  # its own earlier rating: its games count here
+        try:
+            start_elo, carried = ladder_rate.continue_from(args.continue_from, resolved.name, ladder, komi)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"--continue-from {exc}") from None
     request = ladder_rate.RatingRequest(
         komi=komi,
         seed=args.seed,
         start_elo=start_elo,
+        carried=carried,
         target_half_width=args.target_half_width,
         max_games=args.max_games,
         batch=args.batch,
@@ -153,6 +160,8 @@ def rate(args: argparse.Namespace) -> None:
     )
     result = ladder_rate.rate_player(resolved, ladder, request, setup, log=log.info)
     result["without"] = without
+    if args.continue_from:
+        result["continued_from"] = {"file": args.continue_from, "games": sum(n for _, _, n in carried)}
     if left_out:
         result["rungs_left_out"] = {"rungs": left_out, "why": note}
     result["command"] = ["minigo", "ladder", *args.argv]
@@ -241,6 +250,8 @@ def _add_subcommands(parser: argparse.ArgumentParser) -> None:
     start = r.add_mutually_exclusive_group()
     start.add_argument("--start-elo", type=float, default=None, help="where to start (the previous rating)")
     start.add_argument("--start-from", default=None, help="start at the rating in this --out file")
+    start.add_argument("--continue-from", default=None,
+                       help="go on from this --out file of the same player: its games count")  # fmt: skip
     r.add_argument("--target-half-width", type=float, default=100.0, help="stop at a 95%% interval of +-this")
     r.add_argument("--max-games", type=int, default=400, help="game budget (default 400)")
     r.add_argument("--batch", type=int, default=ladder_rate.DEFAULT_BATCH, help="games per step (default 4)")

@@ -195,7 +195,8 @@ def ladder_start(cfg: RunConfig, generation: int) -> list[str]:
 def ladder_options(cfg: RunConfig, generation: int) -> list[str]:
     """`minigo ladder rate` arguments of `generation`'s rating (a list: the rule quotes each with `:q`): the
     model, the board size, the target half-width, the game budget, a seed derived from the run's seed and the
-    generation, and `--start-from` its own first rating when there is one (`ladder_start`). The last
+    generation, and `--continue-from` its own first rating when there is one (`ladder_start`: its games count,
+    the full rating plays only what it still needs). The last
     generation's rating narrows to `evaluate.ladder_half_width`, the others' to
     `evaluate.ladder_half_width_mid` (the curve's points: cheaper, so that the ratings keep up with the
     loop)."""
@@ -205,7 +206,7 @@ def ladder_options(cfg: RunConfig, generation: int) -> list[str]:
     options += ["--target-half-width", repr(float(half_width))]
     options += ["--max-games", str(e.ladder_max_games), "--seed", str(ladder_seed(cfg, generation))]
     for start in ladder_start(cfg, generation):
-        options += ["--start-from", start]
+        options += ["--continue-from", start]
     return options
 
 

@@ -121,6 +121,9 @@ class RatingRequest:
     max_games: int = 400
     batch: int = DEFAULT_BATCH
     min_games_per_rung: int = 10
+    # games the same player already played against the rungs (`continue_from`: its own first rating), as
+    # (rung, score, games): counted as if played here (the budget counts them), new games seeded on
+    carried: tuple[tuple[str, float, int], ...] = ()
 
 
 def rate_player(
@@ -131,11 +134,12 @@ def rate_player(
     log: Callable[[str], None] = lambda line: None,
 ) -> dict:
     """Rate `resolved` (made by `setup`) against `ladder` adaptively; returns the result (see
-    `result_json`)."""
+    `result_json`). Carried games (`request.carried`) count as played: a rung's carried score s of n games
+    enters as n games of s / n each (the fixed-rung fit reads a rung's sum and count only)."""
     started, cpu0 = time.time(), cpu_seconds()
     start = request.start_elo if request.start_elo is not None else middle_elo(ladder)
     estimate = Rating(start, (start, start), 0)
-    played: dict[str, list[float]] = {}
+    played: dict[str, list[float]] = {rung: [score / n] * n for rung, score, n in request.carried if n > 0}
     rungs: dict[str, Player] = {}
     player = setup.make(resolved)
     try:
@@ -242,6 +246,34 @@ def start_from(path: str) -> float:
     if isinstance(elo, bool) or not isinstance(elo, (int, float)) or not math.isfinite(elo):
         raise ValueError(f"{path}: no finite 'elo' (got {elo!r}); expected a `minigo ladder rate --out` file")
     return float(elo)
+
+
+def continue_from(path: str, player: str, ladder: Ladder, komi: float) -> tuple[float, tuple]:
+    """The rating in a rating file of the same `player` (its first rating) to go on from: (its Elo, its games
+    per rung as `RatingRequest.carried`). ValueError naming the file when it is unreadable, another player's,
+    another board's or komi's, or has games against a rung this ladder does not play."""
+    elo = start_from(path)
+    with open(path) as handle:
+        data = json.load(handle)
+    if data.get("player") != player:
+        raise ValueError(f"{path}: a rating of {data.get('player')!r}, not of {player!r}; go on from its own")
+    if data.get("board_size") != ladder.board_size or data.get("komi") != komi:
+        raise ValueError(
+            f"{path}: rated on {data.get('board_size')}x{data.get('board_size')} at komi {data.get('komi')}, "
+            f"this ladder is {ladder.board_size}x{ladder.board_size} at komi {komi:g}"
+        )
+    rungs = data.get("rungs")
+    if not isinstance(rungs, dict):
+        raise ValueError(f"{path}: no 'rungs' (games per rung); expected a `minigo ladder rate --out` file")
+    carried = []
+    for rung, entry in rungs.items():
+        if rung not in ladder.names:
+            raise ValueError(f"{path}: games against {rung}, not a rung this rating plays; start it afresh")
+        games, score = int(entry["games"]), float(entry["score"])
+        if not 0 <= score <= games:
+            raise ValueError(f"{path}: rung {rung}: a score of {score:g} in {games} games")
+        carried.append((rung, score, games))
+    return elo, tuple(carried)
 
 
 def rating_line(result: dict) -> str:

@@ -64,6 +64,7 @@ class EngineSettings(ctypes.Structure):
 
 
 _I32P, _F32P, _F64P = ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_float), ctypes.POINTER(_f64)
+_I8P = ctypes.POINTER(ctypes.c_int8)
 _I, _I64, _CP, _SETTINGS_P = ctypes.c_int, ctypes.c_int64, ctypes.c_char_p, ctypes.POINTER(EngineSettings)
 # The C functions of csrc/engine_capi.h, in its order: (restype, argtypes). Keep the two in step. The library
 # also exports the fused inference network (infer_capi.h, which engine_capi.h includes): fused's table first.
@@ -74,7 +75,10 @@ ENGINE_FUNCTIONS: dict[str, native.Signature] = {
     "mg_selfplay_run": (_I, [_vp, ctypes.POINTER(_I), _I]),
     "mg_selfplay_game_info": (_I, [_vp, _I, ctypes.POINTER(ctypes.c_int64), _F64P]),
     "mg_selfplay_game_moves": (_I, [_vp, _I, _I32P]),
-    "mg_selfplay_game_rows": (_I, [_vp, _I, _I32P, _I32P, _F32P, _F32P, ctypes.POINTER(ctypes.c_int8)]),
+    "mg_selfplay_game_rows": (
+        _I,
+        [_vp, _I, _I32P, _I32P, _F32P, _F32P, ctypes.POINTER(ctypes.c_int8), _F32P],
+    ),
     "mg_selfplay_skip": (_I, [_vp, _I]),
     "mg_selfplay_game_release": (None, [_vp, _I]),
     "mg_selfplay_stats": (None, [_vp, _F64P]),
@@ -162,6 +166,7 @@ class FinishedGame:
     policy: np.ndarray | None  # float32 (rows, N*N+1): Gumbel's improved policy; None for PUCT
     root_value: np.ndarray  # float32 (rows,)
     to_play: np.ndarray  # int8 (rows,)
+    surprise: np.ndarray  # float32 (rows,): KL(the policy target || the network's prior) at the root, nats
     resigned_by: int
     would_resign: tuple[int, int] | None
     resign_enabled: bool
@@ -265,9 +270,11 @@ class SelfplayGames:
         policy = np.zeros((rows, a), np.float32)
         root_value = np.zeros(rows, np.float32)
         to_play = np.zeros(rows, np.int8)
+        surprise = np.zeros(rows, np.float32)
         lib_.mg_selfplay_game_rows(
             h, game, _ptr(move_index, ctypes.c_int32), _ptr(visits, ctypes.c_int32),
             _ptr(policy, ctypes.c_float), _ptr(root_value, ctypes.c_float), _ptr(to_play, ctypes.c_int8),
+            _ptr(surprise, ctypes.c_float),
         )  # fmt: skip
         lib_.mg_selfplay_game_release(h, game)
         return FinishedGame(
@@ -278,6 +285,7 @@ class SelfplayGames:
             policy=policy if self.search == "gumbel" else None,
             root_value=root_value,
             to_play=to_play,
+            surprise=surprise,
             resigned_by=int(info[2]),
             would_resign=None if info[3] < 0 else (int(info[3]), int(info[4])),
             resign_enabled=bool(info[5]),

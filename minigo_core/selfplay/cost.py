@@ -108,7 +108,7 @@ def _rows(record: GameRecord, rows: int) -> GameRecord:
     return dataclasses.replace(
         record, moves=[], move_index=cut(record.move_index), visits=cut(record.visits),
         value_target=cut(record.value_target), full_search=cut(record.full_search),
-        root_value=cut(record.root_value), policy=cut(record.policy),
+        root_value=cut(record.root_value), policy=cut(record.policy), surprise=cut(record.surprise),
     )  # fmt: skip
 
 

@@ -134,6 +134,7 @@ class PlayedGame:
     would_resign: tuple[int, int] | None = None  # (move index, colour) in games with resignation disabled
     final_score: float | None = None  # Tromp-Taylor score of the final position (default: position.score())
     policy: np.ndarray | None = None  # Gumbel: the improved policy of each row, the training target
+    surprise: np.ndarray | None = None  # each row's policy surprise (the compiled engine's; GameRecord's)
 
     def outcome(self) -> tuple[int, float | None]:
         """(winner: 1, -1 or 0; Tromp-Taylor score, or None after a resignation)."""
@@ -270,6 +271,7 @@ def game_record(game: PlayedGame, metadata: dict) -> GameRecord:
         full_search=np.ones(len(rows), dtype=bool),
         root_value=np.array([r[2] for r in rows], dtype=np.float32),
         policy=game.policy,
+        surprise=game.surprise,
     )
     record.metadata["num_moves"] = len(game.moves)
     record.metadata["num_positions"] = len(rows)
@@ -300,6 +302,7 @@ def compiled_game_record(
         would_resign=game.would_resign,
         final_score=game.score,
         policy=game.policy,
+        surprise=game.surprise,
     )
     seed = {"run_seed": run_cfg.seed, "generation": int(generation), "game": int(game.index)}
     return game_record(played, game_metadata(run_cfg, feature_set, model, seed, played, search))

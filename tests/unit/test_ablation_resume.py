@@ -145,3 +145,30 @@ def test_a_signal_stops_the_row_and_keeps_its_time(tmp_path, fake_run):
     progress = json.loads((row.root / ablation.PROGRESS_FILE).read_text())
     assert 0.8 < progress["spent_s"] < 30 and progress["pieces"] == 1
     assert not row.result_path.exists()
+
+
+def test_a_row_may_run_at_its_own_wall_budget(tmp_path, monkeypatch):
+    """An equal-time row: `budget_minutes` on the row is its budget (each seed's replicate too), the spec's
+    for the others; a budget that is not a positive number is refused before any row runs."""
+    path = tmp_path / "spec.yaml"
+    rows = [
+        {"name": "default", "set": {}},
+        {"name": "big", "set": {"model": {"blocks": 2}}, "budget_minutes": 0.5},
+    ]
+    data = {"budget_minutes": 2, "root": str(tmp_path / "abl"), "base": "config/tiny.yaml", "seeds": [1, 2],
+            "rating": {"readouts": 8}, "common": {"generations": 2, "evaluate": {"games": 0}},
+            "rows": rows}  # fmt: skip
+    path.write_text(yaml.safe_dump(data))
+    budgets = {}
+
+    def run_row(spec, row, budget_s, base=None):
+        budgets[row.name] = budget_s
+        return {"name": row.name, "last_generation": 2, "wall_s": 1.0, "model": None}
+
+    monkeypatch.setattr(ablation, "run_row", run_row)
+    assert ablation.main(["--spec", str(path), "--no-rating"]) == 0
+    assert budgets == {"default": 120.0, "big": 30.0, "default@s2": 120.0, "big@s2": 30.0}
+    rows[1]["budget_minutes"] = 0
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(SystemExit, match="row big: budget_minutes must be a positive number"):
+        ablation.load_spec(str(path))

@@ -75,13 +75,13 @@ def test_a_rating_never_starts_from_another_generations_result(make_config):
         assert workflow.ladder_start(cfg, g) == own
         options = workflow.ladder_options(cfg, g)
         assert options[:3] == [f"gen{g}", "--board-size", "5"]
-        assert [options[i + 1] for i, o in enumerate(options) if o == "--start-from"] == own
+        assert [options[i + 1] for i, o in enumerate(options) if o == "--continue-from"] == own
         assert options[options.index("--max-games") + 1] == "50"
         # the curve's points to the mid half-width, the last model to the full one
         assert options[options.index("--target-half-width") + 1] == ("80.0" if g == 6 else "120.0")
     none = make_config(generations=6, evaluate={**evaluate, "ladder_first_games": 0})
     assert all(workflow.ladder_start(none, g) == [] for g in (2, 4, 6))
-    assert all("--start-from" not in workflow.ladder_options(none, g) for g in (2, 4, 6))
+    assert all("--continue-from" not in workflow.ladder_options(none, g) for g in (2, 4, 6))
     seeds = {g: schedule.ladder_seed(cfg, g) for g in (2, 4, 6)}
     assert len(set(seeds.values())) == 3 and seeds == {g: schedule.ladder_seed(cfg, g) for g in (2, 4, 6)}
     assert schedule.ladder_seed(make_config(seed=8, generations=6), 2) != seeds[2]
@@ -120,6 +120,36 @@ def test_start_from_reads_a_previous_rating(tmp_path, capsys):
         assert "--start-from" in capsys.readouterr().err
     with pytest.raises(ValueError, match="cannot read"):
         ladder_rate.start_from(str(tmp_path / "missing.json"))
+
+
+def test_a_rating_goes_on_from_its_own_first_rating(tmp_path, capsys):
+    """`--continue-from` the same player's rating file: its games count (per rung, in the budget), it starts
+    at its Elo, and plays only the games it still needs; another player's file, or one with games against a
+    rung the ladder does not play, is refused naming the option."""
+    args = ["rate", "uct:4", "--board-size", "5", "--seed", "3", "--target-half-width", "150"]
+    first, full = tmp_path / "first.json", tmp_path / "full.json"
+    assert (
+        cli_main(
+            [*args, "--max-games", "8", "--batch", "2", "--min-games-per-rung", "2", "--out", str(first)]
+        )
+        == 0
+    )
+    before = json.loads(first.read_text())
+    assert cli_main([*args, "--max-games", "30", "--continue-from", str(first), "--out", str(full)]) == 0
+    after = json.loads(full.read_text())
+    assert after["start_elo"] == before["elo"] and after["continued_from"] == {"file": str(first), "games": 8}
+    assert 8 < after["games"] <= 30  # the budget counts the carried games
+    for rung, entry in before["rungs"].items():  # every carried game is in the rating's totals
+        assert after["rungs"][rung]["games"] >= entry["games"]
+    capsys.readouterr()
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({**before, "player": "uct:8"}))
+    assert cli_main([*args, "--continue-from", str(other)]) == 2
+    assert "--continue-from" in capsys.readouterr().err
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text(json.dumps({**before, "rungs": {"nope:1": {"games": 2, "score": 1}}}))
+    assert cli_main([*args, "--continue-from", str(foreign)]) == 2
+    assert "not a rung this rating plays" in capsys.readouterr().err
 
 
 def write_rating(root, g: int, elo: float, half: float, bracket=None, rungs=None) -> None:

@@ -16,6 +16,7 @@ import torch
 from minigo_core.base import config
 from minigo_core.bench.window import random_moves, synthetic_game
 from minigo_core.data import gamefile, layout, shards, window
+from minigo_core.data.sampling import positions
 from minigo_core.game import coords
 from minigo_core.nn import fused, model, modelfile, train_job, training
 from minigo_core.nn.modelfile import ModelConfig
@@ -47,7 +48,7 @@ def _game(seed: int, recorded_fraction: float = 1.0) -> gamefile.GameRecord:
 def test_the_reply_target_is_the_next_move_and_none_after_the_last():
     record = _game(1)
     rows = np.arange(record.num_positions)
-    reply = window.reply_targets(record, rows)
+    reply = positions.reply_targets(record, rows)
     moves = record.moves
     assert reply.dtype == np.int16 and reply.shape == rows.shape
     for r, i in enumerate(record.move_index):

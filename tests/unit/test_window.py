@@ -15,6 +15,7 @@ from minigo_core.base import config
 from minigo_core.bench.window import random_moves, synthetic_game
 from minigo_core.data import gamefile, layout, shards, storage, window
 from minigo_core.data.prefetch import Prefetcher
+from minigo_core.data.sampling import positions
 from minigo_core.game import features
 from minigo_core.jobs import window as window_cmd
 
@@ -260,10 +261,10 @@ def test_corrupt_shard_is_reported(tmp_path):
 
 def test_sample_count_is_exact_in_expectation():
     rng = np.random.default_rng(0)
-    counts = [window.sample_count(7, 0.3, rng) for _ in range(20000)]
+    counts = [positions.sample_count(7, 0.3, rng) for _ in range(20000)]
     assert set(counts) == {2, 3}
     assert abs(np.mean(counts) - 2.1) < 0.02
-    assert window.sample_count(0, 0.3, rng) == 0 and window.sample_count(5, 1.0, rng) == 5
+    assert positions.sample_count(0, 0.3, rng) == 0 and positions.sample_count(5, 1.0, rng) == 5
 
 
 def test_features_plane_count_matches_shard_width():

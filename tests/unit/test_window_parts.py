@@ -19,6 +19,7 @@ from minigo_core.base.config import load_config
 from minigo_core.bench.window import random_moves, synthetic_game
 from minigo_core.bench.window_parts import write_generation
 from minigo_core.data import gamefile, jobrecord, layout, parts, shards, storage, window
+from minigo_core.data.sampling import positions
 from minigo_core.jobs import games_complete as games_complete_cmd
 
 GAMES = 6
@@ -65,12 +66,12 @@ def _rows(out: str, manifest: dict) -> list[shards.Examples]:
 def test_draws_are_disjoint_when_the_counts_fit_and_samples_without_replacement_otherwise():
     rng = np.random.default_rng(0)
     for n in (0, 1, 7, 40, 100):
-        chosen = parts.draw(n, 3, 0.25, rng)
+        chosen = positions.draw(n, 3, 0.25, rng)
         together = np.concatenate(chosen)
         if together.size <= n:
             assert np.unique(together).size == together.size  # no position in two parts
         assert all(np.unique(c).size == c.size and (np.diff(c) > 0).all() for c in chosen)
-    full = parts.draw(40, 3, 1.0, rng)  # counts 40 each: every part the whole game, each once
+    full = positions.draw(40, 3, 1.0, rng)  # counts 40 each: every part the whole game, each once
     assert [sorted(c.tolist()) for c in full] == [list(range(40))] * 3
 
 
@@ -136,8 +137,8 @@ def test_a_window_from_parts_holds_its_parts_rows_as_shards_and_rebuilds_to_the_
         np.testing.assert_array_equal(ex.own[r], own[0])
         np.testing.assert_array_equal(ex.score[r], score[0].astype(np.float16))
         np.testing.assert_allclose(ex.pi[r], record.policy_targets(row)[0], atol=2e-3)
-        z = parts.value_targets(record, row, cfg.window.value_root_mix)[0]
-        assert ex.z[r] == np.float16(z) and ex.reply[r] == parts.reply_targets(record, row)[0]
+        z = positions.value_targets(record, row, cfg.window.value_root_mix)[0]
+        assert ex.z[r] == np.float16(z) and ex.reply[r] == positions.reply_targets(record, row)[0]
     again = window.build_window(cfg, 3, str(tmp_path / "again"))
     assert [s["sha256"] for s in again["shards"]] == [s["sha256"] for s in manifest["shards"]]
     for g in range(3):  # the same window from the game files: the same columns, shard format and metadata

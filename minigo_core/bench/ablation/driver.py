@@ -19,6 +19,10 @@ seconds; and each row's Elo difference to the row named `default`. A spec with `
 (config/ablation/rows.yaml) gets the older round-robin instead: the rows' models against each other and GNU
 Go, on one Bradley-Terry scale of that tournament's own (`minigo_core.bench.ablation.tournament`).
 
+A row may set its own `budget_minutes` (an equal-time row: a bigger net stopped at the wall time the rows it
+is compared with took, its `generations` set beyond what it reaches; its result names the generation it got
+to).
+
 Rows, ratings and matches already done (their files exist) are not run again, and a row cut off before its
 result goes on from where it stopped for what is left of its budget (`row_progress.json`), so the command
 resumes;
@@ -77,6 +81,7 @@ class Row:
     from_scratch: bool = False  # with a warm start: run from nothing for the base's wall time + the budget
     group: str = ""  # the spec's row this run is of (its name, or with `seeds` the row it replicates)
     seed: int | None = None  # with `seeds`: the run seed merged last over the row's config
+    budget_minutes: float | None = None  # the row's own wall budget (an equal-time row), else the spec's
 
     @property
     def config_path(self) -> Path:
@@ -99,9 +104,11 @@ def load_spec(path: str) -> tuple[dict, list[Row]]:
     for entry in spec["rows"]:
         name = str(entry["name"])
         scratch = bool(entry.get("from_scratch", False))
-        rows.append(
-            Row(name, str(entry.get("why", "")), dict(entry.get("set") or {}), root / name, scratch, name)
-        )
+        minutes = entry.get("budget_minutes")
+        if minutes is not None and not (isinstance(minutes, (int, float)) and minutes > 0):
+            raise SystemExit(f"ablation spec {path}: row {name}: budget_minutes must be a positive number")
+        rows.append(Row(name, str(entry.get("why", "")), dict(entry.get("set") or {}), root / name, scratch,
+                        name, budget_minutes=None if minutes is None else float(minutes)))  # fmt: skip
     if isinstance(spec.get("warm_start"), dict):  # the base every other row goes on from (`_warm`)
         base = spec["warm_start"]
         rows.insert(0, Row(str(base["name"]), str(base.get("why", "")), dict(base.get("set") or {}),
@@ -421,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
             results.append(kept)
         elif (row in wanted or is_base) and not args.rate_only:
             row_budget, start_from = budget_s, None
+            if row.budget_minutes is not None:  # an equal-time row: its own wall budget
+                row_budget = 60.0 * row.budget_minutes
             if is_base:
                 row_budget = 60.0 * float(warm.get("budget_minutes", spec.get("budget_minutes", 10)))
             elif base is not None and row.from_scratch:

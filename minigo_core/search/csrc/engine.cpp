@@ -138,7 +138,7 @@ MG_API int mg_selfplay_game_moves(void* handle, int game, int32_t* out) {
 // move_index (rows), visits (rows x A), policy (rows x A, Gumbel only; may be null), root_value, to_play
 // (rows)
 MG_API int mg_selfplay_game_rows(void* handle, int game, int32_t* move_index, int32_t* visits, float* policy,
-                                 float* root_value, int8_t* to_play) {
+                                 float* root_value, int8_t* to_play, float* surprise) {
   Game* g = game_of(handle, game);
   if (g == nullptr || g->state != State::kDone) return -1;
   const size_t A = static_cast<size_t>(g->tree.A);
@@ -150,6 +150,7 @@ MG_API int mg_selfplay_game_rows(void* handle, int game, int32_t* move_index, in
       std::memcpy(policy + r * A, g->rows[r].policy.data(), sizeof(float) * A);
     root_value[r] = g->rows[r].root_value;
     to_play[r] = g->rows[r].to_play;
+    if (surprise != nullptr) surprise[r] = g->rows[r].surprise;
   }
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <numeric>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -38,6 +39,7 @@ struct Row {
   std::vector<std::pair<int16_t, int32_t>> visits;  // the root's non-zero visit counts: (move, count)
   std::vector<float> policy;  // Gumbel: the improved policy (the training target); PUCT: empty
   float root_value;
+  float surprise;  // KL(the policy target || the network's prior) at the root, nats (Tree::root_surprise)
   int8_t to_play;
 };
 
@@ -177,15 +179,18 @@ struct Engine {
     row.visits.reserve(static_cast<size_t>(A_ - std::count(visits.begin(), visits.end(), 0)));
     for (int a = 0; a < A_; ++a)
       if (visits[a] != 0) row.visits.emplace_back(static_cast<int16_t>(a), visits[a]);
+    std::vector<double> pi(A_);  // the policy target: Gumbel's improved policy, or the visits normalised
     if (s.search == 1) {
       move = g.groot.chosen(t);
-      std::vector<double> pi(A_);
       t.improved_policy(t.root, pi.data());
       row.policy.resize(A_);
       for (int a = 0; a < A_; ++a) row.policy[a] = static_cast<float>(pi[a]);
     } else {
       move = t.pick_move_puct(g.rng);
+      const double total = std::accumulate(visits.begin(), visits.end(), 0.0);
+      for (int a = 0; a < A_; ++a) pi[a] = total > 0 ? visits[a] / total : 0.0;
     }
+    row.surprise = static_cast<float>(t.root_surprise(pi.data()));
     const double root_value = t.root_q_mover();
     if (!play) return;
     if (root_value < s.resign_threshold) {

@@ -64,9 +64,9 @@ MG_API int mg_selfplay_run(void* handle, int* finished_out, int max);
 MG_API int mg_selfplay_game_info(void* handle, int game, int64_t* info, double* score);
 MG_API int mg_selfplay_game_moves(void* handle, int game, int32_t* out);
 // move_index (rows), visits (rows x A), policy (rows x A, Gumbel only; may be null), root_value, to_play
-// (rows)
+// (rows), surprise (rows: KL(the policy target || the network's prior) at the root, nats; may be null)
 MG_API int mg_selfplay_game_rows(void* handle, int game, int32_t* move_index, int32_t* visits, float* policy,
-                                 float* root_value, int8_t* to_play);
+                                 float* root_value, int8_t* to_play, float* surprise);
 // Leaves game `game` out before the first mg_selfplay_run; 0, or -1 for a game not in this job.
 MG_API int mg_selfplay_skip(void* handle, int game);
 MG_API void mg_selfplay_game_release(void* handle, int game);

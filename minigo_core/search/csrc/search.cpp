@@ -545,6 +545,16 @@ void Tree::root_visits(int32_t* out) const {
   for (int a = 0; a < A; ++a) out[a] = b >= 0 ? cN[b + a] : 0;
 }
 
+double Tree::root_surprise(const double* target) const {
+  const int b = nodes[root].block;
+  if (b < 0) return 0.0;
+  const double* prior = root_orig_prior.empty() ? cprior.data() + b : root_orig_prior.data();
+  double kl = 0;
+  for (int a = 0; a < A; ++a)
+    if (target[a] > 0) kl += target[a] * (std::log(target[a]) - std::log(std::max(prior[a], 1e-12)));
+  return std::max(kl, 0.0);
+}
+
 // ---- Gumbel ----------------------------------------------------------------------------------------------
 void Tree::improved_policy(int x, double* out) const {
   const int b = nodes[x].block;

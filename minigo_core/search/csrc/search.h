@@ -147,6 +147,9 @@ class Tree {
   void restore_root_prior();
   int pick_move_puct(Rng& rng) const;
   void root_visits(int32_t* out) const;
+  // KL(target || the network's prior at the root, before any noise) in nats: how far the search moved the
+  // policy at this position (KataGo's policy surprise; the window can sample by it). 0 for an unbuilt root.
+  double root_surprise(const double* target) const;
   // Gumbel
   void improved_policy(int x, double* out) const;
   int select_child_gumbel(int x) const;

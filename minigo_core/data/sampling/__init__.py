@@ -1,0 +1,1 @@
+"""Which recorded positions of a game become training examples, how they are weighted, and their targets."""
