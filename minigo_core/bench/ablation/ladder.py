@@ -46,6 +46,7 @@ import yaml
 from minigo_core.base.config import load_config
 from minigo_core.base.machine import cpu_model
 from minigo_core.bench.ablation import measures as _measures
+from minigo_core.bench.ablation import sections as _sections
 from minigo_core.bench.ablation import seeds as _seeds
 from minigo_core.data import layout
 from minigo_core.rating import ladder_rate
@@ -82,24 +83,13 @@ class RatingSettings:
     @classmethod
     def from_spec(cls, section: object, where: str) -> RatingSettings:
         """The settings of a `rating:` section; SystemExit naming the key when one is unknown or bad."""
-        if not isinstance(section, dict):
-            raise SystemExit(
-                f"{where}: `rating` must be a mapping (readouts, half_width, max_games, jobs, seed)"
-            )
-        unknown = sorted(set(section) - set(cls.__dataclass_fields__))
-        if unknown:
-            raise SystemExit(f"{where}: unknown key(s) rating.{', rating.'.join(unknown)}")
-        values = {}
-        for key, default in asdict(cls()).items():
-            value, least = section.get(key, default), 0 if key == "seed" else 1
-            if key == "half_width":
-                good = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
-            else:
-                good = isinstance(value, int) and not isinstance(value, bool) and value >= least
-            if not good:
-                want = "a number > 0" if key == "half_width" else f"an integer >= {least}"
-                raise SystemExit(f"{where}: rating.{key} must be {want}, got {value!r}")
-            values[key] = float(value) if key == "half_width" else value
+        values = _sections.section_values(section, "rating", cls, where)
+        for key in ("readouts", "max_games", "jobs", "seed"):
+            _sections.integer(values, key, 0 if key == "seed" else 1, "rating", where)
+        width = values["half_width"]
+        if not isinstance(width, (int, float)) or isinstance(width, bool) or width <= 0:
+            raise SystemExit(f"{where}: rating.half_width must be a number > 0, got {width!r}")
+        values["half_width"] = float(width)
         return cls(**values)
 
 

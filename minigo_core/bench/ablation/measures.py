@@ -32,10 +32,11 @@ import os
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from minigo_core.bench import search_scaling, value_error
+from minigo_core.bench.ablation import sections as _sections
 from minigo_core.nn import modelfile
 
 REPO = Path(__file__).resolve().parents[3]
@@ -56,16 +57,9 @@ class MeasureSettings:
     @classmethod
     def from_spec(cls, section: object, where: str) -> MeasureSettings:
         """The settings of a `measures:` section; SystemExit naming the key when one is unknown or bad."""
-        if not isinstance(section, dict):
-            raise SystemExit(f"{where}: `measures` must be a mapping ({', '.join(cls.__dataclass_fields__)})")
-        unknown = sorted(set(section) - set(cls.__dataclass_fields__))
-        if unknown:
-            raise SystemExit(f"{where}: unknown key(s) measures.{', measures.'.join(unknown)}")
-        values = {**asdict(cls()), **section}
+        values = _sections.section_values(section, "measures", cls, where)
         for key, least in (("scaling_games", 1), ("seed", 0), ("jobs", 1)):
-            value = values[key]
-            if not isinstance(value, int) or isinstance(value, bool) or value < least:
-                raise SystemExit(f"{where}: measures.{key} must be an integer >= {least}, got {value!r}")
+            _sections.integer(values, key, least, "measures", where)
         readouts = values["scaling_readouts"]
         try:
             if not isinstance(readouts, (list, tuple)) or not all(type(r) is int for r in readouts):
