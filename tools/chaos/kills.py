@@ -5,6 +5,7 @@ of its kind and hitting it at a drawn moment of its life.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -387,7 +388,15 @@ class Chaos:
         elif kill.kind == "disk-full":
             if self.disk is None:
                 raise RuntimeError("a disk-full kill needs run B's root on a tmpfs (Chaos.disk)")
-            filled = self.disk.fill()  # every writer of the run fails at its next write
+            # the victim held still while the filler grows (SIGSTOP, then SIGCONT): a job that would finish
+            # its next game file within the fill (tens of ms under load) fails at that write instead
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+            try:
+                filled = self.disk.fill()  # every writer of the run fails at its next write
+            finally:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
         else:
             try:
                 os.kill(pid, signal.SIGTERM if kill.kind in SIGTERM_KINDS else signal.SIGKILL)
