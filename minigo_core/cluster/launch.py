@@ -78,7 +78,7 @@ def _wait_for_ranks(
     procs: list[subprocess.Popen], ok_codes: Collection[int], poll_s: float, secondary: Collection[int] = ()
 ) -> tuple[int, int] | None:
     """Wait until every rank has exited, or one failed: then (its rank, its exit code). A failure with a
-    code in `secondary_codes` waits up to SECONDARY_GRACE_S for the failure that caused it."""
+    code in `secondary` waits up to SECONDARY_GRACE_S for the failure that caused it."""
     first_secondary = None
     while True:
         codes = [p.poll() for p in procs]
