@@ -110,6 +110,7 @@ class SearchSettings:
     score_utility_scale: float = SelfplaySettings.score_utility_scale
     random_symmetry: bool = True  # each network batch under a random one of the 8 symmetries
     move_time: float | None = None  # seconds a move may search (None: by readouts)
+    move_clock: str = "wall"  # move_time's clock: wall, or cpu (this process's CPU time: the same under load)
     max_readouts: int | None = None  # the ceiling of a timed search (None: `readouts`)
     chunk_readouts: int = 8  # a timed search reads the clock after every chunk of this many readouts
 
@@ -175,6 +176,7 @@ class EvaluateSettings:
     early_stop: bool = True
     gnugo: str = "/usr/games/gnugo"
     every: int = 8
+    quiet_last: int = 12  # no mid-run evaluation in the generations this close to the last (a backlog)
     final_games: int = 100
     final_opponents: tuple = ("random",)
     final_equal_time: tuple = ("gnugo:1",)  # the last generation also meets these at equal time per move
@@ -407,6 +409,7 @@ def _check_evaluate(e: EvaluateSettings, s: SelfplaySettings) -> None:
     )
     _require(e.softpick_moves >= 0, "evaluate.softpick_moves", ">= 0", e.softpick_moves)
     _require(1 <= e.every <= 100000, "evaluate.every", "1..100000", e.every)
+    _require(e.quiet_last >= 0, "evaluate.quiet_last", ">= 0", e.quiet_last)
     _require(0 <= e.final_games <= 100000, "evaluate.final_games", "0..100000", e.final_games)
     _require(e.ladder_half_width > 0, "evaluate.ladder_half_width", "> 0", e.ladder_half_width)
     _require(e.ladder_half_width_mid > 0, "evaluate.ladder_half_width_mid", "> 0", e.ladder_half_width_mid)
@@ -574,26 +577,14 @@ def play_settings(cfg: RunConfig, readouts: int) -> SearchSettings:
 
 
 def _search_of(cfg: RunConfig) -> SearchSettings:
-    s = cfg.selfplay
+    """Self-play's search: the `selfplay` keys SearchSettings shares, with the run's Dirichlet alpha and
+    softpick moves (`RunConfig.dirichlet_alpha`, `RunConfig.softpick_moves`)."""
+    names = {f.name for f in dataclasses.fields(SearchSettings)} & {
+        f.name for f in dataclasses.fields(SelfplaySettings)
+    }
+    shared = {name: getattr(cfg.selfplay, name) for name in names}
     return SearchSettings(
-        search=s.search,
-        readouts=s.readouts,
-        fast_readouts=s.fast_readouts,
-        full_search_fraction=s.full_search_fraction,
-        parallel_readouts=s.parallel_readouts,
-        c_base=s.c_base,
-        c_init=s.c_init,
-        dirichlet_weight=s.dirichlet_weight,
-        dirichlet_alpha=cfg.dirichlet_alpha,
-        softpick_moves=cfg.softpick_moves,
-        resign_threshold=s.resign_threshold,
-        resign_disabled_fraction=s.resign_disabled_fraction,
-        init_unvisited=s.init_unvisited,
-        gumbel_considered=s.gumbel_considered,
-        gumbel_c_visit=s.gumbel_c_visit,
-        gumbel_c_scale=s.gumbel_c_scale,
-        score_utility=s.score_utility,
-        score_utility_scale=s.score_utility_scale,
+        **{**shared, "dirichlet_alpha": cfg.dirichlet_alpha, "softpick_moves": cfg.softpick_moves}
     )
 
 

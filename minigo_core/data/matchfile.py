@@ -116,6 +116,8 @@ def check_time_fields(data: dict) -> None:
             raise ValueError("equal_time must be an object, beside the move_time_ms it measured")
         _number(equal.get("opponent_mean_s"), "equal_time.opponent_mean_s")
         _number(equal.get("measured_over_moves"), "equal_time.measured_over_moves", positive=True)
+        if equal.get("clock", "wall") not in ("cpu", "wall"):  # files from before the clock: wall
+            raise ValueError(f"equal_time.clock must be cpu or wall, got {equal['clock']!r}")
     per_side = data.get("time_per_move")
     if per_side is not None:
         if not isinstance(per_side, dict) or set(per_side) != set(SIDES):

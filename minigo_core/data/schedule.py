@@ -62,8 +62,13 @@ def opponent_specs(cfg: RunConfig, final: bool = True) -> list[PlayerSpec]:
 
 
 def is_evaluated(cfg: RunConfig, generation: int) -> bool:
-    """Generations `evaluate.every`, 2 x every, ... and the last one are evaluated (never generation 0)."""
-    return generation >= 1 and (generation % cfg.evaluate.every == 0 or generation == cfg.generations)
+    """Generations `evaluate.every`, 2 x every, ... and the last one are evaluated (never generation 0),
+    except those fewer than `evaluate.quiet_last` generations before the last: a rating started there, beside
+    the loop at its share of a core, would end after the last model and lengthen the run's end."""
+    if generation == cfg.generations:
+        return generation >= 1
+    quiet = 0 < cfg.generations - generation < cfg.evaluate.quiet_last
+    return generation >= 1 and generation % cfg.evaluate.every == 0 and not quiet
 
 
 def final_match(cfg: RunConfig, generation: int, spec: PlayerSpec | None = None) -> bool:

@@ -82,7 +82,9 @@ def evaluate(args: argparse.Namespace) -> None:
         setup,
         opponent_search=opponent_search,
         generation=args.generation,
-        equal_time_probe_games=args.equal_time_probe_games if args.equal_time else 0,
+        equal_time=equal_time.EqualTime(args.equal_time_probe_games, args.equal_time_clock)
+        if args.equal_time
+        else None,
     )
     results["command"] = ["minigo", "evaluate", *args.argv]
     storage.remove_stale_temporaries([args.out])  # what a killed attempt left
@@ -161,6 +163,14 @@ def cli_main(argv: list[str]) -> int:
         metavar="N",
         help=f"games of the probe that measures the opponent's time per move (default "
         f"{equal_time.EQUAL_TIME_PROBE_GAMES})",
+    )
+    parser.add_argument(
+        "--equal-time-clock",
+        choices=equal_time.CLOCKS,
+        default=equal_time.EQUAL_TIME_CLOCK,
+        help="what --equal-time measures and the player's budget runs on: cpu, the opponent's CPU seconds a "
+        "move against this process's (the same computing a move on a loaded machine), or wall (default "
+        f"{equal_time.EQUAL_TIME_CLOCK})",
     )
     parser.add_argument(
         "--max-readouts",

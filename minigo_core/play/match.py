@@ -32,6 +32,8 @@ from minigo_core.data import storage
 from minigo_core.data.matchfile import ENDINGS, MATCH_FORMAT, MATCH_FORMAT_VERSION
 from minigo_core.game import coords, sgf
 from minigo_core.play.equal_time import (
+    EqualTime,
+    cpu_meter,
     follow_opponent_time,
     give_equal_time,
     probe_seed,
@@ -126,17 +128,17 @@ def run_match(
     *,
     opponent_search: SearchSettings | None = None,
     generation: int | None = None,
-    equal_time_probe_games: int = 0,
+    equal_time: EqualTime | None = None,
     log: Any = sys.stderr,
 ) -> dict:
     """Create both players (`setup`; the opponent, when a model, searches as `opponent_search`, default
     `setup.search`), play the match, return the results dict (see the module docstring). `match.seed` is the
     match's own (`referee.match_seed` of the run seed, `generation` and both names).
 
-    A model side whose settings have a `move_time` searches by that budget per move. With
-    `equal_time_probe_games` > 0 the player (a model) first plays that many probe games at its fixed readouts
-    against the opponent (`equal_time.measure_time_per_move`), then the match with the opponent's mean time
-    per move as its budget (`setup.search.max_readouts` its ceiling)."""
+    A model side whose settings have a `move_time` searches by that budget per move. With `equal_time` the
+    player (a model) first plays its `probe_games` probe games at its fixed readouts against the opponent
+    (`equal_time.measure_time_per_move`), then the match with the opponent's mean time per move on its
+    `clock` (cpu or wall) as its budget (`setup.search.max_readouts` its ceiling)."""
     started, cpu0 = time.time(), cpu_seconds()
     nets: dict = {}
     search = setup.search
@@ -156,18 +158,17 @@ def run_match(
         )
 
     times = {"player": MoveTimes(), "opponent": MoveTimes()}
-    equal_time = None
+    measured = None
     after_game = progress
     try:
-        if equal_time_probe_games > 0:
+        if equal_time is not None:
             probe = replace(
-                match, games=equal_time_probe_games, seed=probe_seed(match.seed), early_stop=False
+                match, games=equal_time.probe_games, seed=probe_seed(match.seed), early_stop=False
             )
-            equal_time = give_equal_time(player, opponent, probe, log=log)
-            after_game = follow_opponent_time(player, times["opponent"], equal_time, progress)
-        budget = time_budget(
-            player, opponent, equal_time
-        )  # the first game's budget (equal time: the probe's)
+            measured = give_equal_time(player, opponent, probe, log=log, clock=equal_time.clock)
+            spent = cpu_meter(opponent, times["opponent"])
+            after_game = follow_opponent_time(player, times["opponent"], measured, progress, spent)
+        budget = time_budget(player, opponent, measured)  # the first game's budget (equal time: the probe's)
         program_cpu0 = {"player": program_cpu_seconds(player), "opponent": program_cpu_seconds(opponent)}
         records, stopped = play_match(player, opponent, match, after_game, times)
         for side, p in (("player", player), ("opponent", opponent)):
@@ -206,6 +207,13 @@ def run_match(
     }
 
 
+def equal_time_words(equal_time: dict | None) -> str:
+    """`equal CPU time: ` / `equal time: ` (the wall clock's) before a timed match's budget; none without."""
+    if not equal_time:
+        return ""
+    return "equal CPU time: " if equal_time.get("clock") == "cpu" else "equal time: "
+
+
 def summary_line(results: dict) -> str:
     t = results["totals"]
     lo, hi = t["ci95"]
@@ -215,11 +223,7 @@ def summary_line(results: dict) -> str:
         return "no games played"
     draws = f"-{t['draws']}" if t["draws"] else ""
     timed = results.get("move_time_ms")
-    budget = (
-        ""
-        if timed is None
-        else f" ({'equal time: ' if results.get('equal_time') else ''}{timed:g} ms a move)"
-    )
+    budget = "" if timed is None else f" ({equal_time_words(results.get('equal_time'))}{timed:g} ms a move)"
     return (
         f"{results['player']['name']} vs {results['opponent']['name']}{budget}: {t['player_wins']}-"
         f"{t['opponent_wins']}{draws} in {t['games']} games{stop}; win rate {rate:.3f} "

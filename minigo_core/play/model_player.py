@@ -27,11 +27,12 @@ class ModelPlayer(Player):
 
     Every move is a full search of `readouts` readouts, or, with a time budget (`genmove_within`, or
     `search.move_time`), growing chunks of readouts on the kept tree until the budget or `max_readouts` (else
-    `readouts`) (`timed_search.search_for`); before move `softpick_moves` the move is drawn in proportion
-    to visits (seeded per game, so E games are E different games), after it the most visited move.
-    It resigns when the root value from its own view is below `resign_threshold` (-1 never resigns). The
-    other settings (the root search, the leaves a batch, PUCT's and Gumbel's constants) are `search`'s, whose
-    every move is `search.for_play`: no root noise, every move a full search.
+    `readouts`) (`timed_search.search_for`; `search.move_time` on `search.move_clock`: wall time, or this
+    process's CPU time, which a loaded machine does not shorten); before move `softpick_moves` the move is
+    drawn in proportion to visits (seeded per game, so E games are E different games), after it the most
+    visited move. It resigns when the root value from its own view is below `resign_threshold` (-1 never
+    resigns). The other settings (the root search, the leaves a batch, PUCT's and Gumbel's constants) are
+    `search`'s, whose every move is `search.for_play`: no root noise, every move a full search.
     """
 
     def __init__(
@@ -101,7 +102,13 @@ class ModelPlayer(Player):
         else:
             ceiling = max(1, int(self.search.max_readouts or self.search.readouts))
             before, start = self.searched, time.perf_counter()
-            move, value = timed_search.search_for(step, min(times), ceiling, self.timed_chunk())
+            # a budget of `move_time` alone may be of CPU time (`move_clock` cpu); a game clock's is wall time
+            clock = (
+                time.process_time
+                if seconds is None and self.search.move_clock == "cpu"
+                else time.perf_counter
+            )
+            move, value = timed_search.search_for(step, min(times), ceiling, self.timed_chunk(), clock)
             readouts = self.searched - before
             self.timed = [self.timed[0] + 1, self.timed[1] + readouts]
             self._record_tree()
@@ -201,6 +208,7 @@ class ModelPlayer(Player):
         }
         if self.search.move_time is not None:  # searched by a time budget: its floor, ceiling and readouts
             out["move_time"], out["first_chunk_readouts"] = self.search.move_time, self.timed_chunk()
+            out["move_clock"] = self.search.move_clock
             out["max_readouts"] = max(1, int(self.search.max_readouts or self.search.readouts))
         if self.timed[
             0

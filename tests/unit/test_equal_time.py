@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,11 +27,13 @@ from minigo_core.play.referee import MatchSettings, MoveTimes, match_seed
 from minigo_core.report.run_elo import read_matches
 
 SLEEP_S = 0.05  # the stub program's time per move
+BUSY_S = 0.03  # the busy stub's CPU time per move
 
 # A GTP program that sleeps SLEEP_S seconds before every genmove and then passes: an opponent whose time per
 # move is known (a pass is always legal, so it needs no board of its own).
 STUB = f"""
 import sys, time
+BUSY = len(sys.argv) > 1
 for line in sys.stdin:
     words = line.split()
     if not words:
@@ -40,7 +43,12 @@ for line in sys.stdin:
         print("=\\n", flush=True)
         break
     if cmd == "genmove":
-        time.sleep({SLEEP_S})
+        if BUSY:  # computes: BUSY_S of its CPU time
+            t0 = time.process_time()
+            while time.process_time() - t0 < {BUSY_S}:
+                pass
+        else:
+            time.sleep({SLEEP_S})
         print("= pass\\n", flush=True)
     elif cmd == "name":
         print("= sleepy-stub\\n", flush=True)
@@ -59,6 +67,14 @@ def stub_program(tmp_path: Path) -> str:
     path = tmp_path / "sleepy_stub.py"
     path.write_text(STUB)
     return f"gtp:{sys.executable} {path}"
+
+
+@pytest.fixture
+def busy_program(tmp_path: Path) -> str:
+    """The player spec of the stub above computing BUSY_S of CPU time a move instead of sleeping."""
+    path = tmp_path / "busy_stub.py"
+    path.write_text(STUB)
+    return f"gtp:{sys.executable} {path} busy"
 
 
 def genmoves_per_side(results: dict) -> dict[str, int]:
@@ -181,17 +197,19 @@ def test_move_time_searches_by_the_budget_and_says_it_is_not_reproducible(tiny_m
 
 
 def test_equal_time_gives_the_model_the_opponent_s_measured_time(tiny_model, tmp_path, stub_program, capsys):
-    """`--equal-time` against a stub that sleeps SLEEP_S a move: the probe measured the stub's moves (each
-    holds the sleep: the mean is at least SLEEP_S, which the model's moves at 8 readouts are far from), that
-    mean is the model's budget (exactly, and after each game the mean over probe and match), the model then
-    searched by that budget (its moves hold more than the 8 readouts' few milliseconds), and the file says
-    the match is not reproducible. The wall times also hold the pipe's round trip and the machine's load, so
-    their upper bounds are 10 times the sleep or the budget: a sanity check, not a benchmark."""
+    """`--equal-time --equal-time-clock wall` against a stub that sleeps SLEEP_S a move: the probe measured
+    the stub's moves (each holds the sleep: the mean is at least SLEEP_S, which the model's moves at 8
+    readouts are far from), that mean is the model's budget (exactly, and after each game the mean over probe
+    and match), the model then searched by that budget (its moves hold more than the 8 readouts' few
+    milliseconds), and the file says the match is not reproducible. The wall times also hold the pipe's round
+    trip and the machine's load, so their upper bounds are 10 times the sleep or the budget: a sanity check,
+    not a benchmark."""
     config = write_config(tmp_path, tiny_model)
     out = tmp_path / "vs_stub_equal-time.json"
     argv = ["--config", str(config), "--generation", "1", "--opponent", stub_program, "--out", str(out)]
-    assert cli_main([*argv, "--equal-time", "--equal-time-probe-games", "2", "--max-moves", "12"]) == 0
-    assert "equal time:" in capsys.readouterr().out
+    wall = ["--equal-time-clock", "wall"]
+    assert cli_main([*argv, "--equal-time", *wall, "--equal-time-probe-games", "2", "--max-moves", "12"]) == 0
+    assert "(equal time: " in capsys.readouterr().out  # the wall clock's
     results = json.loads(out.read_text())
     check_time_fields(results)
     equal = results["equal_time"]
@@ -216,6 +234,87 @@ def test_equal_time_gives_the_model_the_opponent_s_measured_time(tiny_model, tmp
     largest_budget = max(g["move_time_ms"] for g in results["games"]) / 1000
     assert 0.1 * SLEEP_S < per_side["player"]["mean_s"] < 10 * largest_budget
     assert results["player"]["mean_readouts_per_move"] > 8  # by the budget: more than its fixed readouts
+
+
+def test_equal_cpu_time_gives_the_model_the_opponent_s_cpu_time(tiny_model, tmp_path, busy_program, capsys):
+    """`--equal-time` (CPU time, the default) against a stub that computes BUSY_S of CPU a move: the probe
+    measured the stub's CPU a move from its process (/proc: 10 ms ticks, so within a tick of BUSY_S a move on
+    average, plus its little work between moves), that is the model's budget of its own CPU time, and the
+    model then spent about that much CPU a move (a timed search stops short of a chunk that would overrun, and
+    may overrun by part of one)."""
+    config = write_config(tmp_path, tiny_model)
+    out = tmp_path / "vs_busy_equal-time.json"
+    argv = ["--config", str(config), "--generation", "1", "--opponent", busy_program, "--out", str(out)]
+    assert cli_main([*argv, "--equal-time", "--equal-time-probe-games", "2", "--max-moves", "16"]) == 0
+    assert "(equal CPU time: " in capsys.readouterr().out
+    results = json.loads(out.read_text())
+    check_time_fields(results)
+    equal = results["equal_time"]
+    assert equal["clock"] == "cpu" and equal["opponent_mean_s"] == equal["opponent_mean_cpu_s"]
+    assert 0.6 * BUSY_S <= equal["opponent_mean_cpu_s"] < 3 * BUSY_S
+    assert results["move_time_ms"] == pytest.approx(equal["opponent_mean_cpu_s"] * 1000, abs=0.01)
+    assert results["player"]["move_clock"] == "cpu" and results["reproducible"] is False
+    budgets = [g["move_time_ms"] / 1000 for g in results["games"]]
+    assert all(0.6 * BUSY_S <= b < 3 * BUSY_S for b in budgets)  # followed the opponent's CPU, not its wall
+    player = results["time_per_move"]["player"]
+    cpu_per_move = player["cpu_s"] / player["moves"]
+    assert 0.25 * min(budgets) <= cpu_per_move <= 3 * max(budgets)
+    assert results["player"]["mean_readouts_per_move"] > 8  # by the budget: more than its fixed readouts
+
+
+def test_cpu_equal_time_needs_an_opponent_whose_cpu_time_can_be_read(
+    tiny_model, tmp_path, stub_program, capsys
+):
+    """The sleeping stub uses (almost) no CPU: equal CPU time has nothing to give the model, and says so,
+    naming the wall clock's option; no results file is written."""
+    config = write_config(tmp_path, tiny_model)
+    out = tmp_path / "vs_stub_equal-time.json"
+    argv = ["--config", str(config), "--generation", "1", "--opponent", stub_program, "--out", str(out)]
+    assert cli_main([*argv, "--equal-time", "--equal-time-probe-games", "1", "--max-moves", "6"]) != 0
+    assert "--equal-time-clock wall" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_a_budget_of_cpu_time_runs_on_the_process_s_cpu_clock(tiny_model, monkeypatch):
+    """`move_clock` cpu: the timed search reads `time.process_time`. A CPU clock that jumps a whole second at
+    each reading ends a 0.5 s budget after its first chunk, while the wall clock lets the same budget run
+    several chunks."""
+    from minigo_core.play import model_player
+
+    def readouts_a_move(clock: str) -> float:
+        search = SearchSettings(readouts=8, resign_threshold=-1.0, move_time=0.5, move_clock=clock)
+        player = make_player(resolve_spec(tiny_model), replace(search, max_readouts=10**6), backend="dsp")
+        player.new_game(9, 7.5, seed=3)
+        player.genmove(go.Position(9, 7.5))
+        return player.info()["mean_readouts_per_move"]
+
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(model_player.time, "process_time", lambda: float(next(ticks)))
+    first_chunk = readouts_a_move("cpu")
+    assert first_chunk == make_player(resolve_spec(tiny_model), SearchSettings(
+        readouts=8, move_time=0.5), backend="dsp").timed_chunk()  # fmt: skip
+    assert readouts_a_move("wall") > first_chunk
+
+
+def test_equal_cpu_time_follows_the_opponent_s_cpu_through_the_match():
+    """On the cpu clock the budget after each game is the opponent's CPU over the probe and the match so far
+    (its meter, `cpu_meter`) over its moves; its wall times (here a busy machine's 100 ms) do not enter."""
+
+    class Model:
+        search = SearchSettings(readouts=8, move_time=0.03, move_clock="cpu")
+
+    player, opponent_times, cpu = Model(), MoveTimes(), [0.0]
+    equal = {"clock": "cpu", "opponent_mean_s": 0.03, "measured_over_moves": 10, "move_time_ms": 30.0}
+    after = follow_opponent_time(player, opponent_times, equal, lambda i, g: None, spent=lambda: cpu[0])
+    for _ in range(10):
+        opponent_times.add(0.1, 0.0)
+    cpu[0] = 0.1  # 10 ms a move in the match
+    after(0, {})
+    assert equal["final_move_time_ms"] == pytest.approx(20.0) and player.search.move_time == pytest.approx(
+        0.02
+    )
+    with pytest.raises(ValueError, match="CPU meter"):
+        follow_opponent_time(player, opponent_times, dict(equal), lambda i, g: None)
 
 
 def test_equal_time_follows_the_opponent_s_time_through_the_match():
@@ -327,6 +426,10 @@ def test_malformed_time_fields_are_named():
             check_time_fields(data)
     with pytest.raises(ValueError, match="reproducible: false"):
         check_time_fields({**match_data(["C3"], False), "reproducible": True})
+    timed = match_data(["C3"], False)
+    timed["equal_time"]["clock"] = "sundial"
+    with pytest.raises(ValueError, match="equal_time.clock"):
+        check_time_fields(timed)
     game = match_data(["C3"], True)
     game["games"][0]["move_times"]["black"]["mean_s"] = None
     with pytest.raises(ValueError, match="move_times.black.mean_s"):

@@ -14,6 +14,7 @@ EVALUATE = {
     "opponents": ["previous", "gnugo:1"],
     "target": "gen0",
     "every": 1,
+    "quiet_last": 0,
     "final_games": 0,
     "final_opponents": [],
 }
@@ -36,6 +37,24 @@ def test_every_k_generations_and_the_last(eval_config):
         f for f in schedule.generation_outputs(cfg, 5) if "/eval/" not in f
     ]
     assert [g for g in range(11) if schedule.evaluation_specs(eval_config(), g)] == list(range(1, 11))
+
+
+def test_no_mid_run_evaluation_in_the_last_quiet_generations(make_config):
+    """`evaluate.quiet_last` Q: no generation fewer than Q before the last is evaluated (its rating, beside
+    the loop at a share of a core, would end after the last model); the last always is."""
+
+    def evaluated(**evaluate) -> list[int]:
+        cfg = make_config(generations=48, evaluate={**EVALUATE, "every": 8, **evaluate})
+        return [g for g in range(49) if schedule.is_evaluated(cfg, g)]
+
+    assert evaluated(quiet_last=12) == [8, 16, 24, 32, 48]  # config.yaml's: 40 would end after 48
+    assert evaluated(quiet_last=0) == [8, 16, 24, 32, 40, 48]
+    assert evaluated(quiet_last=8) == [8, 16, 24, 32, 40, 48]  # 40 is 8 before the last: not fewer
+    assert evaluated(quiet_last=17) == [8, 16, 24, 48]
+    assert evaluated(quiet_last=1000) == [48]
+    cfg = make_config(generations=48, evaluate={**EVALUATE, "every": 8, "quiet_last": 12})
+    assert schedule.evaluation_files(cfg, 40) == [] and schedule.evaluation_files(cfg, 32)
+    assert not [f for f in schedule.generation_outputs(cfg, 40) if "/eval/" in f]
 
 
 def test_final_matches_play_more_games_and_more_opponents(eval_config):
@@ -63,6 +82,7 @@ def test_final_matches_play_more_games_and_more_opponents(eval_config):
     "evaluate, key",
     [
         ({"every": 0}, "evaluate.every"),
+        ({"quiet_last": -1}, "evaluate.quiet_last"),
         ({"final_games": -1}, "evaluate.final_games"),
         ({"final_opponents": ["gnugo:99"]}, "evaluate.final_opponents[0]"),
     ],  # fmt: skip

@@ -14,7 +14,7 @@ def test_next_names_the_first_unfinished_generation_and_the_late_evaluations(tmp
         {
             "root": str(tmp_path / "run"),
             "generations": 2,
-            "evaluate": {"every": 1, "opponents": ["gen0", "previous"], "target": "gen0"},
+            "evaluate": {"every": 1, "quiet_last": 0, "opponents": ["gen0", "previous"], "target": "gen0"},
         }
     )
     assert describe_next(cfg) == ("generation 0 of 2", False)

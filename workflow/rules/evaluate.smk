@@ -33,8 +33,8 @@ rule evaluate:
 
 
 # The last generation's matches at equal time per move (`evaluate.final_equal_time`): the model searches,
-# each move, the opponent's mean time per move measured on this machine just before the match (`minigo
-# evaluate --equal-time`). Beside the fixed-readout matches, which stay for comparability; unlike them these
+# each move, the opponent's mean CPU time per move measured on this machine just before the match, in its own
+# CPU time, which the end's load does not stretch (`minigo evaluate --equal-time`). Beside the fixed-readout matches, which stay for comparability; unlike them these
 # games depend on the machine's speed and load (the file says `"reproducible": false`).
 rule evaluate_equal_time:
     input:
