@@ -10,6 +10,9 @@ against the Python C API.
     LIB = native.Library("minigo_core.nn.dsp", "_infer", FUNCTIONS)   # FUNCTIONS mirrors csrc/infer_capi.h
     handle = native.load(LIB)                                           # the same handle on every call
 
+A library file older than one of the checkout's C++ sources loads with a RuntimeWarning naming both
+(`warn_if_older_than_sources`): C++ edited or checked out after the build.
+
 A struct `S` in `Library.structs` needs the C function `size_t <sizeof_prefix>_sizeof_S(void)`: the load
 fails with `NativeUnavailable` when it differs from `ctypes.sizeof(S)` (a library built from other sources).
 
@@ -26,6 +29,7 @@ import glob
 import importlib.machinery
 import os
 import threading
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -114,6 +118,7 @@ def load(lib: Library) -> ctypes.CDLL:
             return handle
         path = library_path(lib) if handle is None else _PATHS[key]
         if handle is None:
+            warn_if_older_than_sources(path, source_files(lib.name))
             handle = ctypes.CDLL(path)
         _declare(handle, lib, path)
         _check_struct_sizes(handle, lib, path)
@@ -129,6 +134,43 @@ def libc() -> ctypes.CDLL:
         if handle is None:
             handle = _LOADED[("", "libc")] = ctypes.CDLL("libc.so.6", use_errno=True)
         return handle
+
+
+# the `csrc` folders (under minigo_core/) each library is compiled from (setup.py); others: every folder
+_SOURCE_DIRS = {
+    "_rules": ("game",),
+    "_infer": ("nn/dsp",),
+    "_engine": ("search", "nn/dsp", "game"),
+    "_engine_test": ("search", "nn/dsp", "game"),
+}
+
+
+def source_files(name: str = "") -> list[str]:
+    """The checkout's C++ sources the library `name` (`_engine`) is compiled from (every `csrc` folder's for
+    another name); none in an installed package without them."""
+    dirs = _SOURCE_DIRS.get(name, ("**",))
+    pattern = os.path.join(_ROOT, "minigo_core", "{}", "csrc", "*.[ch]*")
+    return [f for d in dirs for f in glob.glob(pattern.format(d), recursive=True)]
+
+
+def warn_if_older_than_sources(path: str, sources: Sequence[str], slack_s: float = 2.0) -> str | None:
+    """Warn (RuntimeWarning) when the library file `path` is older than one of `sources` by more than
+    `slack_s`: C++ edited (or checked out) after the build, so the library may not be what the sources say
+    (a changed signature loads without complaint; a struct's size is checked). Returns the message, None when
+    it is not older. A warning, not an error: a shared filesystem's clocks may disagree by seconds."""
+    try:
+        built = os.stat(path).st_mtime
+        newest = max(sources, key=lambda f: os.stat(f).st_mtime, default=None)
+        if newest is None or os.stat(newest).st_mtime <= built + slack_s:
+            return None
+    except OSError:
+        return None
+    message = (
+        f"the compiled library {path} is older than its source {newest}: rebuild it (`make engine`, or "
+        "`make setup`) or it may not be what the sources say"
+    )
+    warnings.warn(message, RuntimeWarning, stacklevel=3)
+    return message
 
 
 def _rebuild_hint(lib: Library, path: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import warnings
 
 import pytest
 
@@ -116,3 +117,34 @@ def test_no_other_module_loads_a_native_library():
                 if re.search(r"\b(CDLL|PyDLL|cdll|pydll)\b\s*[.(]", text):
                     found.append(os.path.relpath(path, ROOT))
     assert not found, f"load native libraries through minigo_core.base.native, not in {found}"
+
+
+def test_a_library_older_than_its_sources_warns_naming_both(tmp_path):
+    """C++ edited (or checked out) after the build: the load warns, naming the library and the newer source
+    (a changed signature would otherwise load without complaint); within the slack, or newer, it is quiet."""
+    lib, source = tmp_path / "_x.so", tmp_path / "search.cpp"
+    lib.write_bytes(b"")
+    source.write_text("")
+    os.utime(lib, (1000, 1000))
+    os.utime(source, (2000, 2000))
+    with pytest.warns(RuntimeWarning, match="older than its source"):
+        message = native.warn_if_older_than_sources(str(lib), [str(source)])
+    assert str(lib) in message and str(source) in message and "make engine" in message
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        os.utime(source, (1001, 1001))  # within the slack (a shared filesystem's clocks)
+        assert native.warn_if_older_than_sources(str(lib), [str(source)]) is None
+        os.utime(lib, (3000, 3000))
+        assert native.warn_if_older_than_sources(str(lib), [str(source)]) is None
+        assert native.warn_if_older_than_sources(str(lib), []) is None
+        assert native.warn_if_older_than_sources(str(tmp_path / "missing.so"), [str(source)]) is None
+
+
+@pytest.mark.parametrize("name", sorted(LIBRARIES))
+def test_the_built_libraries_are_not_older_than_the_sources(name):
+    """This checkout's libraries were built after its C++ last changed (else: `make engine`)."""
+    sources = native.source_files(name)
+    assert sources, "the checkout's C++ sources were not found"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert native.warn_if_older_than_sources(native.library_path(LIBRARIES[name]), sources) is None
