@@ -232,9 +232,8 @@ def result_json(
     }
 
 
-def start_from(path: str) -> float:
-    """The rating held in a rating file (`minigo ladder rate --out`, e.g. the previous generation's
-    `eval/genGGGG/ladder.json`): where the next rating starts. ValueError naming the file when unusable."""
+def _rating_file(path: str) -> tuple[dict, float]:
+    """A rating file's mapping and its finite Elo; ValueError naming the file when unusable."""
     try:
         with open(path) as handle:
             data = json.load(handle)
@@ -245,16 +244,20 @@ def start_from(path: str) -> float:
     elo = data.get("elo") if isinstance(data, dict) else None
     if isinstance(elo, bool) or not isinstance(elo, (int, float)) or not math.isfinite(elo):
         raise ValueError(f"{path}: no finite 'elo' (got {elo!r}); expected a `minigo ladder rate --out` file")
-    return float(elo)
+    return data, float(elo)
+
+
+def start_from(path: str) -> float:
+    """The rating held in a rating file (`minigo ladder rate --out`, e.g. the previous generation's
+    `eval/genGGGG/ladder.json`): where the next rating starts. ValueError naming the file when unusable."""
+    return _rating_file(path)[1]
 
 
 def continue_from(path: str, player: str, ladder: Ladder, komi: float) -> tuple[float, tuple]:
     """The rating in a rating file of the same `player` (its first rating) to go on from: (its Elo, its games
     per rung as `RatingRequest.carried`). ValueError naming the file when it is unreadable, another player's,
     another board's or komi's, or has games against a rung this ladder does not play."""
-    elo = start_from(path)
-    with open(path) as handle:
-        data = json.load(handle)
+    data, elo = _rating_file(path)
     if data.get("player") != player:
         raise ValueError(f"{path}: a rating of {data.get('player')!r}, not of {player!r}; go on from its own")
     if data.get("board_size") != ladder.board_size or data.get("komi") != komi:
@@ -269,7 +272,10 @@ def continue_from(path: str, player: str, ladder: Ladder, komi: float) -> tuple[
     for rung, entry in rungs.items():
         if rung not in ladder.names:
             raise ValueError(f"{path}: games against {rung}, not a rung this rating plays; start it afresh")
-        games, score = int(entry["games"]), float(entry["score"])
+        try:
+            games, score = int(entry["games"]), float(entry["score"])
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(f"{path}: rung {rung}: expected its games and score, got {entry!r}") from None
         if not 0 <= score <= games:
             raise ValueError(f"{path}: rung {rung}: a score of {score:g} in {games} games")
         carried.append((rung, score, games))

@@ -150,6 +150,11 @@ def test_a_rating_goes_on_from_its_own_first_rating(tmp_path, capsys):
     foreign.write_text(json.dumps({**before, "rungs": {"nope:1": {"games": 2, "score": 1}}}))
     assert cli_main([*args, "--continue-from", str(foreign)]) == 2
     assert "not a rung this rating plays" in capsys.readouterr().err
+    rung = next(iter(before["rungs"]))
+    malformed = tmp_path / "malformed.json"
+    malformed.write_text(json.dumps({**before, "rungs": {rung: {"games": 2}}}))  # no score
+    assert cli_main([*args, "--continue-from", str(malformed)]) == 2
+    assert f"rung {rung}: expected its games and score" in capsys.readouterr().err
 
 
 def write_rating(root, g: int, elo: float, half: float, bracket=None, rungs=None) -> None:
