@@ -148,6 +148,14 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
 
     cmdclass["build_ext"] = BuildWithKernels.with_options(use_ninja=False)
 
+    # Each library depends on the headers of the folders it includes (a header edited rebuilds it; setuptools
+    # otherwise rebuilds only for a changed .cpp source).
+    for ext in ext_modules:
+        folders = {os.path.dirname(f) for f in ext.sources} | set(ext.include_dirs or ())
+        ours = [d for d in folders if d.startswith("minigo_core")]  # not torch's include folders
+        headers = sorted(h for d in ours for h in glob.glob(os.path.join(d, "*.h")))
+        ext.depends = [*ext.depends, *headers]
+
 # The project's files that are not Python, carried by a wheel in minigo_core/_project/ (where
 # minigo_core.base.project_files finds them when there is no checkout): the workflow, its profiles, the
 # default and example configs and the calibrated ladders (their tables; the calibration games stay here).
