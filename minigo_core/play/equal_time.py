@@ -179,9 +179,10 @@ def measure_time_per_move(
     means came. PlayerError when the opponent made no move in the probe (nothing to measure), or, on the cpu
     clock, is an outside program whose process used no CPU time that could be read."""
     times = {"player": MoveTimes(), "opponent": MoveTimes()}
-    program0 = program_cpu_seconds(opponent)
+    spent = cpu_meter(opponent, times["opponent"])
     play_match(player, opponent, replace(probe, early_stop=False), times=times)
-    measured, program = times["opponent"], program_cpu_seconds(opponent) - program0
+    measured, total_cpu = times["opponent"], spent()
+    program = total_cpu - measured.cpu  # the outside program's own CPU in the probe
     if not measured.wall:
         raise PlayerError(
             f"--equal-time: {opponent.name} made no move in {probe.games} probe games; nothing to measure"
@@ -192,7 +193,7 @@ def measure_time_per_move(
             "probe games (no /proc here, or a program that waits rather than computes); use "
             "--equal-time-clock wall"
         )
-    wall, cpu = float(np.mean(measured.wall)), (measured.cpu + program) / len(measured.wall)
+    wall, cpu = float(np.mean(measured.wall)), total_cpu / len(measured.wall)
     mean = cpu if clock == "cpu" else wall
     return {
         "clock": clock,
