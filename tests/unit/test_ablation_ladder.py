@@ -139,6 +139,18 @@ def test_a_bad_rating_section_is_refused_naming_the_key(tmp_path):
             ablation.load_spec(str(spec_path))
 
 
+def test_a_spec_file_that_is_missing_not_yaml_or_nameless_is_refused_naming_the_file(tmp_path):
+    spec_path = tmp_path / "spec.yaml"
+    with pytest.raises(SystemExit, match=r"spec\.yaml: cannot be read"):
+        ablation.load_spec(str(spec_path))
+    spec_path.write_text("rows:\n  - name: a\n    why: a note: with a colon\n")
+    with pytest.raises(SystemExit, match=r"spec\.yaml: not valid YAML at line 3"):
+        ablation.load_spec(str(spec_path))
+    spec_path.write_text("rows:\n  - why: no name\n")
+    with pytest.raises(SystemExit, match=r"spec\.yaml: rows\[0\] needs a mapping with a `name`"):
+        ablation.load_spec(str(spec_path))
+
+
 def test_the_hour_spec_rates_on_the_ladder_and_its_rows_are_valid_configs():
     spec, rows = ablation.load_spec(str(REPO / "config" / "ablation" / "hour.yaml"))
     assert spec["rating"].readouts >= 1 and [r.name for r in rows[:2]] == ["base", "default"]

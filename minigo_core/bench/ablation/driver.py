@@ -92,11 +92,31 @@ class Row:
         return self.root / "row_result.json"
 
 
-def load_spec(path: str) -> tuple[dict, list[Row]]:
-    """The spec and its rows (the warm start first); SystemExit naming what is wrong, before any row runs."""
-    spec = yaml.safe_load(Path(path).read_text())
+def _read_spec(path: str) -> dict:
+    """The spec file as a mapping with a `rows` list of mappings, each with a `name`; SystemExit naming the
+    file and what is wrong (not there, not YAML, not that shape)."""
+    try:
+        spec = yaml.safe_load(Path(path).read_text())
+    except OSError as exc:
+        raise SystemExit(f"ablation spec {path}: cannot be read ({exc.strerror or exc}); give a spec file, "
+                         "for example config/ablation/value.yaml") from None  # fmt: skip
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 1}, column {where.column + 1}" if where is not None else ""
+        problem = getattr(exc, "problem", None) or exc
+        raise SystemExit(f"ablation spec {path}: not valid YAML{at}: {problem} (a text with ': ' in it "
+                         "needs quotes)") from None  # fmt: skip
     if not isinstance(spec, dict) or not isinstance(spec.get("rows"), list):
         raise SystemExit(f"ablation spec {path}: needs a mapping with a `rows` list")
+    for i, entry in enumerate(spec["rows"]):
+        if not isinstance(entry, dict) or not entry.get("name"):
+            raise SystemExit(f"ablation spec {path}: rows[{i}] needs a mapping with a `name` (and `set`)")
+    return spec
+
+
+def load_spec(path: str) -> tuple[dict, list[Row]]:
+    """The spec and its rows (the warm start first); SystemExit naming what is wrong, before any row runs."""
+    spec = _read_spec(path)
     root = Path(spec.get("root", "runs/ablation"))
     root = root if root.is_absolute() else REPO / root
     base_file = load_base(spec.get("base"), f"ablation spec {path}")
