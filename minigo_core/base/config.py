@@ -143,6 +143,7 @@ class WindowSettings:
     value_root_mix: float = 0.5
     # s: positions drawn with weight (1 - s) + s KL / mean KL (policy surprise, data/sampling); 0 uniform
     policy_surprise_weight: float = 0.0
+    parts: bool = True  # sample a generation's games once for every window that reads them (data/parts.py)
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ Per game (n recorded positions) one rng, seeded by (`PARTS_TAG`, run seed, G, th
 c_k = `sample_count(n, window.sample_fraction)` per part; if they sum to at most n the parts take successive
 slices of one permutation of the positions (disjoint: successive windows see different positions of a game),
 else each part draws its own sample; with `window.policy_surprise_weight` each part draws its own weighted
-sample (`data/sampling/positions.py`). One replay gives every part's rows. A part's `game` column is the
-game's number in G (`parts.json`'s `games[].game`; the window maps it to its manifest's index), `move` the
+sample (`data/sampling/positions.py`). One replay gives every part's rows. With `window.parts` false no part
+is written (parts.json lists none) and every window samples the game files itself. A part's `game` column is
+the game's number in G (`parts.json`'s `games[].game`; the window maps it to its manifest's index), `move` the
 position's index among the game's recorded positions, as in a shard.
 """
 
@@ -84,7 +85,9 @@ def executor(kind: str, n: int) -> Executor:
 
 def part_count(cfg: config_mod.RunConfig, generation: int) -> int:
     """P: the largest window size of the generations after `generation` (`config.window_size`), 0 after the
-    last; window generation+1+k reads part k."""
+    last or with `window.parts` false; window generation+1+k reads part k."""
+    if not cfg.window.parts:
+        return 0
     return max(
         (config_mod.window_size(cfg, g) for g in range(generation + 1, cfg.generations + 1)), default=0
     )
@@ -305,6 +308,8 @@ def open_part(
 ) -> Part | str:
     """Part window-generation-1 of `generation`'s parts, if this window may use it; else why not."""
     url = layout.parts_manifest_path(cfg.root, generation)
+    if not cfg.window.parts:
+        return "window.parts is false"
     try:
         manifest = json.loads(storage.read_bytes(url))
     except FileNotFoundError:

@@ -360,7 +360,8 @@ def read_games(
                 for batch in part.batches():
                     spill.add(batch, bucket_rng.integers(0, plan.buckets, size=batch.num_rows))
                 continue
-            log.warning(f"generation {generation}: its game files are sampled here: {part}")
+            say = log.warning if cfg.window.parts else log.info  # a warning only where parts were expected
+            say(f"generation {generation}: its game files are sampled here: {part}")
             sources.append({"generation": generation, "rows": f"files: {part}"})
             files = [(i, gen, url) for i, (gen, url) in enumerate(plan.files) if gen == generation]
             items = ((i, gen, url, cfg, plan.generation, num_planes) for i, gen, url in files)

@@ -245,3 +245,30 @@ def test_bad_files_are_skipped_listed_and_counted_against_max_bad_fraction(run, 
     os.remove(layout.parts_manifest_path(cfg.root, 1))
     assert _games_complete(strict, 1) == 1  # too many bad files: no parts.json, no new marker
     assert not os.path.exists(layout.parts_manifest_path(cfg.root, 1))
+
+
+def test_with_window_parts_false_no_part_is_written_and_every_window_samples_the_game_files(
+    run, tmp_path, write_config, caplog, monkeypatch
+):
+    cfg, _ = run
+    path = write_config(tmp_path / "off", board_size=9, generations=4, root=cfg.root,
+                        selfplay={"games": GAMES, "games_per_job": 3}, window={**WINDOW, "parts": False},
+                        train={"ranks": 2})  # fmt: skip
+    off = load_config(str(path))
+    assert off.window.parts is False and cfg.window.parts is True
+    for g in range(3):
+        assert _games_complete(path, g) == 0  # the games are checked and the marker written, no part
+        assert _parts_manifest(off, g)["parts"] == 0 and _parts_manifest(off, g)["files"] == []
+        written = os.listdir(layout.parts_dir(off.root, g))
+        assert not any(name.endswith(layout.GAME_SUFFIX) for name in written)
+        assert os.path.exists(layout.complete_marker_path(off.root, g))
+    manifest = _fallback(off, tmp_path, "w", caplog, monkeypatch)
+    off_rows = "files: window.parts is false"
+    assert manifest["sources"] == [{"generation": g, "rows": off_rows} for g in (0, 1, 2)]
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]  # asked for: not a warning
+    assert len(manifest["games"]) == 3 * GAMES and manifest["rows"] > 0
+    for g in range(3):  # the same shards as a window with no parts at all: the game files' own sampling
+        os.rename(layout.parts_dir(cfg.root, g), layout.parts_dir(cfg.root, g) + "-away")
+    plain = window.build_window(cfg, 3, str(tmp_path / "plain"))
+    assert all(s["rows"].startswith("files: no ") for s in plain["sources"])
+    assert [s["sha256"] for s in plain["shards"]] == [s["sha256"] for s in manifest["shards"]]
