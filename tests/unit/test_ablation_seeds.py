@@ -206,3 +206,33 @@ def test_the_value_spec_runs_two_seeds_and_sets_no_seed_of_its_own():
     assert yaml.safe_load(Path(spec["base"]).read_text())["seed"] == spec["seeds"][0]
     assert not [r for r in rows if "seed" in r.overrides]
     assert rows[len(rows) // 2].name == "default@s2"
+
+
+def test_merge_adds_an_earlier_files_rows_that_this_root_lacks_and_says_where_they_came_from(
+    tmp_path, monkeypatch
+):
+    (tmp_path / "a").mkdir()
+    _, earlier = _report(tmp_path / "a", monkeypatch, {"default": _rating(1000), "x": _rating(1500)})
+    for e in earlier["rows"]:  # the earlier session had a row `y` too, and its own `x` (not taken)
+        if e["name"] == "x":
+            earlier["rows"].append({**e, "name": "y", "row": "y", "rating": _rating(1300)})
+            e["rating"] = _rating(100)
+    earlier.update(commit="abc1234" + "0" * 33, cpu="Earlier CPU")
+    old = tmp_path / "earlier.json"
+    old.write_text(json.dumps(earlier))
+    monkeypatch.setattr(ladder, "rate_rows", lambda root, names, settings: {n: _rating(1100) for n in names})
+    spec = {"root": tmp_path, "rating": ladder.RatingSettings(), "seeds": [1, 2],
+            "rows": [{"name": "default", "why": "d"}, {"name": "x", "why": "x"}]}  # fmt: skip
+    results = [{"name": n, "row": n, "seed": 1, "why": n, "set": {}} for n in ("default", "x")]
+    ladder.report(spec, results, ["test"], [str(old)])
+    text = (tmp_path / "ablation.md").read_text()
+    summary = json.loads((tmp_path / "ablation.json").read_text())
+    by = {e["name"]: e for e in summary["rows"]}
+    assert by["x"]["rating"]["elo"] == 1100 and by["y"]["rating"]["elo"] == 1300  # ours, and the file's y
+    assert "default@s2" in by and "x@s2" in by  # the earlier replicates this root lacks
+    assert [o["rows"] for o in summary["merged_from"]] == [["default", "x"], ["default@s2", "x@s2", "y"]]
+    assert summary["merged_from"][1]["commit"].startswith("abc1234") and "(abc1234, Earlier CPU)" in text
+    assert "| `y` |" in text
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(SystemExit, match="--merge .*bad.json: not an ablation.json"):
+        ladder.report(spec, results, ["test"], [str(tmp_path / "bad.json")])

@@ -28,6 +28,8 @@ result goes on from where it stopped for what is left of its budget (`row_progre
 resumes;
 `--rate-only` starts no row and rates those that have a result. Prints a Markdown table, also written to
 `{root}/ablation.md`, with the JSON (the command, the git commit, the CPU) in `{root}/ablation.json`.
+`--merge FILE` adds the rows of an earlier ablation.json (another root, machine or session, whose run
+directories are not here) that this root has no row of, as they were, named in the JSON's `merged_from`.
 
 With a `measures:` section too (config/ablation/value.yaml), every row's model gets its value head's error on
 the position set `measures.value_set` (MSE, sign right, last third: `bench value_error`) and its search
@@ -420,6 +422,15 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated row names to run (default: all; with `seeds`, all of a row's seeds, or one "
         "replicate by its name ROW@sS); every row with a result is rated",
     )
+    parser.add_argument(
+        "--merge",
+        action="append",
+        default=[],
+        metavar="ABLATION_JSON",
+        help="an earlier ablation.json (another root, machine or session: docs/ablation-value.json) whose "
+        "rows this root has no row of join the table as they were, named in the JSON's `merged_from`; "
+        "repeatable",
+    )
     stage = parser.add_mutually_exclusive_group()
     stage.add_argument(
         "--no-rating",
@@ -476,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if "rating" in spec:
         command = ["python", "-m", "minigo_core.bench", "ablation", *(sys.argv[1:] if argv is None else argv)]
-        return _ladder.report(spec, results, command)
+        return _ladder.report(spec, results, command, args.merge)
     _tournament.report(spec, results)
     return 0
 

@@ -314,9 +314,34 @@ def _base(spec: dict) -> dict | None:
     return {"file": name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
 
 
-def report(spec: dict, results: list[dict], command: list[str]) -> int:
+def merge_earlier(rows: list[dict], files: list[str]) -> tuple[list[dict], list[dict]]:
+    """`rows` with the rows of earlier `ablation.json` files that this root has no row of (by name; the first
+    file that has a row wins), and where each came from: their file, commit, CPU and row names (a file that
+    was itself merged passes on its own `merged_from` for the rows taken from it). SystemExit naming a file
+    that cannot be read as an ablation.json."""
+    have, origins = {e["name"] for e in rows}, []
+    out = list(rows)
+    for name in files:
+        try:
+            data = json.loads(Path(name).read_text())
+            earlier = [e for e in data["rows"] if isinstance(e, dict) and e.get("name") not in have]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise SystemExit(f"--merge {name}: not an ablation.json ({type(exc).__name__}: {exc})") from None
+        taken = {e["name"] for e in earlier}
+        have |= taken
+        out += earlier
+        for origin in data.get("merged_from") or [{"commit": data.get("commit"), "cpu": data.get("cpu")}]:
+            names = [n for n in origin.get("rows", sorted(taken)) if n in taken]
+            if names:
+                origins.append({"file": origin.get("file", name), "commit": origin.get("commit"),
+                                "cpu": origin.get("cpu"), "rows": names})  # fmt: skip
+    return out, origins
+
+
+def report(spec: dict, results: list[dict], command: list[str], merge: list[str] | None = None) -> int:
     """Rate the rows (and measure them, with `measures:`), print the table and write `{root}/ablation.md` and
-    `ablation.json`; 1 if a row with a model has no rating or no measures (they failed), else 0."""
+    `ablation.json`; 1 if a row with a model has no rating or no measures (they failed), else 0. `merge`:
+    earlier ablation.json files whose rows this root lacks join the table as they were (`merge_earlier`)."""
     settings: RatingSettings = spec["rating"]
     root: Path = spec["root"]
     ratings = rate_rows(root, [r["name"] for r in results], settings)
@@ -327,7 +352,8 @@ def report(spec: dict, results: list[dict], command: list[str]) -> int:
         models = {r["name"]: newest_model(root / r["name"] / "run") for r in measured}
         measures = _measures.measure_rows(root, models, extra)
     against = {str(r["name"]): str(r.get("against", BASELINE)) for r in spec.get("rows", [])}
-    rows = entries(root, results, ratings, measures, against)
+    here = entries(root, results, ratings, measures, against)
+    rows, origins = merge_earlier(here, merge or [])
     anchor = next(((e["rating"]["anchor"], e["rating"]["anchor_elo"]) for e in rows if e["rating"]), None)
     scale = f"anchor {anchor[0]} = {anchor[1]}" if anchor else "no row rated"
     head = (
@@ -336,6 +362,12 @@ def report(spec: dict, results: list[dict], command: list[str]) -> int:
         f"{settings.seed}. core-s: the loop's jobs (self-play games, training steps, window, job start-up)."
     )
     head += (" " + _measures.describe(extra)) if extra else ""
+    if origins:
+        head += (
+            " Rows of earlier runs (`--merge`, as they were): "
+            + "; ".join(f"{', '.join(o['rows'])} ({str(o['commit'])[:7]}, {o['cpu']})" for o in origins)
+            + "."
+        )
     seeded = _seeds.summarize(rows, against) if "seeds" in spec else None
     if seeded is None:
         text = head + "\n\n" + table(rows, extra)
@@ -361,6 +393,9 @@ def report(spec: dict, results: list[dict], command: list[str]) -> int:
         **({"seeds": {"seeds": spec["seeds"], **seeded}} if seeded is not None else {}),
         "rows": rows,
     }
+    if origins:  # this root's rows, then the earlier files' (`--merge`)
+        mine = {"commit": summary["commit"], "cpu": summary["cpu"], "rows": [e["name"] for e in here]}
+        summary["merged_from"] = [mine, *origins]
     (root / "ablation.json").write_text(json.dumps(summary, indent=1) + "\n")
-    lacking = [e for e in rows if e["rating"] is None or ("measures" in e and e["measures"] is None)]
+    lacking = [e for e in here if e["rating"] is None or ("measures" in e and e["measures"] is None)]
     return int(any(e["last_generation"] is not None for e in lacking))
