@@ -324,10 +324,10 @@ def merge_earlier(rows: list[dict], files: list[str]) -> tuple[list[dict], list[
     for name in files:
         try:
             data = json.loads(Path(name).read_text())
-            earlier = [e for e in data["rows"] if isinstance(e, dict) and e.get("name") not in have]
+            earlier = [e for e in data["rows"] if e["name"] not in have]
+            taken = {e["name"] for e in earlier}
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise SystemExit(f"--merge {name}: not an ablation.json ({type(exc).__name__}: {exc})") from None
-        taken = {e["name"] for e in earlier}
         have |= taken
         out += earlier
         for origin in data.get("merged_from") or [{"commit": data.get("commit"), "cpu": data.get("cpu")}]:
