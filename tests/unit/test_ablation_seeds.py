@@ -64,6 +64,16 @@ def test_a_spec_with_seeds_expands_to_replicates_in_passes(tmp_path):
     assert ablation.row_config(spec, plain[0])["seed"] == 7  # tiny.yaml's own
 
 
+def test_rows_selects_a_rows_seeds_or_one_replicate_the_first_seeds_too(tmp_path):
+    _, rows = ablation.load_spec(str(_spec(tmp_path, [7, 2, 5])))
+    names = lambda arg: [r.name for r in ablation.selected(rows, arg)]  # noqa: E731
+    assert names("") == [r.name for r in rows]
+    assert names("x") == ["x", "x@s2", "x@s5"]
+    assert names("x@s7") == ["x"]  # the first seed's replicate alone, by its seed
+    assert names("x@s2,default@s7") == ["default", "x@s2"]
+    assert names("x@s9") == []
+
+
 def test_rows_run_all_their_seeds_with_the_seed_in_their_row_yaml(tmp_path, monkeypatch):
     calls, script = tmp_path / "calls.txt", tmp_path / "fake_run.py"
     script.write_text(FAKE_RUN)

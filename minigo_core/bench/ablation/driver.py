@@ -180,6 +180,13 @@ def replicates(rows: list[Row], seeds: list[int], root: Path) -> list[Row]:
     return out
 
 
+def selected(rows: list[Row], arg: str) -> list[Row]:
+    """The rows `--rows` names (all for ""): a spec row's name selects all of its seeds' replicates, `ROW@sS`
+    the one of seed S (`ROW@s1` too: the first seed's keeps the row's name)."""
+    names = set(arg.split(","))
+    return [r for r in rows if not arg or {r.name, r.group, f"{r.group}@s{r.seed}"} & names]
+
+
 def merge(base: dict, over: dict) -> dict:
     """`over` merged into `base` key by key, nested mappings merged too (Snakemake's --configfile rule)."""
     for key, value in over.items():
@@ -420,7 +427,7 @@ def main(argv: list[str] | None = None) -> int:
         "--rows",
         default="",
         help="comma-separated row names to run (default: all; with `seeds`, all of a row's seeds, or one "
-        "replicate by its name ROW@sS); every row with a result is rated",
+        "replicate by its name ROW@sS, the first seed's too); every row with a result is rated",
     )
     parser.add_argument(
         "--merge",
@@ -447,8 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _stop_on_signals()
     spec, rows = load_spec(args.spec)
-    names = args.rows.split(",")
-    wanted = [r for r in rows if not args.rows or r.name in names or r.group in names]
+    wanted = selected(rows, args.rows)
     budget_s = 60.0 * float(spec.get("budget_minutes", 10))
     warm = spec.get("warm_start") if isinstance(spec.get("warm_start"), dict) else None
     results, base = [], None
