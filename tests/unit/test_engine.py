@@ -30,9 +30,11 @@ if os.environ.get("CI") != "true":
         pytest.skip(str(exc), allow_module_level=True)
 
 
-# The engine tests' run, over config.yaml's defaults: a 1x16 net, MiniGo's PUCT with 32 and 8 readouts.
+# The engine tests' run, over config.yaml's defaults: a 1x16 net on the agz planes (those mcts.py's test
+# network reads), MiniGo's PUCT with 32 and 8 readouts.
 ENGINE_RUN = {
     "seed": 11,
+    "features": "agz",
     "model": {"blocks": 1, "filters": 16, "fc_width": 16, "backend": "dsp"},
     "selfplay": {
         "readouts": 32,
