@@ -16,6 +16,7 @@ import torch
 from minigo_core.base import config
 from minigo_core.cluster.slurm import free_port, node_name
 from minigo_core.data import layout, storage, window
+from minigo_core.game import features
 from minigo_core.jobs import train as train_cmd
 from minigo_core.nn import model, train_job
 
@@ -99,7 +100,8 @@ def test_one_rank_model_and_provenance(setup, one_rank):
     manifest = json.loads(storage.read_bytes(storage.join(setup["window"], "manifest.json")))
     assert prov["window_manifest_sha256"] == window.manifest_digest(manifest)  # wall-clock fields left out
     assert np.isfinite(prov["final_losses"]["policy"]) and "wall_time_s" not in prov
-    probs, values = net.predict(np.zeros((2, 17, BOARD, BOARD), dtype=np.uint8))
+    planes = features.num_planes(config.load_config(setup["cfg"]["one"]).features)
+    probs, values = net.predict(np.zeros((2, planes, BOARD, BOARD), dtype=np.uint8))
     assert probs.shape == (2, BOARD * BOARD + 1) and values.shape == (2,)
     assert any(
         (a != b).any()

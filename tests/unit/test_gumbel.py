@@ -20,6 +20,7 @@ from minigo_core.selfplay import selfplay_game
 
 RUN = {
     "seed": 3,
+    "features": "agz",  # the planes of settings_for(..., "agz", 9) below
     "model": {"blocks": 1, "filters": 16, "fc_width": 16, "backend": "dsp"},
     "selfplay": {"readouts": 24, "fast_readouts": 8, "full_search_fraction": 0.5, "search": "gumbel"},
 }

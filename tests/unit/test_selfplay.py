@@ -25,6 +25,7 @@ def run_config(board_size: int = 9, **selfplay) -> config.RunConfig:
         {
             "board_size": board_size,
             "seed": 5,
+            "features": "agz",  # the planes these tests read
             "model": {"blocks": 1, "filters": 8, "fc_width": 8, "backend": "torch"},
             "selfplay": sp,
         }
