@@ -163,6 +163,12 @@ def probe_seed(match_seed: int) -> int:
     return int(np.random.SeedSequence([match_seed, 0x70BE]).generate_state(1, np.uint64)[0])
 
 
+# Below this share of its genmoves' wall time in CPU time, an outside program waits rather than computes (or
+# its CPU time cannot be read): equal CPU time would give the model almost nothing. /proc counts in 10 ms
+# ticks, so a sleeping program may still show a tick or two; a computing one shows about its wall time.
+WAITING_CPU_FRACTION = 0.1
+
+
 def measure_time_per_move(
     player: Player, opponent: Player, probe: MatchSettings, clock: str = "wall"
 ) -> dict:
@@ -177,7 +183,8 @@ def measure_time_per_move(
     Measured in the same process, on the same machine and under the same load as the match that follows, so
     both sides' moves are timed alike; the results file's `time_per_move` then shows how close the two sides'
     means came. PlayerError when the opponent made no move in the probe (nothing to measure), or, on the cpu
-    clock, is an outside program whose process used no CPU time that could be read."""
+    clock, is an outside program whose process used less CPU time than `WAITING_CPU_FRACTION` of its
+    genmoves' wall time."""
     times = {"player": MoveTimes(), "opponent": MoveTimes()}
     spent = cpu_meter(opponent, times["opponent"])
     play_match(player, opponent, replace(probe, early_stop=False), times=times)
@@ -187,11 +194,17 @@ def measure_time_per_move(
         raise PlayerError(
             f"--equal-time: {opponent.name} made no move in {probe.games} probe games; nothing to measure"
         )
-    if clock == "cpu" and program <= 0.0 and getattr(opponent, "client", None) is not None:
+    genmove_wall = float(np.sum(measured.wall))
+    if (
+        clock == "cpu"
+        and program < WAITING_CPU_FRACTION * genmove_wall
+        and getattr(opponent, "client", None) is not None
+    ):
         raise PlayerError(
-            f"--equal-time: {opponent.name}'s process used no CPU time that could be read in {probe.games} "
-            "probe games (no /proc here, or a program that waits rather than computes); use "
-            "--equal-time-clock wall"
+            f"--equal-time: {opponent.name}'s process used {program * 1000:.0f} ms of CPU time that could be "
+            f"read over {genmove_wall * 1000:.0f} ms of genmoves in {probe.games} probe games (under "
+            f"{WAITING_CPU_FRACTION:.0%}: no /proc here, or a program that waits rather than computes, such "
+            "as one searching on a GPU or a server); use --equal-time-clock wall"
         )
     wall, cpu = float(np.mean(measured.wall)), total_cpu / len(measured.wall)
     mean = cpu if clock == "cpu" else wall
