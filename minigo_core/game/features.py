@@ -1,4 +1,5 @@
-"""Input feature planes for the network, relative to the side to move (MiniGo's `agz` and `mlperf07` sets).
+"""Input feature planes for the network, relative to the side to move (MiniGo's `agz` and `mlperf07` sets,
+and `ladders`: mlperf07's with two ladder planes).
 
 - `agz` (17 planes): for the current board and the 7 before it (the oldest repeated when history runs out),
   interleaved [stones of the side to move, stones of the opponent] x 8; then all ones if Black is to move.
@@ -6,6 +7,8 @@
   3 planes one-hot of the liberty count (1, 2, 3) of the group on each point (both colours; empty points and
   groups with 4+ liberties are 0 in all three); 1 plane marking the last liberty of every opponent group in
   atari (points where the side to move would capture).
+- `ladders` (15 planes): mlperf07's 13, then `ladders.ladder_planes`: the stones a ladder captures, and the
+  points where the side to move starts a ladder that captures (KataGo's ladder features, simplified).
 
 Planes are `uint8` `(P, N, N)`; `extract_batch` stacks them to `(B, P, N, N)`.
 """
@@ -16,10 +19,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from minigo_core.game import ladders
 from minigo_core.game.go import BLACK, Position
 
 # name -> (number of boards of history in the stone planes, total planes)
-FEATURE_SETS: dict[str, tuple[int, int]] = {"agz": (8, 17), "mlperf07": (4, 13)}
+FEATURE_SETS: dict[str, tuple[int, int]] = {"agz": (8, 17), "mlperf07": (4, 13), "ladders": (4, 15)}
 
 
 def _spec(feature_set: str) -> tuple[int, int]:
@@ -32,7 +36,7 @@ def _spec(feature_set: str) -> tuple[int, int]:
 
 
 def num_planes(feature_set: str) -> int:
-    """Number of input planes of a feature set (agz 17, mlperf07 13)."""
+    """Number of input planes of a feature set (agz 17, mlperf07 13, ladders 15)."""
     return _spec(feature_set)[1]
 
 
@@ -47,12 +51,14 @@ def _fill(position: Position, feature_set: str, out: np.ndarray) -> None:
     np.equal(stack, to_play, out=out[0:k:2])
     np.equal(stack, -to_play, out=out[1:k:2])
     out[k] = 1 if to_play == BLACK else 0
-    if feature_set == "mlperf07":
+    if feature_set in ("mlperf07", "ladders"):
         libs = position.liberty_counts()
         np.equal(libs, 1, out=out[k + 1])
         np.equal(libs, 2, out=out[k + 2])
         np.equal(libs, 3, out=out[k + 3])
         out[k + 4] = position.atari_liberties(-to_play)
+    if feature_set == "ladders":
+        out[k + 5], out[k + 6] = ladders.ladder_planes(position)
 
 
 def extract(position: Position, feature_set: str) -> np.ndarray:

@@ -25,7 +25,7 @@ from minigo_core.nn import fused, modelfile
 
 _i32, _f64, _vp = ctypes.c_int32, ctypes.c_double, ctypes.c_void_p
 SEARCHES = {"puct": 0, "gumbel": 1}
-# The feature sets by the number the C side knows them by (board.h's kFeaturesAgz, kFeaturesMlperf07).
+# The feature sets by the number the C side knows them by (board.h's kFeatures*).
 FEATURE_SET_IDS = native_replay.FEATURE_SET_IDS
 feature_set_id = native_replay.feature_set_id
 

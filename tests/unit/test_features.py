@@ -25,7 +25,7 @@ def test_num_planes_and_unknown_set() -> None:
         features.extract(go.Position(9), "alphago")
 
 
-@pytest.mark.parametrize("feature_set", ["agz", "mlperf07"])
+@pytest.mark.parametrize("feature_set", ["agz", "mlperf07", "ladders"])
 def test_empty_board(feature_set: str) -> None:
     x = features.extract(go.Position(9), feature_set)
     planes = features.num_planes(feature_set)

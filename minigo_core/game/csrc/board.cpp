@@ -11,13 +11,14 @@
 // - takes the point played from each distinct opponent neighbour group (it was a liberty of each exactly
 //   once), and removes those left with none;
 // - gives every captured point to each distinct group of the mover next to it (it was occupied, so it is a
-// new
-//   liberty of each of them exactly once).
+//   new liberty of each of them exactly once).
 // No global mutable state: boards can be played in many threads at once.
 #include "board.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
+#include <vector>
 
 namespace mgengine {
 
@@ -350,12 +351,154 @@ int num_planes(int feature_set) {
   switch (feature_set) {
     case kFeaturesAgz: return 17;
     case kFeaturesMlperf07: return 13;
+    case kFeaturesLadders: return 15;
     default: return -1;
   }
 }
 
+// ------------------------------------------------------------------------------------------- ladders
+// ladders.py's reading, option for option and move for move (its docstring says the rules).
+
+namespace {
+
+constexpr int kLadderPlays = 200;  // ladders.LADDER_PLAYS
+
+// The liberties of the group at p, ascending; returns how many (all written: out holds kMaxPoints).
+int group_liberties(const Board& b, int p, int* out) {
+  const Geometry& g = kGeometry[b.N];
+  PointSet seen;
+  int n = 0, root = b.group[p], s = root;
+  do {
+    for (int k = 0, cnt = g.count[s]; k < cnt; ++k) {
+      int q = g.nbr[s][k];
+      if (b.color[q] == kEmpty && seen.insert(q)) out[n++] = q;
+    }
+    s = b.next_stone[s];
+  } while (s != root);
+  std::sort(out, out + n);
+  return n;
+}
+
+struct LadderReader {
+  std::vector<Board>& boards;  // one per depth, reused
+  int plays = 0;
+  bool out_of_plays = false;
+
+  // `to` = `from` after its side to move plays q; false when the query has read all its moves
+  bool play(const Board& from, int q, Board& to) {
+    if (plays >= kLadderPlays) {
+      out_of_plays = true;
+      return false;
+    }
+    ++plays;
+    to = from;
+    to.play(q);
+    return true;
+  }
+
+  bool cannot_escape(const Board& pos, int p, int depth) {
+    const Geometry& g = kGeometry[pos.N];
+    const int d = pos.to_play;
+    PointSet seen;
+    int options[kMaxPoints], n = 0, libs[kMaxPoints];
+    group_liberties(pos, p, libs);
+    seen.insert(libs[0]);
+    options[n++] = libs[0];
+    int root = pos.group[p], s = root;
+    do {
+      for (int k = 0, cnt = g.count[s]; k < cnt; ++k) {
+        int q = g.nbr[s][k];
+        if (pos.color[q] == -d && pos.libs[pos.group[q]] == 1) {
+          group_liberties(pos, q, libs);
+          if (seen.insert(libs[0])) options[n++] = libs[0];
+        }
+      }
+      s = pos.next_stone[s];
+    } while (s != root);
+    std::sort(options, options + n);
+    Board& after = boards[static_cast<size_t>(depth)];
+    for (int i = 0; i < n; ++i) {
+      if (!pos.legal(options[i])) continue;
+      if (!play(pos, options[i], after)) return false;
+      int left = after.liberties_at(p);
+      if (left >= 3 || (left == 2 && !chase_captures(after, p, depth + 1))) return false;
+    }
+    return true;
+  }
+
+  bool chase_captures(const Board& pos, int p, int depth) {
+    int libs[kMaxPoints];
+    int n = group_liberties(pos, p, libs);
+    for (int i = 0; i < n; ++i)
+      if (atari_captures(pos, p, libs[i], depth)) return true;
+    return false;
+  }
+
+  bool atari_captures(const Board& pos, int p, int q, int depth) {
+    if (!pos.legal(q)) return false;
+    Board& after = boards[static_cast<size_t>(depth)];
+    if (!play(pos, q, after)) return false;
+    return after.liberties_at(p) == 1 && cannot_escape(after, p, depth + 1);
+  }
+};
+
+std::vector<Board>& ladder_boards() {
+  // every depth a query can reach (each level plays one move), per thread
+  thread_local std::vector<Board> boards(static_cast<size_t>(kLadderPlays) + 2);
+  return boards;
+}
+
+}  // namespace
+
+void ladder_planes(const Board& b, uint8_t* captured, uint8_t* moves) {
+  const int n2 = b.n2, me = b.to_play;
+  std::memset(captured, 0, static_cast<size_t>(n2));
+  std::memset(moves, 0, static_cast<size_t>(n2));
+  std::vector<Board>& boards = ladder_boards();
+  Board& at = boards.back();  // the board as it is, then reused for the other side to move
+  at = b;
+  at.keep_history = false;
+  bool passed = false;  // `at` has the other side to move (ladders.py's pass)
+  PointSet visited;
+  int libs[kMaxPoints];
+  for (int p = 0; p < n2; ++p) {
+    if (b.color[p] == kEmpty || !visited.insert(b.group[p])) continue;
+    const int owner = b.color[p];
+    const int n = b.libs[b.group[p]];
+    if (n > 2) continue;
+    // 1 liberty: the owner moves next; 2: the other side does
+    const bool want_passed = (n == 1) == (owner != me);
+    if (want_passed != passed) {
+      at.to_play = want_passed ? -me : me;
+      at.ko = want_passed ? -1 : b.ko;
+      passed = want_passed;
+    }
+    bool hit = false;
+    if (n == 1) {
+      LadderReader r{boards};
+      hit = r.cannot_escape(at, p, 0) && !r.out_of_plays;
+    } else {
+      group_liberties(b, p, libs);
+      for (int i = 0; i < 2; ++i) {
+        LadderReader r{boards};
+        bool works = r.atari_captures(at, p, libs[i], 0) && !r.out_of_plays;
+        hit |= works;
+        if (works && owner != me) moves[libs[i]] = 1;
+      }
+    }
+    if (hit) {
+      int s = p;
+      do {
+        captured[s] = 1;
+        s = b.next_stone[s];
+      } while (s != p);
+    }
+  }
+}
+
 void write_features(const Board& b, int feature_set, int sym, uint8_t* out) {
-  const int boards = feature_set == kFeaturesAgz ? 8 : feature_set == kFeaturesMlperf07 ? 4 : 0;
+  const bool mlperf = feature_set == kFeaturesMlperf07 || feature_set == kFeaturesLadders;
+  const int boards = feature_set == kFeaturesAgz ? 8 : mlperf ? 4 : 0;
   if (boards == 0) return;
   const int16_t* src = symmetry_source(sym, b.N);
   if (src == nullptr) return;
@@ -373,7 +516,7 @@ void write_features(const Board& b, int feature_set, int sym, uint8_t* out) {
   }
   uint8_t* plane = out + static_cast<size_t>(2 * boards) * n2;
   std::memset(plane, me == kBlack ? 1 : 0, static_cast<size_t>(n2));
-  if (feature_set != kFeaturesMlperf07) return;
+  if (!mlperf) return;
   uint8_t* l1 = plane + n2;
   uint8_t* l2 = l1 + n2;
   uint8_t* l3 = l2 + n2;
@@ -393,6 +536,15 @@ void write_features(const Board& b, int feature_set, int sym, uint8_t* out) {
       }
     }
     atari[j] = hit;
+  }
+  if (feature_set != kFeaturesLadders) return;
+  uint8_t captured[kMaxPoints], moves[kMaxPoints];
+  ladder_planes(b, captured, moves);
+  uint8_t* lc = atari + n2;
+  uint8_t* lm = lc + n2;
+  for (int j = 0; j < n2; ++j) {
+    lc[j] = captured[src[j]];
+    lm[j] = moves[src[j]];
   }
 }
 
