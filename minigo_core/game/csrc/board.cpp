@@ -379,6 +379,29 @@ int group_liberties(const Board& b, int p, int* out) {
   return n;
 }
 
+// `to` = `from` for reading: the points' state and what play() reads, not the history (a ladder's boards
+// never write feature planes), so a copy is ~N*N*9 bytes rather than the whole Board.
+void copy_for_reading(const Board& from, Board& to) {
+  to.N = from.N;
+  to.n2 = from.n2;
+  to.komi = from.komi;
+  to.to_play = from.to_play;
+  to.n = from.n;
+  to.ko = from.ko;
+  to.last_move = from.last_move;
+  to.prev_move = from.prev_move;
+  to.caps[0] = from.caps[0];
+  to.caps[1] = from.caps[1];
+  to.history_len = 0;
+  to.keep_history = false;
+  const size_t n2 = static_cast<size_t>(from.n2);
+  std::memcpy(to.color, from.color, n2);
+  std::memcpy(to.group, from.group, n2 * sizeof(int16_t));
+  std::memcpy(to.next_stone, from.next_stone, n2 * sizeof(int16_t));
+  std::memcpy(to.libs, from.libs, n2 * sizeof(int16_t));
+  std::memcpy(to.size, from.size, n2 * sizeof(int16_t));
+}
+
 struct LadderReader {
   std::vector<Board>& boards;  // one per depth, reused
   int plays = 0;
@@ -391,7 +414,7 @@ struct LadderReader {
       return false;
     }
     ++plays;
-    to = from;
+    copy_for_reading(from, to);
     to.play(q);
     return true;
   }
@@ -456,8 +479,7 @@ void ladder_planes(const Board& b, uint8_t* captured, uint8_t* moves) {
   std::memset(moves, 0, static_cast<size_t>(n2));
   std::vector<Board>& boards = ladder_boards();
   Board& at = boards.back();  // the board as it is, then reused for the other side to move
-  at = b;
-  at.keep_history = false;
+  copy_for_reading(b, at);
   bool passed = false;  // `at` has the other side to move (ladders.py's pass)
   PointSet visited;
   int libs[kMaxPoints];
