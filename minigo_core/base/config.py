@@ -200,7 +200,7 @@ class RunConfig:
     seed: int = 1
     board_size: int = 9
     komi: float = 7.5
-    features: str = "mlperf07"
+    features: str = "ladders"
     generations: int = 48
     model: ModelSettings = field(default_factory=ModelSettings)
     selfplay: SelfplaySettings = field(default_factory=SelfplaySettings)

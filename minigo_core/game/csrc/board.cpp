@@ -82,6 +82,12 @@ int count_liberties(const Board& b, const Geometry& g, int root) {
 // ------------------------------------------------------------------------------------------- Board
 
 void Board::reset(int board_size, double komi_) {
+  // every byte, padding included, so that two boards of one position compare equal byte for byte (the
+  // search's tree keeps its root when memcmp finds the same Board): a board on the stack would otherwise
+  // carry whatever the stack held before in its padding
+  const bool keep = keep_history;
+  std::memset(static_cast<void*>(this), 0, sizeof(Board));
+  keep_history = keep;
   N = board_size;
   n2 = board_size * board_size;
   komi = komi_;
