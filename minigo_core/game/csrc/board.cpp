@@ -88,23 +88,17 @@ void Board::reset(int board_size, double komi_) {
   const bool keep = keep_history;
   std::memset(static_cast<void*>(this), 0, sizeof(Board));
   keep_history = keep;
+  // the fields whose empty value is not zero (counts, captures, colours, history and liberties are)
   N = board_size;
   n2 = board_size * board_size;
   komi = komi_;
   to_play = kBlack;
-  n = 0;
   ko = -1;
   last_move = -1;
   prev_move = -1;
-  caps[0] = caps[1] = 0;
-  std::memset(color, 0, sizeof(color));
-  history_len = 0;
-  std::memset(history, 0, sizeof(history));
   for (int p = 0; p < kMaxPoints; ++p) {
     group[p] = -1;
     next_stone[p] = static_cast<int16_t>(p);
-    libs[p] = 0;
-    size[p] = 0;
   }
 }
 
