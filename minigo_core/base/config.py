@@ -28,6 +28,9 @@ FEATURE_SETS = ("agz", "mlperf07", "ladders")
 BACKENDS = ("dsp", "torch")
 SEARCHES = ("puct", "gumbel")
 LR_UNITS = ("step", "run_fraction")  # what `train.learning_rate`'s boundaries count (`learning_rate_for`)
+# leaves a player's search sends to the network at once (`evaluate.parallel_readouts`; Gumbel: the considered
+# moves of a phase, the same search as one at a time; `python -m minigo_core.bench play_batch`)
+PLAY_PARALLEL_READOUTS = 8
 
 
 class ConfigError(ValueError):
@@ -91,7 +94,7 @@ class SearchSettings:
     readouts: int = 32  # a full search's readouts (a player's: a move's)
     fast_readouts: int = 32  # a fast search's (playout-cap randomisation: self-play only)
     full_search_fraction: float = 1.0  # the share of moves given a full search
-    parallel_readouts: int = SelfplaySettings.parallel_readouts  # leaves sent to the network at once
+    parallel_readouts: int = PLAY_PARALLEL_READOUTS  # leaves sent to the network at once
     c_base: float = SelfplaySettings.c_base
     c_init: float = SelfplaySettings.c_init
     dirichlet_weight: float = 0.0  # root noise's share of the prior (0: none)
@@ -187,6 +190,9 @@ class EvaluateSettings:
     ladder_max_games: int = 200
     ladder_first_games: int = 16
     share: float = 0.25  # of a core an evaluation or rating job keeps beside a loop job (its nice level)
+    # leaves a player's search (matches, ratings, GTP) sends to the network at once: Gumbel's considered
+    # moves of a phase (the same search), PUCT with virtual loss; self-play batches across its games instead
+    parallel_readouts: int = PLAY_PARALLEL_READOUTS
 
 
 @dataclass(frozen=True)
@@ -402,12 +408,8 @@ def _check_train(t: TrainSettings) -> None:
 
 def _check_evaluate(e: EvaluateSettings, s: SelfplaySettings) -> None:
     _require(0 <= e.games <= 100000, "evaluate.games", "0..100000", e.games)
-    _require(
-        e.readouts >= s.parallel_readouts,
-        "evaluate.readouts",
-        f"at least selfplay.parallel_readouts ({s.parallel_readouts})",
-        e.readouts,
-    )
+    _require(e.readouts >= 1, "evaluate.readouts", ">= 1", e.readouts)
+    _require(1 <= e.parallel_readouts <= 256, "evaluate.parallel_readouts", "1..256", e.parallel_readouts)
     _require(e.softpick_moves >= 0, "evaluate.softpick_moves", ">= 0", e.softpick_moves)
     _require(1 <= e.every <= 100000, "evaluate.every", "1..100000", e.every)
     _require(e.quiet_last >= 0, "evaluate.quiet_last", ">= 0", e.quiet_last)
@@ -573,8 +575,12 @@ def search_settings(cfg: RunConfig, generation: int | None = None) -> SearchSett
 def play_settings(cfg: RunConfig, readouts: int) -> SearchSettings:
     """A model player's search under the run config: self-play's search (its readouts schedule aside) by
     `readouts` readouts a move, every move a full search, no root noise, no softpick
-    (`SearchSettings.for_play`); it resigns at `selfplay.resign_threshold`."""
-    return dataclasses.replace(_search_of(cfg), softpick_moves=0).for_play(readouts)
+    (`SearchSettings.for_play`), `evaluate.parallel_readouts` leaves a network batch; it resigns at
+    `selfplay.resign_threshold`."""
+    search = dataclasses.replace(
+        _search_of(cfg), softpick_moves=0, parallel_readouts=cfg.evaluate.parallel_readouts
+    )
+    return search.for_play(readouts)
 
 
 def _search_of(cfg: RunConfig) -> SearchSettings:

@@ -102,7 +102,7 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="leaves a search sends to the network at once (virtual loss when > 1; more DSP cores need "
-        "bigger batches); default 8 with --search puct, else the config's selfplay.parallel_readouts",
+        "bigger batches); default 8 with --search puct, else the config's evaluate.parallel_readouts (8)",
     )
 
 

@@ -120,10 +120,6 @@ RATED = {"rating": RATING}
     ("sections", "says"),
     [
         ({**RATED, "measures": {"scaling_readouts": [16, 8]}}, "measures.scaling_readouts"),
-        (
-            {**RATED, "measures": {"scaling_readouts": [4, 8]}},
-            r"measures.scaling_readouts: .*evaluate.readouts",
-        ),
         ({**RATED, "measures": {"scaling_games": 0}}, "measures.scaling_games"),
         ({**RATED, "measures": {"seeds": 1}}, r"measures\.seeds"),
         ({**RATED, "measures": {"value_set": "config/value_positions/none.json"}}, "measures.value_set"),

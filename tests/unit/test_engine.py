@@ -163,6 +163,31 @@ def test_gumbel_policy_fills_unvisited_moves_with_the_mixed_value():
     assert pi[0] > prior[0]
 
 
+def _one_gumbel_game(model_file, run_config, parallel: int) -> tuple[engine.FinishedGame, engine.EngineStats]:
+    cfg = run_config(search="gumbel", readouts=32, fast_readouts=32, full_search_fraction=1.0,
+                     parallel_readouts=parallel, gumbel_considered=4)  # fmt: skip
+    settings = engine.settings_for(search_settings(cfg), "agz", 9)
+    games = engine.SelfplayGames(engine.load_network(model_file), settings, board_size=9, komi=7.5, seed=1,
+                                 generation=3, first_game=0, count=1)  # fmt: skip
+    (game,) = list(games.finished())
+    return game, games.stats()
+
+
+def test_gumbel_batches_a_phases_considered_moves_and_searches_as_one_at_a_time(model_file, run_config):
+    """parallel_readouts > 1 with Gumbel (a player's search, `evaluate.parallel_readouts`): the simulations of
+    a phase's different considered moves go to the network in one batch; they descend disjoint subtrees, so
+    the game (its noise, symmetries, moves, visits and policy targets) is the one of one leaf a batch."""
+    (one, one_stats), (batched, stats) = (_one_gumbel_game(model_file, run_config, p) for p in (1, 8))
+    assert one_stats.max_batch == 1 and one_stats.leaves == one_stats.batches
+    assert stats.max_batch == 4 and stats.mean_batch > 2  # at most the 4 considered moves
+    assert stats.leaves == one_stats.leaves and batched.readouts == one.readouts
+    np.testing.assert_array_equal(batched.moves, one.moves)
+    np.testing.assert_array_equal(batched.visits, one.visits)
+    np.testing.assert_array_equal(batched.policy, one.policy)
+    # the root's own sum adds the same values in another order
+    np.testing.assert_allclose(batched.root_value, one.root_value, rtol=0, atol=1e-6)
+
+
 # ---- games: alone or among others, 1 or 2 cores ----
 @pytest.mark.parametrize("search", ["puct", "gumbel"])
 def test_a_game_is_the_same_bytes_alone_or_among_others_with_1_or_2_cores(

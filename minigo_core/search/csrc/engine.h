@@ -56,7 +56,8 @@ struct Game {
   bool full_search = true, noise = false;
   int budget = 0, done = 0;
   GumbelRoot groot;
-  std::vector<int> pending;  // leaves waiting for the network, in selection order (repeats allowed)
+  std::vector<int> pending;      // leaves waiting for the network, in selection order (repeats allowed)
+  std::vector<int> batch_moves;  // Gumbel: the considered moves of the batch being collected
   std::vector<int32_t> moves;
   std::vector<Row> rows;
   int resigned_by = 0, would_resign_move = -1, would_resign_color = 0;
@@ -128,17 +129,28 @@ struct Engine {
   // Select leaves for the next batch; terminal leaves are backed up at once. Returns whether any was queued.
   bool collect(Game& g) {
     Tree& t = g.tree;
-    const int want = s.search == 1 ? 1 : std::max(1, s.parallel_readouts);
+    const int want = std::max(1, s.parallel_readouts);
     bool queued = false;
     int taken = 0;
+    g.batch_moves.clear();
     while (taken < want && g.done < g.budget) {
       int leaf;
       if (s.search == 1) {
+        // Gumbel batches a phase's simulations of different considered moves only: their descents stay in
+        // disjoint subtrees and read nothing the others back up, so the batch searches exactly what one
+        // simulation at a time would (no virtual loss). A batch ends with its phase (the halving reads every
+        // simulation backed up) or at a move it already holds (that simulation waits for the next batch).
+        if (!g.pending.empty() && g.groot.phase_started()) break;
         const int a = g.groot.next_action(t);
         if (a < 0) {  // nothing left to simulate (no considered move): the search is over
           g.done = g.budget;
           break;
         }
+        if (std::find(g.batch_moves.begin(), g.batch_moves.end(), a) != g.batch_moves.end()) {
+          g.groot.give_back();
+          break;
+        }
+        g.batch_moves.push_back(a);
         leaf = t.select_leaf_gumbel(a);
       } else {
         leaf = t.select_leaf_puct();
@@ -156,7 +168,7 @@ struct Engine {
       }
       if (nd.terminal) {
         t.backup(leaf, nd.terminal_value, nd.terminal_utility, false);
-        if (s.search == 1) break;  // one simulation at a time
+        if (s.search == 1 && want == 1) break;  // one simulation at a time
         continue;
       }
       if (s.search == 0) t.add_virtual_loss(leaf);

@@ -25,7 +25,7 @@ struct MgEngineSettings {
   int32_t search;  // 0: PUCT, 1: Gumbel
   int32_t readouts;
   int32_t fast_readouts;
-  int32_t parallel_readouts;  // PUCT leaves per tree per network batch (virtual loss when > 1)
+  int32_t parallel_readouts;  // leaves per tree per network batch (PUCT: virtual loss when > 1)
   double full_search_fraction;
   double c_base;
   double c_init;

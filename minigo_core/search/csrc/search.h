@@ -171,7 +171,15 @@ struct GumbelRoot {
   size_t next = 0;
   int phases = 1, budget = 0, done = 0;
   void start(const Tree& t, Rng* rng, int budget);
-  int next_action(const Tree& t);   // -1 when the budget is spent
+  int next_action(const Tree& t);  // -1 when the budget is spent
+  // whether the current phase's simulations are all started: the next action halves, which must read every
+  // one of them backed up
+  bool phase_started() const { return next >= schedule.size(); }
+  // the last next_action's simulation is not run now: it comes again next
+  void give_back() {
+    --next;
+    --done;
+  }
   int chosen(const Tree& t) const;  // the move the search picks
  private:
   void plan_phase(const Tree& t);
