@@ -399,6 +399,29 @@ class Position:
         hit = (self._board_ext[nbr] == color) & (self._libs_ext[nbr] == 1)
         return (hit.any(axis=1) & (self._board_ext[: n * n] == EMPTY)).reshape(n, n)
 
+    def liberties_after_moves(self) -> np.ndarray:
+        """int16 `(N, N)`: the liberties of the side to move's group after it plays each point, its captures
+        made (the friendly groups it joins bring theirs, the stones it captures count where they touch the
+        new group); 0 where it may not play (occupied, suicide, ko)."""
+        n2, nbrs = self._geom.n2, self._geom.neighbors
+        colors, gid, groups, me = self._colors, self._gid, self._groups, self.to_play
+        out = np.zeros(n2, dtype=np.int16)
+        for p in np.flatnonzero(self.all_legal_moves()[:n2]).tolist():
+            libs, stones, captured = set(), {p}, set()
+            for q in nbrs[p]:
+                if colors[q] == EMPTY:
+                    libs.add(q)
+                elif colors[q] == me:
+                    stones |= groups[gid[q]][0]
+                    libs |= groups[gid[q]][1]
+                elif len(groups[gid[q]][1]) == 1:
+                    captured.add(gid[q])
+            for g in captured:
+                libs.update(s for s in groups[g][0] if any(t in stones for t in nbrs[s]))
+            libs.discard(p)
+            out[p] = len(libs)
+        return out.reshape(self.board_size, self.board_size)
+
     def eyeish(self, color: int) -> np.ndarray:
         """Bool `(N, N)`: one-point eyes, empty points whose every on-board neighbour is of `color`."""
         n = self.board_size

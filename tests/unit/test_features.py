@@ -1,4 +1,5 @@
-"""Feature planes (agz 17, mlperf07 13) from the mover's view, as AlphaGo Zero and MLPerf v0.7 define them."""
+"""Feature planes (agz 17, mlperf07 13, tactics 17) from the mover's view, as AlphaGo Zero, MLPerf v0.7 and
+AlphaGo (liberties after a move) define them."""
 
 from __future__ import annotations
 
@@ -128,3 +129,38 @@ def test_planes_agree_with_boards_in_random_games(seed: int, length: int, size: 
         if legal[r, c]:
             after = pos.play_move((int(r), int(c)))
             assert np.count_nonzero(after.board == -pos.to_play) < np.count_nonzero(pos.board == -pos.to_play)
+
+
+def test_tactics_planes_mark_self_ataris_and_two_liberty_moves_after_captures() -> None:
+    empty = features.extract(go.Position(9), "tactics")
+    assert empty.shape == (17, 9, 9) and empty[15].sum() == 0
+    assert empty[16].sum() == 4 and empty[16][0, 0] == empty[16][8, 8] == 1  # a corner stone has 2
+    assert np.array_equal(empty[:15], features.extract(go.Position(9), "ladders"))
+    board = np.zeros((9, 9), dtype=np.int8)
+    board[0, 1] = board[1, 1] = board[2, 0] = go.WHITE  # black A8 (row 1, col 0) would have A9 only
+    board[8, 0] = go.WHITE  # a white corner stone in atari: black B1 captures it ...
+    board[7, 0] = go.BLACK  # ... (black A2 holds its other liberty)
+    pos = go.Position.from_board(board, to_play=go.BLACK)
+    after = pos.liberties_after_moves()
+    assert after[1, 0] == 1 and after[0, 0] == 1  # A8 and A9: self-ataris
+    assert after[8, 1] == 3  # B1: C1, B2 and the captured A1
+    x = features.extract(pos, "tactics")
+    assert x[15][1, 0] == x[15][0, 0] == 1 and x[16][8, 1] == 0 and x[16][8, 8] == 1
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**31), length=st.integers(0, 90), size=st.sampled_from([5, 9]))
+def test_liberties_after_moves_are_those_of_the_played_move(seed: int, length: int, size: int) -> None:
+    rng = random.Random(seed)
+    pos = go.Position(size)
+    for _ in range(length):
+        if pos.is_game_over():
+            break
+        legal = np.flatnonzero(pos.all_legal_moves())
+        pos = pos.play_move(coords.from_flat(int(rng.choice(legal)), size))
+    after = pos.liberties_after_moves()
+    legal = pos.all_legal_moves()[:-1].reshape(size, size)
+    for r in range(size):
+        for c in range(size):
+            want = pos.play_move((r, c)).liberty_counts()[r, c] if legal[r, c] else 0
+            assert after[r, c] == want

@@ -352,7 +352,64 @@ int num_planes(int feature_set) {
     case kFeaturesAgz: return 17;
     case kFeaturesMlperf07: return 13;
     case kFeaturesLadders: return 15;
+    case kFeaturesTactics: return 17;
     default: return -1;
+  }
+}
+
+void liberties_after_moves(const Board& b, uint8_t* out) {
+  const Geometry& g = kGeometry[b.N];
+  const int me = b.to_play;
+  uint32_t mark[kMaxPoints] = {};  // mark[q] == stamp: q is counted for the point being read
+  uint32_t stamp = 0;
+  for (int p = 0; p < b.n2; ++p) {
+    out[p] = 0;
+    if (b.color[p] != kEmpty || !b.legal(p)) continue;
+    ++stamp;
+    int count = 0;
+    auto count_once = [&](int q) {
+      if (mark[q] != stamp) {
+        mark[q] = stamp;
+        ++count;
+      }
+    };
+    int merged[4], captured[4], nm = 0, nc = 0;
+    for (int k = 0; k < g.count[p]; ++k) {
+      const int q = g.nbr[p][k];
+      const int c = b.color[q];
+      if (c == kEmpty) {
+        count_once(q);
+      } else if (c == me) {
+        if (std::find(merged, merged + nm, b.group[q]) == merged + nm) merged[nm++] = b.group[q];
+      } else if (b.libs[b.group[q]] == 1) {
+        if (std::find(captured, captured + nc, b.group[q]) == captured + nc) captured[nc++] = b.group[q];
+      }
+    }
+    // the friendly groups the stone joins bring their liberties (but p); 3 is enough to know
+    for (int i = 0; i < nm && count < 3; ++i) {
+      int s = merged[i];
+      do {
+        for (int k = 0; k < g.count[s]; ++k) {
+          const int q = g.nbr[s][k];
+          if (b.color[q] == kEmpty && q != p) count_once(q);
+        }
+        s = b.next_stone[s];
+      } while (s != merged[i] && count < 3);
+    }
+    // the stones it captures become liberties where they touch the new group
+    for (int i = 0; i < nc && count < 3; ++i) {
+      int s = captured[i];
+      do {
+        bool touches = false;
+        for (int k = 0; k < g.count[s] && !touches; ++k) {
+          const int q = g.nbr[s][k];
+          touches = q == p || (b.color[q] == me && std::find(merged, merged + nm, b.group[q]) != merged + nm);
+        }
+        if (touches) count_once(s);
+        s = b.next_stone[s];
+      } while (s != captured[i] && count < 3);
+    }
+    out[p] = static_cast<uint8_t>(std::min(count, 3));
   }
 }
 
@@ -519,7 +576,8 @@ void ladder_planes(const Board& b, uint8_t* captured, uint8_t* moves) {
 }
 
 void write_features(const Board& b, int feature_set, int sym, uint8_t* out) {
-  const bool mlperf = feature_set == kFeaturesMlperf07 || feature_set == kFeaturesLadders;
+  const bool ladders = feature_set == kFeaturesLadders || feature_set == kFeaturesTactics;
+  const bool mlperf = feature_set == kFeaturesMlperf07 || ladders;
   const int boards = feature_set == kFeaturesAgz ? 8 : mlperf ? 4 : 0;
   if (boards == 0) return;
   const int16_t* src = symmetry_source(sym, b.N);
@@ -559,7 +617,7 @@ void write_features(const Board& b, int feature_set, int sym, uint8_t* out) {
     }
     atari[j] = hit;
   }
-  if (feature_set != kFeaturesLadders) return;
+  if (!ladders) return;
   uint8_t captured[kMaxPoints], moves[kMaxPoints];
   ladder_planes(b, captured, moves);
   uint8_t* lc = atari + n2;
@@ -567,6 +625,15 @@ void write_features(const Board& b, int feature_set, int sym, uint8_t* out) {
   for (int j = 0; j < n2; ++j) {
     lc[j] = captured[src[j]];
     lm[j] = moves[src[j]];
+  }
+  if (feature_set != kFeaturesTactics) return;
+  uint8_t after[kMaxPoints];
+  liberties_after_moves(b, after);
+  uint8_t* self_atari = lm + n2;
+  uint8_t* two = self_atari + n2;
+  for (int j = 0; j < n2; ++j) {
+    self_atari[j] = after[src[j]] == 1;
+    two[j] = after[src[j]] == 2;
   }
 }
 
