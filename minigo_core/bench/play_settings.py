@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from minigo_core.base.config import SearchSettings, load_config
+from minigo_core.base.config import ConfigError, RunConfig, SearchSettings, load_config, validate
 from minigo_core.base.machine import cpu_model
 from minigo_core.base.project_files import project_dir
 from minigo_core.bench.search_scaling import elo_of
@@ -77,6 +77,28 @@ def label(setting: dict[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in setting.items())
 
 
+def row_search(cfg: RunConfig, readouts: int, setting: dict[str, Any]) -> SearchSettings:
+    """The match search with `setting`, checked as the run config checks its keys: each is set where the
+    config holds it (`evaluate.parallel_readouts`, the rest `selfplay.KEY`; `random_symmetry` is not a config
+    key) and the config validated, so a value out of range exits naming the key and what it allows."""
+    config_keys = {k: v for k, v in setting.items() if k not in ("parallel_readouts", "random_symmetry")}
+    try:
+        changed = validate(
+            replace(
+                cfg,
+                selfplay=replace(cfg.selfplay, **config_keys),
+                evaluate=replace(
+                    cfg.evaluate,
+                    parallel_readouts=setting.get("parallel_readouts", cfg.evaluate.parallel_readouts),
+                ),
+            )
+        )
+    except ConfigError as exc:
+        raise SystemExit(f"--set {label(setting)}: {exc}") from None
+    search = match.match_search(changed, readouts)
+    return replace(search, random_symmetry=setting.get("random_symmetry", search.random_symmetry))
+
+
 def compare(args: argparse.Namespace) -> dict:
     cfg = load_config(args.config)
     cfg = replace(cfg, board_size=modelfile.read(args.model).config.board_size)
@@ -84,10 +106,7 @@ def compare(args: argparse.Namespace) -> dict:
     model = resolve_spec(args.model, None, None, cfg.evaluate.gnugo)
     rows = []
     for i, setting in enumerate(args.set):
-        try:
-            search = replace(base, **setting)
-        except (TypeError, ValueError) as exc:
-            raise SystemExit(f"--set {label(setting)}: {exc}") from None
+        search = row_search(cfg, args.readouts, setting)
         setup = replace(match.player_setup(cfg), search=search, threads=1)
         player = replace(model, name=f"{model.name}[{label(setting)}]")
         opponent = replace(model, name=f"{model.name}[config]")

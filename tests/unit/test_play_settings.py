@@ -50,3 +50,19 @@ def test_bad_settings_are_refused_by_name(text, says, capsys):
     with pytest.raises(SystemExit):
         play_settings.main(["--model", "m", "--set", text])
     assert says in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("search=foo", "selfplay.search"),
+        ("gumbel_considered=0", "selfplay.gumbel_considered"),
+        ("gumbel_c_scale=-1", "selfplay.gumbel_c_scale"),
+        ("parallel_readouts=0", "evaluate.parallel_readouts"),
+    ],
+)
+def test_values_out_of_range_exit_naming_the_config_key(ladders_model, text, key):
+    argv = ["--model", ladders_model, "--config", "config.yaml", "--readouts", "4", "--games", "2"]
+    with pytest.raises(SystemExit) as err:
+        play_settings.main([*argv, "--set", text])
+    assert f"config key '{key}'" in str(err.value) and "out of range" in str(err.value)
