@@ -104,9 +104,9 @@ def compare(args: argparse.Namespace) -> dict:
     cfg = replace(cfg, board_size=modelfile.read(args.model).config.board_size)
     base = match.match_search(cfg, args.readouts)
     model = resolve_spec(args.model, None, None, cfg.evaluate.gnugo)
+    searches = [row_search(cfg, args.readouts, setting) for setting in args.set]  # all checked before a game
     rows = []
-    for i, setting in enumerate(args.set):
-        search = row_search(cfg, args.readouts, setting)
+    for i, (setting, search) in enumerate(zip(args.set, searches, strict=True)):
         setup = replace(match.player_setup(cfg), search=search, threads=1)
         player = replace(model, name=f"{model.name}[{label(setting)}]")
         opponent = replace(model, name=f"{model.name}[config]")

@@ -66,3 +66,11 @@ def test_values_out_of_range_exit_naming_the_config_key(ladders_model, text, key
     with pytest.raises(SystemExit) as err:
         play_settings.main([*argv, "--set", text])
     assert f"config key '{key}'" in str(err.value) and "out of range" in str(err.value)
+
+
+def test_a_bad_later_row_exits_before_any_game(ladders_model, capsys):
+    argv = ["--model", ladders_model, "--config", "config.yaml", "--readouts", "4", "--games", "2"]
+    with pytest.raises(SystemExit) as err:
+        play_settings.main([*argv, "--set", "gumbel_considered=8", "--set", "gumbel_c_visit=-5"])
+    assert "selfplay.gumbel_c_visit" in str(err.value)
+    assert "game 1/" not in capsys.readouterr().err  # the first row was not played
