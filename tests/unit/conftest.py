@@ -24,6 +24,19 @@ def tiny_model(tmp_path_factory) -> str:
     return path
 
 
+@pytest.fixture(scope="module")
+def ladders_model(tmp_path_factory) -> str:
+    """A model file of a random 9x9 net with config.yaml's features (ladders: 1 block of 8 filters), for the
+    tests that play config.yaml's Gumbel match search on a real model."""
+    from minigo_core.nn.model import ModelConfig, random_model, save_model
+
+    path = str(tmp_path_factory.mktemp("ladders_model") / "ladders.safetensors")
+    save_model(
+        path, random_model(ModelConfig(9, 1, 8, 16, "ladders"), seed=5), {"generation": 0, "test": True}
+    )
+    return path
+
+
 def _random_position(rng: np.random.Generator, moves: int) -> tuple[go.Position, list[int]]:
     position, played = go.Position(9, 7.5), []
     for _ in range(moves):

@@ -6,15 +6,6 @@ from __future__ import annotations
 import pytest
 
 from minigo_core.bench import play_batch
-from minigo_core.nn.model import ModelConfig, random_model, save_model
-
-
-@pytest.fixture(scope="module")
-def ladders_model(tmp_path_factory) -> str:
-    path = str(tmp_path_factory.mktemp("m") / "m.safetensors")
-    model = random_model(ModelConfig(9, 1, 8, 16, "ladders"), seed=5)
-    save_model(path, model, {"generation": 0, "test": True})
-    return path
 
 
 def rows_of(text: str) -> dict[int, list[str]]:

@@ -8,15 +8,6 @@ import json
 import pytest
 
 from minigo_core.bench import play_settings
-from minigo_core.nn.model import ModelConfig, random_model, save_model
-
-
-@pytest.fixture(scope="module")
-def ladders_model(tmp_path_factory) -> str:
-    path = str(tmp_path_factory.mktemp("m") / "m.safetensors")
-    model = random_model(ModelConfig(9, 1, 8, 16, "ladders"), seed=7)
-    save_model(path, model, {"generation": 0, "test": True})
-    return path
 
 
 def test_a_row_per_setting_against_the_config_search(ladders_model, tmp_path, capsys):
