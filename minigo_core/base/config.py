@@ -46,6 +46,7 @@ class ModelSettings:
     aux_heads: bool = True
     global_pooling: bool = False
     reply_head: bool = False  # KataGo's opponent-reply policy head (trained only; the search never reads it)
+    value_pool: bool = False  # KataGo's pooled value head (filters/2 channels), not AGZ's 1-channel map
 
 
 @dataclass(frozen=True)
@@ -327,6 +328,7 @@ def _check_model(m: ModelSettings) -> None:
     _require(1 <= m.fc_width <= 1024, "model.fc_width", "1..1024", m.fc_width)
     _require(m.backend in BACKENDS, "model.backend", " or ".join(BACKENDS), m.backend)
     _require(m.filters >= 4 or not m.global_pooling, "model.global_pooling", "false below 4 filters", True)
+    _require(m.filters >= 2 or not m.value_pool, "model.value_pool", "false below 2 filters", True)
 
 
 def _check_selfplay(cfg: RunConfig) -> None:

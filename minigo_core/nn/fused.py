@@ -41,6 +41,7 @@ INFER_FUNCTIONS: dict[str, native.Signature] = {
                               ctypes.c_char_p, _I]),
     "mg_fused_set_gpool": (_I, [_VP, _I, _I, _F32P, _F32P, ctypes.c_char_p, _I]),
     "mg_fused_set_aux": (_I, [_VP, _F32P, ctypes.c_float, _F32P, ctypes.c_float, ctypes.c_char_p, _I]),
+    "mg_fused_set_value_pool": (_I, [_VP, _I, _F32P, _F32P, _F32P, ctypes.c_char_p, _I]),
     "mg_fused_run_aux": (_I, [_VP, _VP, _I, _I, _I, _F32P, _F32P, _F32P, _F32P]),
     "mg_fused_run": (_I, [_VP, _VP, _I, _I, _I, _F32P, _F32P]),
     "mg_fused_destroy": (None, [_VP]),
@@ -106,7 +107,9 @@ def fold(tensors: dict[str, np.ndarray], cfg: ModelConfig) -> dict[str, Any]:
 
     Returns the engine's weights: `convs` [(w (K,C,R,R), b (K))] in network order, the heads in the
     engine's layout (policy weights in NHWC-flatten order) and `gpool` [(block, c, dense weight transposed
-    (3c, F - c), bias)] for the blocks with a global pooling bias.
+    (3c, F - c), bias)] for the blocks with a global pooling bias. With `cfg.value_pool`, `value_w1t` is
+    (3C, fc) and the last conv (the value head's) has C output channels; the creation call takes AlphaGo
+    Zero's shapes, so `value_w1t_create` is a (N*N, fc) placeholder of zeros for it.
     """
     names = ["conv3_initial"]
     for b in range(cfg.blocks):
@@ -127,6 +130,9 @@ def fold(tensors: dict[str, np.ndarray], cfg: ModelConfig) -> dict[str, Any]:
         "policy_wt": _f32(pw),
         "policy_b": _f32(tensors["policy_fc.bias"]),
         "value_w1t": _f32(tensors["value_fc1.weight"].T),
+        "value_w1t_create": np.zeros((hw, cfg.fc_width), np.float32)
+        if cfg.value_pool
+        else _f32(tensors["value_fc1.weight"].T),
         "value_b1": _f32(tensors["value_fc1.bias"]),
         "value_w2": _f32(tensors["value_fc2.weight"].reshape(-1)),
         "value_b2": float(tensors["value_fc2.bias"].reshape(-1)[0]),
@@ -188,7 +194,7 @@ class FusedModel:
         self.isa = ISAS[isa]
         handle = self._lib.mg_fused_create(
             cfg.board_size, cfg.planes, cfg.filters, cfg.blocks, cfg.fc_width, conv_w, conv_b,
-            _ptr(w["policy_wt"]), _ptr(w["policy_b"]), _ptr(w["value_w1t"]), _ptr(w["value_b1"]),
+            _ptr(w["policy_wt"]), _ptr(w["policy_b"]), _ptr(w["value_w1t_create"]), _ptr(w["value_b1"]),
             _ptr(w["value_w2"]), w["value_b2"], runtime.threads, isa, runtime.winograd, err, len(err),
         )  # fmt: skip
         if not handle:
@@ -196,6 +202,13 @@ class FusedModel:
         self._handle = ctypes.c_void_p(handle)
         for block, c, wt, b in w["gpool"]:
             if self._lib.mg_fused_set_gpool(self._handle, block, c, _ptr(wt), _ptr(b), err, len(err)) != 0:
+                raise ValueError(f"cannot build the inference engine: {err.value.decode(errors='replace')}")
+        if cfg.value_pool:
+            vw, vb = w["convs"][-1]
+            code = self._lib.mg_fused_set_value_pool(
+                self._handle, cfg.value_channels, _ptr(vw), _ptr(vb), _ptr(w["value_w1t"]), err, len(err)
+            )
+            if code != 0:
                 raise ValueError(f"cannot build the inference engine: {err.value.decode(errors='replace')}")
         self.has_aux = bool(cfg.aux_heads) and "ownership_conv.weight" in tensors
         if self.has_aux:

@@ -28,7 +28,7 @@ from minigo_core import __version__
 from minigo_core.base.runtime import DEFAULT_RUNTIME, Runtime
 from minigo_core.nn import fused, modelfile
 from minigo_core.nn.dsp_device import require_cpu
-from minigo_core.nn.gpool import global_pool_bias
+from minigo_core.nn.gpool import global_pool_bias, pooled_value_features
 from minigo_core.nn.modelfile import (  # noqa: F401  (re-exported: the model file's names live in modelfile)
     FEATURE_PLANES,
     MODEL_FORMAT,
@@ -89,6 +89,8 @@ class DualNet(nn.Module):
     the search): ownership logits per point from a 1x1 conv of the trunk (`forward_all`: (B, N*N), the
     mover's point where positive) and the final score margin / N*N from the value head's hidden layer (B,).
     With `cfg.global_pooling`, the blocks `cfg.gpool_blocks()` have a global pooling bias (`ResidualBlock`).
+    With `cfg.value_pool`, KataGo's pooled value head: its 1x1 conv to `cfg.value_channels` channels, each
+    pooled into (mean, scaled mean, max) for `value_fc1`, instead of AlphaGo Zero's 1-channel N*N map.
     With `cfg.reply_head`, KataGo's opponent-reply head (trained, never used by the search): a second policy
     head of the policy head's shape (`conv1_reply` 1x1 conv -> BN -> ReLU, `reply_fc`) whose logits
     (`forward_train`) predict the opponent's answer to the move the policy head predicts.
@@ -115,8 +117,8 @@ class DualNet(nn.Module):
         )
         self.conv1_policy = ConvBN(f, 2, 1)
         self.policy_fc = nn.Linear(2 * n * n, n * n + 1)
-        self.conv1_value = ConvBN(f, 1, 1)
-        self.value_fc1 = nn.Linear(n * n, cfg.fc_width)
+        self.conv1_value = ConvBN(f, cfg.value_channels, 1)
+        self.value_fc1 = nn.Linear(cfg.value_features, cfg.fc_width)
         self.value_fc2 = nn.Linear(cfg.fc_width, 1)
         if cfg.aux_heads:
             self.ownership_conv = nn.Conv2d(f, 1, 1, bias=True)
@@ -196,8 +198,8 @@ class DualNet(nn.Module):
     def head_outputs(
         self, p: torch.Tensor, v: torch.Tensor, own: torch.Tensor | None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
-        """`forward_all`'s result from the policy features (B, 2*N*N), the value features (B, N*N) and the
-        ownership logits (or None): the heads' fully connected layers."""
+        """`forward_all`'s result from the policy features (B, 2*N*N), the value features (B, N*N; with
+        `cfg.value_pool` the 3C pooled ones) and the ownership logits (or None): the heads' dense layers."""
         logits = self.policy_fc(p)
         hidden = F.relu(self.value_fc1(v))
         value = torch.tanh(self.value_fc2(hidden)).squeeze(1)
@@ -205,7 +207,8 @@ class DualNet(nn.Module):
         return logits, value, own, score
 
     def _trunk_torch(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(trunk output NCHW, policy features (B, 2*N*N), value features (B, N*N)) on torch's operators."""
+        """(trunk output NCHW, policy features (B, 2*N*N), value features (`head_outputs`)) on torch's
+        operators."""
         x = x.to(torch.get_default_dtype() if not x.is_floating_point() else x.dtype)
         x = x.contiguous(memory_format=torch.channels_last)
 
@@ -219,8 +222,10 @@ class DualNet(nn.Module):
                 r = global_pool_bias(block.gpool_fc, r, self.cfg.board_size, 1)
             h = F.relu(conv_bn(block.conv2, r) + h)
         p = F.relu(conv_bn(self.conv1_policy, h)).flatten(1)
-        v = F.relu(conv_bn(self.conv1_value, h)).flatten(1)
-        return h, p, v
+        v = F.relu(conv_bn(self.conv1_value, h))
+        if self.cfg.value_pool:
+            return h, p, pooled_value_features(v, self.cfg.board_size, 1)
+        return h, p, v.flatten(1)
 
     def _trunk_dsp(
         self, x: torch.Tensor

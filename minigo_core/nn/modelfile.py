@@ -60,10 +60,10 @@ _REDO = "re-create it (minigo bootstrap / minigo train) or point at another gene
 # What a key missing from a model file's config means: files written before the ownership and score heads
 # existed have no `aux_heads` key and no such heads. Kept apart from ModelConfig's defaults on purpose, so
 # that a new default never changes how an old file reads.
-OLD_FILE_DEFAULTS = {"aux_heads": False, "global_pooling": False, "reply_head": False}
+OLD_FILE_DEFAULTS = {"aux_heads": False, "global_pooling": False, "reply_head": False, "value_pool": False}
 # Config keys written to a file only when they are not these values, so that a net without the feature has the
 # bytes of a file written before the feature existed.
-OMITTED_WHEN = {"global_pooling": False, "reply_head": False}
+OMITTED_WHEN = {"global_pooling": False, "reply_head": False, "value_pool": False}
 # The prefix of the raw training weights' names in a model file whose weights are their moving average
 # (`train.ema_decay`); a "/" is in no torch state dict name, so they cannot clash with the network's own.
 RAW_PREFIX = "raw/"
@@ -95,6 +95,7 @@ class ModelConfig:
     aux_heads: bool = False  # ownership + score heads; files written before they existed have none
     global_pooling: bool = False  # KataGo's global pooling bias in some residual blocks (`gpool_blocks`)
     reply_head: bool = False  # KataGo's opponent-reply policy head (trained only; inference never reads it)
+    value_pool: bool = False  # KataGo's pooled value head (`value_channels`), not AGZ's 1-channel map
 
     def __post_init__(self) -> None:
         for name in ("board_size", "blocks", "filters", "fc_width"):
@@ -106,10 +107,13 @@ class ModelConfig:
             raise ValueError(f"ModelConfig.aux_heads must be true or false, got {self.aux_heads!r}")
         if not isinstance(self.global_pooling, bool):
             raise ValueError(f"ModelConfig.global_pooling must be true or false, got {self.global_pooling!r}")
-        if not isinstance(self.reply_head, bool):
-            raise ValueError(f"ModelConfig.reply_head must be true or false, got {self.reply_head!r}")
+        for name in ("reply_head", "value_pool"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"ModelConfig.{name} must be true or false, got {getattr(self, name)!r}")
         if self.global_pooling and self.filters < 4:
             raise ValueError(f"ModelConfig.global_pooling needs at least 4 filters, got {self.filters}")
+        if self.value_pool and self.filters < 2:
+            raise ValueError(f"ModelConfig.value_pool needs at least 2 filters, got {self.filters}")
 
     def gpool_blocks(self) -> tuple[int, ...]:
         """The residual blocks with a global pooling bias (none without `global_pooling`): the last block, so
@@ -126,6 +130,18 @@ class ModelConfig:
         return self.filters // 4
 
     @property
+    def value_channels(self) -> int:
+        """The value head's 1x1 conv output channels: 1 (AlphaGo Zero's head, its N*N map read by the dense
+        layer) or, with `value_pool`, filters/2 (KataGo's head: 32 of a 96-filter trunk), each pooled into
+        (mean, mean * (N - 14) / 10, max) for the dense layer, as the global pooling bias pools."""
+        return self.filters // 2 if self.value_pool else 1
+
+    @property
+    def value_features(self) -> int:
+        """The value head's dense layer's inputs: N*N, or 3 * `value_channels` with `value_pool`."""
+        return 3 * self.value_channels if self.value_pool else self.board_size * self.board_size
+
+    @property
     def planes(self) -> int:
         return _num_planes(self.feature_set)
 
@@ -140,7 +156,7 @@ class ModelConfig:
         m = run_cfg.model
         return cls(
             run_cfg.board_size, m.blocks, m.filters, m.fc_width, run_cfg.features, m.aux_heads,
-            m.global_pooling, m.reply_head,
+            m.global_pooling, m.reply_head, m.value_pool,
         )  # fmt: skip
 
     @classmethod
@@ -177,8 +193,8 @@ class ModelConfig:
         conv_bn("conv1_policy", f, 2, 1)
         shapes["policy_fc.weight"] = (n * n + 1, 2 * n * n)
         shapes["policy_fc.bias"] = (n * n + 1,)
-        conv_bn("conv1_value", f, 1, 1)
-        shapes["value_fc1.weight"] = (self.fc_width, n * n)
+        conv_bn("conv1_value", f, self.value_channels, 1)
+        shapes["value_fc1.weight"] = (self.fc_width, self.value_features)
         shapes["value_fc1.bias"] = (self.fc_width,)
         shapes["value_fc2.weight"] = (1, self.fc_width)
         shapes["value_fc2.bias"] = (1,)

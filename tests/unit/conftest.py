@@ -37,6 +37,46 @@ def ladders_model(tmp_path_factory) -> str:
     return path
 
 
+def _net_pair(cfg, seed: int = 0):
+    import torch
+
+    from minigo_core.nn.model import DualNet, random_model
+
+    net_t = random_model(cfg, seed, backend="torch")
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in net_t.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                c = m.num_features
+                m.weight.copy_(torch.rand(c, generator=g) + 0.5)
+                m.bias.copy_(torch.randn(c, generator=g) * 0.2)
+                m.running_mean.copy_(torch.randn(c, generator=g) * 0.2)
+                m.running_var.copy_(torch.rand(c, generator=g) + 0.5)
+    net_d = DualNet(cfg, backend="dsp")
+    net_d.load_state_dict(net_t.state_dict())
+    return net_t, net_d
+
+
+@pytest.fixture(scope="session")
+def net_pair():
+    """`net_pair(cfg, seed) -> (torch net, dsp net)`: two DualNets of ModelConfig `cfg` with the same random
+    weights and non-trivial BN statistics (weights, biases, running means and variances drawn too)."""
+    return _net_pair
+
+
+def _planes_batch(cfg, b: int, seed: int = 1):
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, 2, (b, cfg.planes, cfg.board_size, cfg.board_size), generator=g).float()
+
+
+@pytest.fixture(scope="session")
+def planes_batch():
+    """`planes_batch(cfg, b, seed) -> (b, planes, N, N)` float 0/1 input planes for ModelConfig `cfg`."""
+    return _planes_batch
+
+
 def _random_position(rng: np.random.Generator, moves: int) -> tuple[go.Position, list[int]]:
     position, played = go.Position(9, 7.5), []
     for _ in range(moves):

@@ -24,28 +24,6 @@ from minigo_core.search import engine
 GP = ModelConfig(7, 4, 16, 10, "agz", aux_heads=True, global_pooling=True)
 
 
-def _pair(cfg: ModelConfig = GP, seed: int = 0) -> tuple[DualNet, DualNet]:
-    """A torch and a dsp net with the same random weights and non-trivial BN statistics."""
-    net_t = model.random_model(cfg, seed, backend="torch")
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for m in net_t.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                c = m.num_features
-                m.weight.copy_(torch.rand(c, generator=g) + 0.5)
-                m.bias.copy_(torch.randn(c, generator=g) * 0.2)
-                m.running_mean.copy_(torch.randn(c, generator=g) * 0.2)
-                m.running_var.copy_(torch.rand(c, generator=g) + 0.5)
-    net_d = DualNet(cfg, backend="dsp")
-    net_d.load_state_dict(net_t.state_dict())
-    return net_t, net_d
-
-
-def _batch(cfg: ModelConfig, b: int, seed: int = 1) -> torch.Tensor:
-    g = torch.Generator().manual_seed(seed)
-    return torch.randint(0, 2, (b, cfg.planes, cfg.board_size, cfg.board_size), generator=g).float()
-
-
 def test_pooling_blocks_and_parameters():
     assert GP.gpool_blocks() == (0, 3) and GP.gpool_channels == 4
     assert dataclasses.replace(GP, blocks=1).gpool_blocks() == (0,)
@@ -74,9 +52,9 @@ def test_off_changes_no_parameter_and_no_file_byte(tmp_path):
 
 
 @pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
-def test_torch_and_dsp_agree_outputs_grads_and_bn_statistics(training):
-    net_t, net_d = _pair()
-    x = _batch(GP, 5)
+def test_torch_and_dsp_agree_outputs_grads_and_bn_statistics(training, net_pair, planes_batch):
+    net_t, net_d = net_pair(GP)
+    x = planes_batch(GP, 5)
     g = torch.Generator().manual_seed(3)
     target_pi = torch.softmax(torch.randn(5, GP.num_moves, generator=g), 1)
     target_z = torch.sign(torch.randn(5, generator=g))
@@ -100,15 +78,15 @@ def test_torch_and_dsp_agree_outputs_grads_and_bn_statistics(training):
             torch.testing.assert_close(b_d, b_t, rtol=1e-4, atol=1e-5, msg=f"buffer {name}")
 
 
-def test_dsp_trunk_gives_the_per_op_bytes():
+def test_dsp_trunk_gives_the_per_op_bytes(net_pair, planes_batch):
     """With the BN sums from the BN kernels, the segmented one-node trunk gives the per-op reference's bytes
     in outputs and every gradient."""
     results = []
     for per_op in (False, True):
-        _, net = _pair(seed=5)
+        _, net = net_pair(GP, 5)
         net.dsp_options = DspOptions(fuse_bn_sums=False)
         net.train()
-        x = _batch(GP, 3, seed=4)
+        x = planes_batch(GP, 3, seed=4)
         if per_op:
             logits, value, own, score = reference.forward_per_op(net, x, heads=heads.heads)
         else:
@@ -128,11 +106,11 @@ def test_dsp_trunk_input_gradient_by_finite_differences():
     )
 
 
-def test_fused_engine_equals_torch():
-    net_t, net_d = _pair(seed=2)
+def test_fused_engine_equals_torch(net_pair, planes_batch):
+    net_t, net_d = net_pair(GP, 2)
     net_t.eval()
     net_d.eval()
-    x = _batch(GP, 6, seed=7)
+    x = planes_batch(GP, 6, seed=7)
     with torch.no_grad():
         want = net_t(x)
     for cores, isa, winograd in [(c, i, w) for c in (1, 2) for i in ops.supported_isas() for w in (0, 3)]:
@@ -147,8 +125,8 @@ def test_fused_engine_equals_torch():
     assert not np.allclose(no_gp[0], want[0].numpy(), rtol=1e-4, atol=1e-4)
 
 
-def test_model_file_round_trip_and_self_play_engine(tmp_path):
-    net_t, _ = _pair(seed=6)
+def test_model_file_round_trip_and_self_play_engine(tmp_path, net_pair, planes_batch):
+    net_t, _ = net_pair(GP, 6)
     net_t.eval()
     url = str(tmp_path / "gen0001.safetensors")
     model.save_model(url, net_t, {"generation": 1})
@@ -158,7 +136,7 @@ def test_model_file_round_trip_and_self_play_engine(tmp_path):
     loaded = model.load_model(url, backend="torch")
     a, b = loaded.state_dict(), net_t.state_dict()
     assert list(a) == list(b) and all(torch.equal(a[k], b[k]) for k in a)
-    x = _batch(GP, 4, seed=8)
+    x = planes_batch(GP, 4, seed=8)
     with torch.no_grad():
         want = [t.numpy() for t in net_t(x)]
     planes = x.to(torch.uint8).numpy()

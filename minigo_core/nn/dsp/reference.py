@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from minigo_core.nn.dsp import ops
+from minigo_core.nn.dsp.heads import value_features
 from minigo_core.nn.gpool import global_pool_bias
 from minigo_core.nn.model import dsp_input
 
@@ -43,7 +44,7 @@ def heads_per_op(net, h: torch.Tensor, training: bool) -> Features:
     """(policy features, value features, ownership logits or None) from the NHWC trunk output `h`, one
     Function per op: what `heads.heads` computes."""
     p = _conv_bn_relu(net, net.conv1_policy, h, training).permute(0, 3, 1, 2).flatten(1)  # NCHW flatten order
-    v = _conv_bn_relu(net, net.conv1_value, h, training).flatten(1)
+    v = value_features(net, _conv_bn_relu(net, net.conv1_value, h, training))
     own = None
     if net.cfg.aux_heads:  # NHWC trunk: the 1x1 conv to one channel is a dot product per point
         w, b = net.ownership_conv.weight, net.ownership_conv.bias

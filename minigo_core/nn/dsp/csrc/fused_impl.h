@@ -80,6 +80,26 @@ static void gpool_bias(const FusedGpool& g, int N, int F, int64_t nb, float* r) 
   }
 }
 
+// KataGo's pooled value head's features of one image's NHWC value map v (N*N points of c channels): per
+// channel the mean (summed in double, point order), mean * (N - 14) / 10 and max, into feat (3c: all means,
+// all scaled means, all maxes), the order of gpool.pooled_value_features.
+static void value_pool_features(const float* v, int N, int c, float* feat) {
+  const int HW = N * N;
+  const float scale = static_cast<float>((N - 14) / 10.0);
+  for (int ch = 0; ch < c; ++ch) {
+    double s = 0;
+    float mx = v[ch];
+    for (int q = 0; q < HW; ++q) {
+      s += v[static_cast<int64_t>(q) * c + ch];
+      mx = std::max(mx, v[static_cast<int64_t>(q) * c + ch]);
+    }
+    const float mean = static_cast<float>(s / HW);
+    feat[ch] = mean;
+    feat[c + ch] = mean * scale;
+    feat[2 * c + ch] = mx;
+  }
+}
+
 // Runs images [b0, b1) of the batch through the whole network on the calling core.
 // ownership (B, N*N) and score (B,), where not null (and the net has the auxiliary heads): the ownership
 // head's logits per point (a 1x1 convolution of the trunk output) and the score head's output (margin / N*N),
@@ -95,7 +115,8 @@ static void fused_run_chunk(const FusedNetCore& net, const void* input, bool is_
   buf0.resize(act);
   buf1.resize(act);
   buf2.resize(act);
-  head.resize(static_cast<size_t>(HW) * 2 + 2 * (HW + 1) + net.fc + 8);
+  const int vc = std::max(net.value_c, 1);  // the value conv's output channels
+  head.resize(static_cast<size_t>(HW) * (2 + vc) + 2 * (HW + 1) + 3 * vc + net.fc + 8);
   // NCHW input -> NHWC float
   for (int64_t b = 0; b < nb; ++b) {
     float* dst = in_buf.data() + b * HW * P;
@@ -132,13 +153,14 @@ static void fused_run_chunk(const FusedNetCore& net, const void* input, bool is_
   const FusedConv& val = net.convs[2 + 2 * net.blocks];
   float* pfeat = head.data();        // 2*HW
   float* logits = pfeat + 2 * HW;    // HW + 1
-  float* vfeat = logits + (HW + 1);  // HW
-  float* hidden = vfeat + HW + 1;    // fc
+  float* vfeat = logits + (HW + 1);  // HW * vc: the value head's map
+  float* pooled = vfeat + HW * vc;   // 3 * vc, with the pooled value head
+  float* hidden = pooled + 3 * vc;   // fc
   for (int64_t b = 0; b < nb; ++b) {
     const float* hb = h + b * HW * F;
     conv_forward_range_isa<float>(hb, N, N, F, pol.w.data(), 2, 1, pol.bias.data(), nullptr, true, pfeat, 0,
                                   HW);
-    conv_forward_range_isa<float>(hb, N, N, F, val.w.data(), 1, 1, val.bias.data(), nullptr, true, vfeat, 0,
+    conv_forward_range_isa<float>(hb, N, N, F, val.w.data(), vc, 1, val.bias.data(), nullptr, true, vfeat, 0,
                                   HW);
     float* out_p = policy + (b0 + b) * (HW + 1);
     dense_forward(pfeat, 2 * HW, net.policy_wt.data(), net.policy_b.data(), HW + 1, logits);
@@ -155,7 +177,12 @@ static void fused_run_chunk(const FusedNetCore& net, const void* input, bool is_
     } else {
       std::memcpy(out_p, logits, sizeof(float) * (HW + 1));
     }
-    dense_forward(vfeat, HW, net.value_w1t.data(), net.value_b1.data(), net.fc, hidden);
+    if (net.value_c > 0) {
+      value_pool_features(vfeat, N, vc, pooled);
+      dense_forward(pooled, 3 * vc, net.value_w1t.data(), net.value_b1.data(), net.fc, hidden);
+    } else {
+      dense_forward(vfeat, HW, net.value_w1t.data(), net.value_b1.data(), net.fc, hidden);
+    }
     double v = net.value_b2;
     for (int i = 0; i < net.fc; ++i) v += static_cast<double>(std::max(hidden[i], 0.f)) * net.value_w2[i];
     value[b0 + b] = static_cast<float>(det_tanh(v));

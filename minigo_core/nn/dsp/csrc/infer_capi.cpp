@@ -97,6 +97,31 @@ MG_API int mg_fused_set_gpool(void* handle, int block, int c, const float* wt, c
   return -1;
 }
 
+MG_API int mg_fused_set_value_pool(void* handle, int c, const float* w, const float* b,
+                                   const float* value_w1t, char* err, int errlen) {
+  auto* n = static_cast<mgdsp::FusedNetCore*>(handle);
+  if (n == nullptr || c < 1 || c > n->filters || w == nullptr || b == nullptr || value_w1t == nullptr) {
+    set_error(err, errlen, "bad pooled value head (no engine, channels or weights)");
+    return -1;
+  }
+  try {
+    mgdsp::FusedConv L;
+    L.C = n->filters;
+    L.K = c;
+    L.R = 1;
+    L.w = mgdsp::pack_weights<float>(w, L.K, L.C, L.R, false);
+    L.bias = copy_of(b, static_cast<size_t>(c));
+    L.bias.resize(mgdsp::round_up8(c), 0.f);
+    n->convs.back() = std::move(L);
+    n->value_w1t = copy_of(value_w1t, 3 * static_cast<size_t>(c) * n->fc);
+    n->value_c = c;
+    return 0;
+  } catch (const std::bad_alloc&) {
+    set_error(err, errlen, "out of memory building the inference engine");
+  }
+  return -1;
+}
+
 MG_API int mg_fused_run(const void* handle, const void* x, int is_u8, int B, int softmax, float* policy,
                         float* value) {
   if (handle == nullptr || x == nullptr || B < 0) return -1;

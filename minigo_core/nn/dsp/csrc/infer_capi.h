@@ -35,6 +35,12 @@ MG_API int mg_fused_set_gpool(void* handle, int block, int c, const float* wt, c
 // score_b. Returns 0, or -1 with a message in err.
 MG_API int mg_fused_set_aux(void* handle, const float* own_w, float own_b, const float* score_w,
                             float score_b, char* err, int errlen);
+// Gives the engine KataGo's pooled value head (before the first run): conv1_value becomes the 1x1 conv w
+// (c, filters) with bias b (c), BN folded in, its c channels after ReLU pooled (mean, mean * (N - 14) / 10,
+// max, as mg_fused_set_gpool's) into value_w1t (3c, fc), which replaces mg_fused_create's. Returns 0, or -1
+// with a message in err.
+MG_API int mg_fused_set_value_pool(void* handle, int c, const float* w, const float* b,
+                                   const float* value_w1t, char* err, int errlen);
 // mg_fused_run, and (where not null) the ownership logits (B, N*N, the mover's point where positive) and the
 // score head's output (B,: the final margin / N*N, the mover's view). Returns 0, or -1 on failure or when
 // ownership or score is asked of an engine without the auxiliary heads.

@@ -190,9 +190,12 @@ struct FusedNetCore {
   std::vector<FusedConv> convs;            // conv3_initial, 2 per block, conv1_policy, conv1_value
   std::vector<FusedGpool> gpool;           // per block (c = 0 where the block has none)
   std::vector<float> policy_wt, policy_b;  // (2*N*N in NHWC order, N*N+1), (N*N+1)
-  std::vector<float> value_w1t, value_b1;  // (N*N, fc), (fc)
+  std::vector<float> value_w1t, value_b1;  // (N*N, fc), (fc); with value_c: (3 * value_c, fc), (fc)
   std::vector<float> value_w2;             // (fc)
   float value_b2 = 0.f;
+  // KataGo's pooled value head (mg_fused_set_value_pool; 0: AlphaGo Zero's): conv1_value has value_c output
+  // channels, each pooled into (mean, mean * (N - 14) / 10, max) for the dense layer
+  int value_c = 0;
   // the auxiliary heads (mg_fused_set_aux): ownership 1x1 conv (filters) + bias, score dense (fc) + bias
   bool has_aux = false;
   std::vector<float> own_w, score_w;
