@@ -222,8 +222,14 @@ def summary_line(results: dict) -> str:
     if rate is None:
         return "no games played"
     draws = f"-{t['draws']}" if t["draws"] else ""
-    timed = results.get("move_time_ms")
-    budget = "" if timed is None else f" ({equal_time_words(results.get('equal_time'))}{timed:g} ms a move)"
+    timed, equal = results.get("move_time_ms"), results.get("equal_time") or {}
+    final = equal.get("final_move_time_ms")
+    if timed is None:
+        budget = ""
+    elif final is not None and final != timed:  # followed the opponent: where it ended, from the probe's
+        budget = f" ({equal_time_words(equal)}{final:g} ms a move at the end, {timed:g} from the probe)"
+    else:
+        budget = f" ({equal_time_words(equal)}{timed:g} ms a move)"
     return (
         f"{results['player']['name']} vs {results['opponent']['name']}{budget}: {t['player_wins']}-"
         f"{t['opponent_wins']}{draws} in {t['games']} games{stop}; win rate {rate:.3f} "

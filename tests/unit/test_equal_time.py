@@ -246,10 +246,15 @@ def test_equal_cpu_time_gives_the_model_the_opponent_s_cpu_time(tiny_model, tmp_
     out = tmp_path / "vs_busy_equal-time.json"
     argv = ["--config", str(config), "--generation", "1", "--opponent", busy_program, "--out", str(out)]
     assert cli_main([*argv, "--equal-time", "--equal-time-probe-games", "2", "--max-moves", "16"]) == 0
-    assert "(equal CPU time: " in capsys.readouterr().out
+    said = capsys.readouterr().out
     results = json.loads(out.read_text())
     check_time_fields(results)
     equal = results["equal_time"]
+    # the summary says the budget the match ended with (it followed the opponent) and the probe's it began at
+    end, probe = equal["final_move_time_ms"], results["move_time_ms"]
+    assert (f"(equal CPU time: {end:g} ms a move at the end, {probe:g} from the probe)" in said) or (
+        end == probe and f"(equal CPU time: {probe:g} ms a move)" in said
+    )
     assert equal["clock"] == "cpu" and equal["opponent_mean_s"] == equal["opponent_mean_cpu_s"]
     assert 0.6 * BUSY_S <= equal["opponent_mean_cpu_s"] < 3 * BUSY_S
     assert results["move_time_ms"] == pytest.approx(equal["opponent_mean_cpu_s"] * 1000, abs=0.01)
