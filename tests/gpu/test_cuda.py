@@ -63,10 +63,20 @@ def no_tf32():
     torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
-def _model_config(board: int = 9, blocks: int = 2, filters: int = 32):
+def _model_config(board: int = 9, blocks: int = 2, filters: int = 32, **features):
+    """A net of config.yaml's kind; `features`: ModelConfig's optional parts (value_pool, global_pooling)."""
     from minigo_core.nn.model import ModelConfig
 
-    return ModelConfig(board_size=board, blocks=blocks, filters=filters, fc_width=32, aux_heads=True)
+    return ModelConfig(
+        board_size=board, blocks=blocks, filters=filters, fc_width=32, aux_heads=True, **features
+    )
+
+
+# the optional parts of the net (KataGo's pooled value head and global pooling bias) in the training and
+# inference tests: their torch ops on the GPU against the CPU
+NET_PARTS = pytest.mark.parametrize(
+    "parts", [{}, {"value_pool": True, "global_pooling": True}], ids=["agz-heads", "pooled"]
+)
 
 
 def _batch(cfg, rows: int, seed: int) -> dict[str, np.ndarray]:
@@ -136,10 +146,11 @@ def _assert_same_training(parent: str, got: dict, want: dict, got_losses: list, 
 
 
 # ---- training --------------------------------------------------------------------------------------------
-def test_training_step_on_cuda_matches_the_cpu(tmp_path, no_tf32):
+@NET_PARTS
+def test_training_step_on_cuda_matches_the_cpu(tmp_path, no_tf32, parts):
     from minigo_core.nn import training
 
-    cfg = _model_config()
+    cfg = _model_config(**parts)
     parent = _parent(tmp_path, cfg)
     batch = _batch(cfg, 64, seed=1)
     micro = [
@@ -228,10 +239,11 @@ def test_nccl_step_in_rank_processes_matches_one_cpu_process(tmp_path):
 
 
 # ---- inference and self-play ------------------------------------------------------------------------------
-def test_inference_on_cuda_matches_the_cpu(tmp_path, no_tf32):
+@NET_PARTS
+def test_inference_on_cuda_matches_the_cpu(tmp_path, no_tf32, parts):
     from minigo_core.nn import inference
 
-    cfg = _model_config()
+    cfg = _model_config(**parts)
     url = _parent(tmp_path, cfg)
     net = inference.load_for_inference(url, backend="torch")
     planes = _batch(cfg, 64, seed=5)["planes"]
