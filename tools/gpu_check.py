@@ -215,7 +215,9 @@ def junit_results(path: Path) -> list[dict]:
 
 def run_tests(python: str, tree: Path, env: dict, select: str, junit: Path, log: Path, timeout: float):
     """pytest -m cuda on tests/gpu (`select`: a -k expression, or '' for all) -> (exit code or None when
-    stopped at `timeout`, results, seconds)."""
+    stopped at `timeout`, results, seconds). CUDA_LAUNCH_BLOCKING=1: a kernel's fault is raised at the op that
+    launched it, so the log names it (asynchronous, it surfaces at a later call, often in another test)."""
+    env = {**env, "CUDA_LAUNCH_BLOCKING": "1"}
     argv = [python, "-m", "pytest", "-q", "-ra", "-p", "no:cacheprovider", "--noconftest", "-m", "cuda",
             f"--junitxml={junit}", "tests/gpu"]  # fmt: skip
     code, secs = run_logged([*argv, "-k", select] if select else argv, tree, env, log, timeout)
