@@ -28,7 +28,7 @@ def pooled_value_features(v: torch.Tensor, board_size: int, channel_dim: int) ->
     """KataGo's pooled value head's features: the value head's map `v` (after BN+ReLU; NCHW with
     `channel_dim` 1 or NHWC with 3) pooled per channel into (mean, mean * (N - 14) / 10, max), as
     `global_pool_bias` pools, (B, 3C) in the order all means, all scaled means, all maxes. The fused network
-    has the same arithmetic in C++ (`value_pool_features` in csrc/fused_impl.h)."""
+    has the same arithmetic in C++ (`pool_channels` in csrc/fused_impl.h)."""
     dims = (2, 3) if channel_dim == 1 else (1, 2)
     mean = v.mean(dims)
     return torch.cat([mean, mean * ((board_size - 14) / 10), v.amax(dims)], 1)

@@ -48,55 +48,42 @@ static inline double det_tanh(double v) {
   return v < 0 ? -t : t;
 }
 
-// The global pooling bias on NHWC r (nb images of N x N x F) in place: per image, the first g.c channels'
-// mean (summed in double, point order), mean * (N - 14) / 10 and max, the dense layer of those 3c values
-// (dense_forward, features in the order mean, scaled mean, max, channel by channel), its F - c outputs added
-// to channels c .. F - 1 at every point.
-static void gpool_bias(const FusedGpool& g, int N, int F, int64_t nb, float* r) {
-  const int c = g.c, O = F - c, HW = N * N;
-  const float scale = static_cast<float>((N - 14) / 10.0);
-  thread_local std::vector<float> feat, bias;
-  feat.resize(3 * static_cast<size_t>(c));
-  bias.resize(static_cast<size_t>(O));
-  for (int64_t b = 0; b < nb; ++b) {
-    float* rb = r + b * HW * F;
-    for (int ch = 0; ch < c; ++ch) {
-      double s = 0;
-      float mx = rb[ch];
-      for (int q = 0; q < HW; ++q) {
-        s += rb[static_cast<int64_t>(q) * F + ch];
-        mx = std::max(mx, rb[static_cast<int64_t>(q) * F + ch]);
-      }
-      const float mean = static_cast<float>(s / HW);
-      feat[ch] = mean;
-      feat[c + ch] = mean * scale;
-      feat[2 * c + ch] = mx;
-    }
-    dense_forward(feat.data(), 3 * c, g.wt.data(), g.b.data(), O, bias.data());
-    for (int q = 0; q < HW; ++q) {
-      float* p = rb + static_cast<int64_t>(q) * F + c;
-      for (int o = 0; o < O; ++o) p[o] += bias[o];
-    }
-  }
-}
-
-// KataGo's pooled value head's features of one image's NHWC value map v (N*N points of c channels): per
-// channel the mean (summed in double, point order), mean * (N - 14) / 10 and max, into feat (3c: all means,
-// all scaled means, all maxes), the order of gpool.pooled_value_features.
-static void value_pool_features(const float* v, int N, int c, float* feat) {
+// KataGo's pooled statistics of one image's NHWC map x (N*N points, `stride` floats apart): per channel ch
+// < c the mean (summed in double, point order), mean * (N - 14) / 10 and max, into feat (3c: all means, all
+// scaled means, all maxes), the order of gpool.py's global_pool_bias and pooled_value_features.
+static void pool_channels(const float* x, int N, int stride, int c, float* feat) {
   const int HW = N * N;
   const float scale = static_cast<float>((N - 14) / 10.0);
   for (int ch = 0; ch < c; ++ch) {
     double s = 0;
-    float mx = v[ch];
+    float mx = x[ch];
     for (int q = 0; q < HW; ++q) {
-      s += v[static_cast<int64_t>(q) * c + ch];
-      mx = std::max(mx, v[static_cast<int64_t>(q) * c + ch]);
+      s += x[static_cast<int64_t>(q) * stride + ch];
+      mx = std::max(mx, x[static_cast<int64_t>(q) * stride + ch]);
     }
     const float mean = static_cast<float>(s / HW);
     feat[ch] = mean;
     feat[c + ch] = mean * scale;
     feat[2 * c + ch] = mx;
+  }
+}
+
+// The global pooling bias on NHWC r (nb images of N x N x F) in place: per image, the first g.c channels
+// pooled (pool_channels), the dense layer of those 3c values (dense_forward), its F - c outputs added to
+// channels c .. F - 1 at every point.
+static void gpool_bias(const FusedGpool& g, int N, int F, int64_t nb, float* r) {
+  const int c = g.c, O = F - c, HW = N * N;
+  thread_local std::vector<float> feat, bias;
+  feat.resize(3 * static_cast<size_t>(c));
+  bias.resize(static_cast<size_t>(O));
+  for (int64_t b = 0; b < nb; ++b) {
+    float* rb = r + b * HW * F;
+    pool_channels(rb, N, F, c, feat.data());
+    dense_forward(feat.data(), 3 * c, g.wt.data(), g.b.data(), O, bias.data());
+    for (int q = 0; q < HW; ++q) {
+      float* p = rb + static_cast<int64_t>(q) * F + c;
+      for (int o = 0; o < O; ++o) p[o] += bias[o];
+    }
   }
 }
 
@@ -178,7 +165,7 @@ static void fused_run_chunk(const FusedNetCore& net, const void* input, bool is_
       std::memcpy(out_p, logits, sizeof(float) * (HW + 1));
     }
     if (net.value_c > 0) {
-      value_pool_features(vfeat, N, vc, pooled);
+      pool_channels(vfeat, N, vc, vc, pooled);  // KataGo's pooled value head
       dense_forward(pooled, 3 * vc, net.value_w1t.data(), net.value_b1.data(), net.fc, hidden);
     } else {
       dense_forward(vfeat, HW, net.value_w1t.data(), net.value_b1.data(), net.fc, hidden);
