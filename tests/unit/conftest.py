@@ -77,6 +77,42 @@ def planes_batch():
     return _planes_batch
 
 
+def _torch_dsp_agree(cfg, training: bool) -> dict:
+    import torch
+    import torch.nn.functional as F
+
+    net_t, net_d = _net_pair(cfg)
+    x = _planes_batch(cfg, 5)
+    g = torch.Generator().manual_seed(3)
+    target_pi = torch.softmax(torch.randn(5, cfg.num_moves, generator=g), 1)
+    target_z = torch.sign(torch.randn(5, generator=g))
+    outs, grads = [], []
+    for net in (net_t, net_d):
+        net.train(training)
+        net.zero_grad()
+        logits, value, own, score = net.forward_all(x)
+        loss = -(target_pi * F.log_softmax(logits, 1)).sum(1).mean() + F.mse_loss(value, target_z)
+        (loss + own.square().mean() + score.square().mean()).backward()
+        outs.append([t.detach() for t in (logits, value, own, score)])
+        grads.append({n: p.grad.clone() for n, p in net.named_parameters()})
+    for got, want in zip(outs[1], outs[0], strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    for name, g_t in grads[0].items():
+        torch.testing.assert_close(grads[1][name], g_t, rtol=1e-3, atol=1e-4, msg=f"gradient of {name}")
+    if training:  # the running statistics updated the same way
+        for (name, b_t), b_d in zip(net_t.named_buffers(), net_d.buffers(), strict=True):
+            torch.testing.assert_close(b_d, b_t, rtol=1e-4, atol=1e-5, msg=f"buffer {name}")
+    return grads[0]
+
+
+@pytest.fixture(scope="session")
+def torch_dsp_agree():
+    """`torch_dsp_agree(cfg, training) -> the torch net's gradients by name`: `net_pair(cfg)`'s two nets (with
+    the auxiliary heads) run forward and backward on the same batch and loss, in train or eval mode; their
+    four outputs, every parameter's gradient and (training) the BN running statistics must agree."""
+    return _torch_dsp_agree
+
+
 def _random_position(rng: np.random.Generator, moves: int) -> tuple[go.Position, list[int]]:
     position, played = go.Position(9, 7.5), []
     for _ in range(moves):

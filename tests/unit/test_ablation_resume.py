@@ -173,3 +173,85 @@ def test_a_row_may_run_at_its_own_wall_budget(tmp_path, monkeypatch):
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(SystemExit, match="row big: budget_minutes must be a positive number"):
         ablation.load_spec(str(path))
+
+
+BRANCH_RUN = """
+import sys, time, pathlib, yaml
+from minigo_core.data import layout
+cfg = yaml.safe_load(open(sys.argv[1]))
+for g in range(cfg["generations"] + 1):
+    path = pathlib.Path(layout.model_path(cfg["root"], g))
+    if path.exists():
+        continue
+    time.sleep(0.1)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pathlib.Path(sys.argv[1]).parent.name.encode())  # the row's name
+    marker = pathlib.Path(layout.complete_marker_path(cfg["root"], g))
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text("{}")
+"""
+
+
+def _branch_spec(tmp_path: Path, **extra) -> Path:
+    late = {"name": "late", "why": "w", "set": {"train": {"learning_rate": [[0, 0.03], [900, 0.001]]}},
+            "branch": {"row": "default", "generation": 2}, **extra}  # fmt: skip
+    data = {"budget_minutes": 1, "root": str(tmp_path / "abl"), "base": "config/tiny.yaml",
+            "common": {"generations": 4, "evaluate": {"games": 0}},
+            "rows": [{"name": "default", "why": "w", "set": {}}, late]}  # fmt: skip
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_a_branch_goes_on_from_its_source_after_its_generation(tmp_path, monkeypatch):
+    """`branch: {row: default, generation: 2}`: the row's generations 0..2 are the source's files, 3 and 4
+    its own run's; its wall time counts the source's share (2 of its 4 generations)."""
+    script = tmp_path / "branch_run.py"
+    script.write_text(BRANCH_RUN)
+    monkeypatch.setattr(
+        ablation, "run_command", lambda row: [sys.executable, str(script), str(row.config_path)]
+    )
+    spec_path = _branch_spec(tmp_path)
+    assert ablation.main(["--spec", str(spec_path), "--no-rating"]) == 0
+    spec, (default, late) = ablation.load_spec(str(spec_path))
+    made = [Path(layout.model_path(str(late.root / "run"), g)).read_bytes() for g in range(5)]
+    assert made == [b"default"] * 3 + [b"late"] * 2
+    src, result = (json.loads(r.result_path.read_text()) for r in (default, late))
+    assert result["last_generation"] == 4 and result["warm_start"]["row"] == "default"
+    assert result["warm_start"]["generation"] == 2
+    assert result["warm_start"]["wall_s"] == pytest.approx(src["wall_s"] / 2, abs=0.1)
+    assert result["total_wall_s"] == pytest.approx(result["wall_s"] + result["warm_start"]["wall_s"], abs=0.1)
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        ({"branch": {"row": "late", "generation": 2}}, "not a row above it"),
+        ({"branch": {"row": "default", "generation": 4}}, "below the row's generations"),
+        ({"branch": {"row": "default", "generation": 0}}, "generation >= 1"),
+        ({"branch": {"row": "default"}}, "needs `row` and `generation`"),
+        ({"from_scratch": True}, "do not go together"),
+    ],
+)
+def test_a_bad_branch_is_refused_before_any_row_runs(tmp_path, extra, message):
+    with pytest.raises(SystemExit, match=message):
+        ablation.load_spec(str(_branch_spec(tmp_path, **extra)))
+
+
+def test_a_branch_s_replicate_goes_on_from_the_source_s_replicate_of_its_seed(tmp_path):
+    path = _branch_spec(tmp_path)
+    data = yaml.safe_load(path.read_text())
+    path.write_text(yaml.safe_dump({**data, "seeds": [1, 2], "rating": {"readouts": 8}}))
+    spec, rows = ablation.load_spec(str(path))
+    late2 = next(r for r in rows if r.name == "late@s2")
+    with pytest.raises(SystemExit, match="run default@s2 first"):
+        ablation.branch_source(rows, late2)
+    run = tmp_path / "abl" / "default@s2" / "run"
+    for g in range(4):
+        Path(layout.model_path(str(run), g)).parent.mkdir(parents=True, exist_ok=True)
+        Path(layout.model_path(str(run), g)).write_bytes(b"m")
+        Path(layout.complete_marker_path(str(run), g)).parent.mkdir(parents=True, exist_ok=True)
+        Path(layout.complete_marker_path(str(run), g)).write_text("{}")
+    (tmp_path / "abl" / "default@s2" / ablation.PROGRESS_FILE).write_text(json.dumps({"spent_s": 30.0}))
+    start = ablation.branch_source(rows, late2)
+    assert start["name"] == "default@s2" and start["generation"] == 2 and start["wall_s"] == 20.0

@@ -13,37 +13,11 @@ import torch.nn.functional as F
 from minigo_core.base.runtime import Runtime
 from minigo_core.jobs import bootstrap
 from minigo_core.nn import model
-from minigo_core.nn.model import DualNet, ModelConfig, ModelFileError
+from minigo_core.nn.model import ModelConfig, ModelFileError
 
 torch.set_num_threads(1)
 
 CFG = ModelConfig(board_size=7, blocks=2, filters=12, fc_width=10, feature_set="mlperf07")
-
-
-def _randomise_bn(net: DualNet, seed: int) -> None:
-    """Non-trivial BN statistics and affine parameters, so folding and eval mode are really exercised."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for m in net.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                c = m.num_features
-                m.weight.copy_(torch.rand(c, generator=g) + 0.5)
-                m.bias.copy_(torch.randn(c, generator=g) * 0.2)
-                m.running_mean.copy_(torch.randn(c, generator=g) * 0.2)
-                m.running_var.copy_(torch.rand(c, generator=g) + 0.5)
-
-
-def _pair(cfg: ModelConfig = CFG, seed: int = 0) -> tuple[DualNet, DualNet]:
-    net_t = model.random_model(cfg, seed, backend="torch")
-    _randomise_bn(net_t, seed)
-    net_d = DualNet(cfg, backend="dsp")
-    net_d.load_state_dict(net_t.state_dict())
-    return net_t, net_d
-
-
-def _batch(cfg: ModelConfig, b: int, seed: int = 1) -> torch.Tensor:
-    g = torch.Generator().manual_seed(seed)
-    return torch.randint(0, 2, (b, cfg.planes, cfg.board_size, cfg.board_size), generator=g).float()
 
 
 def test_config_planes_and_from_run():
@@ -58,9 +32,9 @@ def test_config_planes_and_from_run():
         ModelConfig(feature_set="nope")
 
 
-def test_torch_forward_shapes_and_architecture():
+def test_torch_forward_shapes_and_architecture(planes_batch):
     net = model.random_model(CFG, 0)
-    x = _batch(CFG, 3)
+    x = planes_batch(CFG, 3)
     logits, value = net(x)
     assert logits.shape == (3, CFG.board_size**2 + 1) and value.shape == (3,)
     assert torch.all(value.abs() <= 1)
@@ -76,12 +50,12 @@ def test_torch_forward_shapes_and_architecture():
 
 
 @pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
-def test_backends_agree_outputs_and_param_grads(training):
-    net_t, net_d = _pair()
+def test_backends_agree_outputs_and_param_grads(training, net_pair, planes_batch):
+    net_t, net_d = net_pair(CFG)
     assert list(net_t.state_dict()) == list(net_d.state_dict())
     net_t.train(training)
     net_d.train(training)
-    x = _batch(CFG, 5)
+    x = planes_batch(CFG, 5)
     target_pi = torch.softmax(torch.randn(5, 50, generator=torch.Generator().manual_seed(3)), 1)
     target_z = torch.tensor([1.0, -1.0, 1.0, 1.0, -1.0])
     grads = []
@@ -102,9 +76,9 @@ def test_backends_agree_outputs_and_param_grads(training):
             torch.testing.assert_close(b_d, b_t, rtol=1e-4, atol=1e-5, msg=f"buffer {name}")
 
 
-def test_dsp_training_step_lowers_loss_like_torch():
-    net_t, net_d = _pair(seed=4)
-    x = _batch(CFG, 8, seed=5)
+def test_dsp_training_step_lowers_loss_like_torch(net_pair, planes_batch):
+    net_t, net_d = net_pair(CFG, seed=4)
+    x = planes_batch(CFG, 8, seed=5)
     g = torch.Generator().manual_seed(6)
     target_pi = torch.softmax(torch.randn(8, 50, generator=g) * 3, 1)
     target_z = torch.sign(torch.randn(8, generator=g))
@@ -129,13 +103,13 @@ WIDE = ModelConfig(board_size=7, blocks=1, filters=33, fc_width=7, feature_set="
 
 
 @pytest.mark.parametrize("batch,cfg", [(1, CFG), (8, CFG), (1, WIDE), (3, WIDE)], ids=str)
-def test_fused_inference_equals_unfused_and_torch(batch, cfg):
+def test_fused_inference_equals_unfused_and_torch(batch, cfg, net_pair, planes_batch):
     from minigo_core.nn.dsp import ops
 
-    net_t, net_d = _pair(cfg, seed=2)
+    net_t, net_d = net_pair(cfg, seed=2)
     net_t.eval()
     net_d.eval()
-    x = _batch(cfg, batch, seed=batch)
+    x = planes_batch(cfg, batch, seed=batch)
     isas = ops.supported_isas()
     for cores, isa, winograd in [(c, i, w) for c in (1, 2) for i in isas for w in (0, 2, 3)]:
         net_d.runtime = Runtime(threads=cores, isa=isa, winograd=winograd)
@@ -151,10 +125,10 @@ def test_fused_inference_equals_unfused_and_torch(batch, cfg):
         assert net_d.fused_inference().runtime == net_d.runtime  # rebuilt for the new runtime
 
 
-def test_fused_path_follows_weight_updates():
-    _, net_d = _pair(seed=3)
+def test_fused_path_follows_weight_updates(net_pair, planes_batch):
+    _, net_d = net_pair(CFG, seed=3)
     net_d.eval()
-    x = _batch(CFG, 2)
+    x = planes_batch(CFG, 2)
     with torch.no_grad():
         before = net_d(x)[1].clone()
         net_d.value_fc2.bias.add_(0.5)
@@ -164,10 +138,10 @@ def test_fused_path_follows_weight_updates():
 
 
 @pytest.mark.parametrize("backend", ["torch", "dsp"])
-def test_predict(backend):
-    net_t, _ = _pair(seed=8)
+def test_predict(backend, net_pair, planes_batch):
+    net_t, _ = net_pair(CFG, seed=8)
     net = net_t.set_backend(backend)
-    planes = _batch(CFG, 4).to(torch.uint8).numpy()
+    planes = planes_batch(CFG, 4).to(torch.uint8).numpy()
     probs, values = net.predict(planes)
     assert probs.dtype == np.float32 and values.dtype == np.float32
     assert probs.shape == (4, 50) and values.shape == (4,)
@@ -182,8 +156,8 @@ def test_predict(backend):
         net.predict(planes[:, :-1])
 
 
-def test_save_load_roundtrip(tmp_path):
-    net, _ = _pair(seed=9)
+def test_save_load_roundtrip(tmp_path, net_pair):
+    net, _ = net_pair(CFG, seed=9)
     url = str(tmp_path / "models" / "gen0003.safetensors")
     prov = {"generation": 3, "parent": "gen0002.safetensors", "data": ["window/gen0003"], "seed": 11}
     model.save_model(url, net, prov)
@@ -198,19 +172,19 @@ def test_save_load_roundtrip(tmp_path):
     assert not any(p.name.startswith(".tmp-") for p in (tmp_path / "models").iterdir())
 
 
-def test_load_model_dsp_backend(tmp_path):
-    net, _ = _pair(seed=10)
+def test_load_model_dsp_backend(tmp_path, net_pair, planes_batch):
+    net, _ = net_pair(CFG, seed=10)
     url = str(tmp_path / "m.safetensors")
     model.save_model(url, net, {"generation": 1})
     loaded = model.load_model(url, backend="dsp", runtime=Runtime(threads=2))
     assert loaded.backend == "dsp" and loaded.runtime.threads == 2
-    planes = _batch(CFG, 2).to(torch.uint8).numpy()
+    planes = planes_batch(CFG, 2).to(torch.uint8).numpy()
     np.testing.assert_allclose(loaded.predict(planes)[0], net.eval().predict(planes)[0], rtol=1e-4, atol=1e-6)
     assert loaded.fused_inference().runtime.threads == 2
 
 
-def test_bad_model_files_raise_model_file_error(tmp_path):
-    net, _ = _pair(seed=11)
+def test_bad_model_files_raise_model_file_error(tmp_path, net_pair):
+    net, _ = net_pair(CFG, seed=11)
     good = model.model_bytes(net, {"generation": 0})
     cases = {
         "truncated.safetensors": good[: len(good) // 2],

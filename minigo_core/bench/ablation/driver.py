@@ -19,6 +19,13 @@ seconds; and each row's Elo difference to the row named `default`. A spec with `
 (config/ablation/rows.yaml) gets the older round-robin instead: the rows' models against each other and GNU
 Go, on one Bradley-Terry scale of that tournament's own (`minigo_core.bench.ablation.tournament`).
 
+A row with `branch: {row: R, generation: G}` goes on from row R's run (the same seed's replicate) after
+its generation G: R's finished generations 0..G are copied into the row's run directory as a warm start's are
+(`minigo_core.bench.ablation.warm`), and the row runs its own from G+1. For a lever that acts only after G (a
+learning rate dropped late, a schedule's last step), whose runs are byte-identical to R's through G, this
+saves replaying them; that they are identical is the spec's claim, the row's config is not compared with R's.
+Its wall time counts R's share: R's wall seconds x G / R's last finished generation.
+
 A row may set its own `budget_minutes` (an equal-time row: a bigger net stopped at the wall time the rows it
 is compared with took, its `generations` set beyond what it reaches; its result names the generation it got
 to).
@@ -84,6 +91,7 @@ class Row:
     group: str = ""  # the spec's row this run is of (its name, or with `seeds` the row it replicates)
     seed: int | None = None  # with `seeds`: the run seed merged last over the row's config
     budget_minutes: float | None = None  # the row's own wall budget (an equal-time row), else the spec's
+    branch: tuple[str, int] | None = None  # (row, G): goes on from that row's run after its generation G
 
     @property
     def config_path(self) -> Path:
@@ -116,6 +124,54 @@ def _read_spec(path: str) -> dict:
     return spec
 
 
+def _branch(entry: dict, earlier: list[str], where: str) -> tuple[str, int] | None:
+    """A row's `branch: {row: R, generation: G}` as (R, G) (None without one); SystemExit unless R is a row
+    above it in the spec (it runs first in every pass) and G a generation >= 1."""
+    if "branch" not in entry:
+        return None
+    branch, name = entry["branch"], entry["name"]
+    if not isinstance(branch, dict) or set(branch) != {"row", "generation"}:
+        raise SystemExit(f"{where}: row {name}: branch needs `row` and `generation` (branch: {{row: R, "
+                         "generation: G}: go on from row R's run after its generation G)")  # fmt: skip
+    source, generation = str(branch["row"]), branch["generation"]
+    if source not in earlier:
+        raise SystemExit(f"{where}: row {name}: branch.row {source!r} is not a row above it in the spec; "
+                         "name a row listed before it (its run must be there first)")  # fmt: skip
+    if isinstance(generation, bool) or not isinstance(generation, int) or generation < 1:
+        raise SystemExit(
+            f"{where}: row {name}: branch.generation must be a generation >= 1, got {generation!r}"
+        )
+    if entry.get("from_scratch"):
+        raise SystemExit(
+            f"{where}: row {name}: `branch` and `from_scratch` do not go together: leave one out"
+        )
+    return source, generation
+
+
+def branch_source(rows: list[Row], row: Row) -> dict:
+    """A branching row's start (run_row's `base`): its source replicate of the same seed, the generation
+    copied and the source's wall seconds to it (its wall x G / its last finished generation); SystemExit
+    when the source has not got that far."""
+    source, generation = row.branch
+    src = next(r for r in rows if r.group == source and r.seed == row.seed)
+    run = src.root / "run"
+    last = _warm.last_finished(run) or 0
+    if last < generation:
+        raise SystemExit(
+            f"row {row.name}: branches from {src.name} after generation {generation}, and {run} has "
+            f"{'no finished generation' if not last else f'generations to {last}'}: run {src.name} first "
+            f"(--rows {src.name})"
+        )
+    spent = 0.0
+    for path in (src.result_path, src.root / PROGRESS_FILE):
+        if path.exists():
+            data = json.loads(path.read_text())
+            spent = float(data.get("wall_s", data.get("spent_s", 0.0)))
+            break
+    return {"name": src.name, "model": layout.model_path(str(run), generation), "generation": generation,
+            "wall_s": round(spent * generation / last, 1)}  # fmt: skip
+
+
 def load_spec(path: str) -> tuple[dict, list[Row]]:
     """The spec and its rows (the warm start first); SystemExit naming what is wrong, before any row runs."""
     spec = _read_spec(path)
@@ -130,7 +186,8 @@ def load_spec(path: str) -> tuple[dict, list[Row]]:
         if minutes is not None and not (isinstance(minutes, (int, float)) and minutes > 0):
             raise SystemExit(f"ablation spec {path}: row {name}: budget_minutes must be a positive number")
         rows.append(Row(name, str(entry.get("why", "")), dict(entry.get("set") or {}), root / name, scratch,
-                        name, budget_minutes=None if minutes is None else float(minutes)))  # fmt: skip
+                        name, budget_minutes=None if minutes is None else float(minutes),
+                        branch=_branch(entry, [r.name for r in rows], f"ablation spec {path}")))  # fmt: skip
     if isinstance(spec.get("warm_start"), dict):  # the base every other row goes on from (`_warm`)
         base = spec["warm_start"]
         rows.insert(0, Row(str(base["name"]), str(base.get("why", "")), dict(base.get("set") or {}),
@@ -143,6 +200,14 @@ def load_spec(path: str) -> tuple[dict, list[Row]]:
                 f"ablation spec {path}: row {entry['name']}: against: {entry['against']!r} is not a row "
                 "of the spec; name one of its rows (or leave it out to compare with `default`)"
             )
+    for row in (r for r in rows if r.branch):  # a branch goes on past the generation it copies
+        try:
+            generations = int(row_config({**spec, "base": base_file}, row)["generations"])
+        except ConfigError as exc:
+            raise SystemExit(f"ablation spec {path}: row {row.name}: {exc}") from None
+        if generations <= row.branch[1]:
+            raise SystemExit(f"ablation spec {path}: row {row.name}: branch.generation {row.branch[1]} must "
+                             f"be below the row's generations ({generations})")  # fmt: skip
     if "seeds" in spec:  # every row once per seed (`replicates`)
         spec["seeds"] = _seeds.from_spec(spec, f"ablation spec {path}")
         rows = replicates(rows, spec["seeds"], root)
@@ -291,7 +356,7 @@ def run_row(spec: dict, row: Row, budget_s: float, base: dict | None = None) -> 
         progress = {"spent_s": 0.0, "pieces": 0, "warm_start": None}
         if base is not None:
             base_run = Path(base["model"]).parents[1]
-            last = _warm.last_finished(base_run)
+            last = base.get("generation", _warm.last_finished(base_run))
             _warm.copy_generations(base_run, row.root / "run", last)
             # the row's effective config, as the workflow's `run_config` rule writes it (the copy leaves the
             # base's out; Snakemake would not rewrite a file it has no record of)
@@ -469,6 +534,8 @@ def main(argv: list[str] | None = None) -> int:
                 row_budget = 60.0 * row.budget_minutes
             if is_base:
                 row_budget = 60.0 * float(warm.get("budget_minutes", spec.get("budget_minutes", 10)))
+            elif row.branch is not None:
+                start_from = branch_source(rows, row)
             elif base is not None and row.from_scratch:
                 row_budget = budget_s + float(base["wall_s"])
             elif base is not None:
