@@ -58,7 +58,7 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
     ext_modules.append(
         Extension(
             "minigo_core.game._rules",
-            [os.path.join(rules_src, f) for f in ("board.cpp", "replay.cpp", "rules_capi.cpp")],
+            [os.path.join(rules_src, f) for f in ("board.cpp", "benson.cpp", "replay.cpp", "rules_capi.cpp")],
             include_dirs=[rules_src],
             language="c++",
             extra_compile_args=[*CXX_FLAGS, "-fvisibility=hidden"],
@@ -76,6 +76,7 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
             [
                 os.path.join(CSRC, "infer_capi.cpp"),
                 os.path.join(rules_src, "board.cpp"),
+                os.path.join(rules_src, "benson.cpp"),
                 *(
                     os.path.join(engine_src, f)
                     for f in ("engine.cpp", "searcher.cpp", "search.cpp", "uct.cpp")
@@ -95,6 +96,7 @@ if os.path.exists(os.path.join(CSRC, "kernels.cpp")):
             [
                 os.path.join(engine_src, "engine_test_capi.cpp"),
                 os.path.join(rules_src, "board.cpp"),
+                os.path.join(rules_src, "benson.cpp"),
                 os.path.join(engine_src, "search.cpp"),
             ],
             include_dirs=[CSRC, engine_src, rules_src],

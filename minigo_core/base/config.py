@@ -24,7 +24,7 @@ import yaml
 
 from minigo_core.base.playerspec import PlayerSpec, PlayerSpecError
 
-FEATURE_SETS = ("agz", "mlperf07", "ladders", "tactics")
+FEATURE_SETS = ("agz", "mlperf07", "ladders", "tactics", "passalive")
 BACKENDS = ("dsp", "torch")
 SEARCHES = ("puct", "gumbel")
 LR_UNITS = ("step", "run_fraction")  # what `train.learning_rate`'s boundaries count (`learning_rate_for`)

@@ -1,6 +1,6 @@
 """Input feature planes for the network, relative to the side to move (MiniGo's `agz` and `mlperf07` sets,
-`ladders`: mlperf07's with two ladder planes, and `tactics`: ladders' with two planes of liberties after a
-move).
+`ladders`: mlperf07's with two ladder planes, `tactics`: ladders' with two planes of liberties after a move,
+and `passalive`: ladders' with the two sides' pass-alive areas).
 
 - `agz` (17 planes): for the current board and the 7 before it (the oldest repeated when history runs out),
   interleaved [stones of the side to move, stones of the opponent] x 8; then all ones if Black is to move.
@@ -13,6 +13,9 @@ move).
 - `tactics` (17 planes): ladders' 15, then the points where the side to move's new stone would have 1
   liberty (a self-atari), and 2, after its captures (`Position.liberties_after_moves`; AlphaGo's "liberties
   after move" and "self-atari" features in two planes).
+- `passalive` (17 planes): ladders' 15, then the side to move's pass-alive area and the opponent's
+  (`benson.pass_alive_planes`: unconditionally alive chains by Benson's algorithm and the regions they
+  enclose; KataGo's pass-alive area planes).
 
 Planes are `uint8` `(P, N, N)`; `extract_batch` stacks them to `(B, P, N, N)`.
 """
@@ -23,7 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from minigo_core.game import ladders
+from minigo_core.game import benson, ladders
 from minigo_core.game.go import BLACK, Position
 
 # name -> (number of boards of history in the stone planes, total planes)
@@ -32,6 +35,7 @@ FEATURE_SETS: dict[str, tuple[int, int]] = {
     "mlperf07": (4, 13),
     "ladders": (4, 15),
     "tactics": (4, 17),
+    "passalive": (4, 17),
 }
 
 
@@ -45,7 +49,8 @@ def _spec(feature_set: str) -> tuple[int, int]:
 
 
 def num_planes(feature_set: str) -> int:
-    """Number of input planes of a feature set (agz 17, mlperf07 13, ladders 15, tactics 17)."""
+    """Number of input planes of a feature set (agz 17, mlperf07 13, ladders 15, tactics 17, passalive
+    17)."""
     return _spec(feature_set)[1]
 
 
@@ -60,18 +65,20 @@ def _fill(position: Position, feature_set: str, out: np.ndarray) -> None:
     np.equal(stack, to_play, out=out[0:k:2])
     np.equal(stack, -to_play, out=out[1:k:2])
     out[k] = 1 if to_play == BLACK else 0
-    if feature_set in ("mlperf07", "ladders", "tactics"):
+    if feature_set in ("mlperf07", "ladders", "tactics", "passalive"):
         libs = position.liberty_counts()
         np.equal(libs, 1, out=out[k + 1])
         np.equal(libs, 2, out=out[k + 2])
         np.equal(libs, 3, out=out[k + 3])
         out[k + 4] = position.atari_liberties(-to_play)
-    if feature_set in ("ladders", "tactics"):
+    if feature_set in ("ladders", "tactics", "passalive"):
         out[k + 5], out[k + 6] = ladders.ladder_planes(position)
     if feature_set == "tactics":
         after = position.liberties_after_moves()
         np.equal(after, 1, out=out[k + 7])
         np.equal(after, 2, out=out[k + 8])
+    if feature_set == "passalive":
+        out[k + 7], out[k + 8] = benson.pass_alive_planes(position)
 
 
 def extract(position: Position, feature_set: str) -> np.ndarray:

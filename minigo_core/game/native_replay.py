@@ -22,7 +22,7 @@ from minigo_core.game.features import num_planes
 
 # The feature sets by the number the C side knows them by (board.h's kFeaturesAgz, kFeaturesMlperf07,
 # kFeaturesLadders).
-FEATURE_SET_IDS = {"agz": 0, "mlperf07": 1, "ladders": 2, "tactics": 3}
+FEATURE_SET_IDS = {"agz": 0, "mlperf07": 1, "ladders": 2, "tactics": 3, "passalive": 4}
 BAD_ARGUMENTS = -1000000  # mg_replay_examples returns this or less for bad arguments
 
 _I, _F64 = ctypes.c_int, ctypes.c_double

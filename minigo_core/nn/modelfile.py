@@ -55,7 +55,7 @@ READABLE_VERSIONS = (2,)
 MODEL_SUFFIX = ".safetensors"
 METADATA_KEY = "minigo"
 # Input planes per feature set; must match minigo_core.game.features.num_planes (checked there).
-FEATURE_PLANES = {"agz": 17, "mlperf07": 13, "ladders": 15, "tactics": 17}
+FEATURE_PLANES = {"agz": 17, "mlperf07": 13, "ladders": 15, "tactics": 17, "passalive": 17}
 _REDO = "re-create it (minigo bootstrap / minigo train) or point at another generation's model"
 # What a key missing from a model file's config means: files written before the ownership and score heads
 # existed have no `aux_heads` key and no such heads. Kept apart from ModelConfig's defaults on purpose, so

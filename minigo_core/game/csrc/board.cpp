@@ -353,6 +353,7 @@ int num_planes(int feature_set) {
     case kFeaturesMlperf07: return 13;
     case kFeaturesLadders: return 15;
     case kFeaturesTactics: return 17;
+    case kFeaturesPassAlive: return 17;
     default: return -1;
   }
 }
@@ -576,7 +577,8 @@ void ladder_planes(const Board& b, uint8_t* captured, uint8_t* moves) {
 }
 
 void write_features(const Board& b, int feature_set, int sym, uint8_t* out) {
-  const bool ladders = feature_set == kFeaturesLadders || feature_set == kFeaturesTactics;
+  const bool ladders =
+      feature_set == kFeaturesLadders || feature_set == kFeaturesTactics || feature_set == kFeaturesPassAlive;
   const bool mlperf = feature_set == kFeaturesMlperf07 || ladders;
   const int boards = feature_set == kFeaturesAgz ? 8 : mlperf ? 4 : 0;
   if (boards == 0) return;
@@ -625,6 +627,18 @@ void write_features(const Board& b, int feature_set, int sym, uint8_t* out) {
   for (int j = 0; j < n2; ++j) {
     lc[j] = captured[src[j]];
     lm[j] = moves[src[j]];
+  }
+  if (feature_set == kFeaturesPassAlive) {
+    uint8_t mine_area[kMaxPoints], theirs_area[kMaxPoints];
+    pass_alive_area(b, me, mine_area);
+    pass_alive_area(b, -me, theirs_area);
+    uint8_t* own = lm + n2;
+    uint8_t* opp = own + n2;
+    for (int j = 0; j < n2; ++j) {
+      own[j] = mine_area[src[j]];
+      opp[j] = theirs_area[src[j]];
+    }
+    return;
   }
   if (feature_set != kFeaturesTactics) return;
   uint8_t after[kMaxPoints];

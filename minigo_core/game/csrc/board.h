@@ -19,6 +19,7 @@ constexpr int kMaxPoints = kMaxN * kMaxN;
 constexpr int kHistory = 7;  // previous boards kept for the feature planes (as go.HISTORY)
 constexpr int kBlack = 1, kWhite = -1, kEmpty = 0;
 constexpr int kFeaturesAgz = 0, kFeaturesMlperf07 = 1, kFeaturesLadders = 2, kFeaturesTactics = 3;
+constexpr int kFeaturesPassAlive = 4;
 constexpr int kNumSymmetries = 8;
 
 struct Board {
@@ -68,13 +69,17 @@ struct Board {
 // one-point eyes, and a pass only after the opponent passed or when nothing else is left.
 void search_moves(const Board& b, uint8_t* out);
 
-int num_planes(int feature_set);  // agz 17, mlperf07 13, ladders 15, tactics 17; -1 for an unknown set
+// agz 17, mlperf07 13, ladders 15, tactics 17, passalive 17; -1 for an unknown set
+int num_planes(int feature_set);
 // ladders.py's two planes of b in board coordinates (out[0 .. n2-1] each): stones a ladder captures, and the
 // points where the side to move starts a ladder that captures (read the same, move for move)
 void ladder_planes(const Board& b, uint8_t* captured, uint8_t* moves);
 // Position.liberties_after_moves, capped: out[p] (p = 0 .. n2-1) the liberties of the side to move's group
 // after it plays p, its captures made (3 for 3 or more), 0 where it may not play (occupied, suicide, ko)
 void liberties_after_moves(const Board& b, uint8_t* out);
+// benson.py's pass_alive_area: out[p] (p = 0 .. n2-1) 1 in colour c's pass-alive area (its unconditionally
+// alive chains by Benson's algorithm and the regions they enclose that are vital to one of them), else 0
+void pass_alive_area(const Board& b, int c, uint8_t* out);
 // The planes of features.py for b, transformed by symmetry sym (planes[c][j] = plane_c[src[j]], see
 // symmetry_source), written as uint8 NCHW (planes, N, N) at out.
 void write_features(const Board& b, int feature_set, int sym, uint8_t* out);

@@ -39,7 +39,7 @@ struct MgEngineSettings {
   int32_t random_symmetry;
   double gumbel_c_visit;
   double gumbel_c_scale;
-  int32_t feature_set;       // 0: agz, 1: mlperf07, 2: ladders
+  int32_t feature_set;       // 0: agz, 1: mlperf07, 2: ladders, 3: tactics, 4: passalive
   int32_t max_game_length;   // 0: 2 * N * N
   int32_t stop_after_moves;  // 0: play each game to its end; > 0: end it after this many moves (benchmarks:
                              // the search is not cut short, unlike max_game_length)
