@@ -18,7 +18,12 @@ from minigo_core.base import config
 from minigo_core.pipeline import workflow
 
 REPO = Path(__file__).resolve().parents[2]
-BUSY = "import time\nend = time.time() + {s}\nwhile time.time() < end:\n    pass\nprint(time.process_time())"
+# spins over one window of wall time common to both processes (from `start`, an absolute time after both have
+# started: a process started later would otherwise spin alone at the end) and prints its CPU seconds in it
+BUSY = (
+    "import time\ntime.sleep(max(0.0, {start} - time.time()))\ncpu = time.process_time()\n"
+    "while time.time() < {start} + {s}:\n    pass\nprint(time.process_time() - cpu)"
+)
 
 
 @pytest.mark.parametrize("share, nice", [(0.25, 5), (0.5, 0), (0.1, 10), (0.015, 19), (0.4, 2)])
@@ -60,9 +65,10 @@ def _busy_pair(nice: int, seconds: float) -> tuple[float, float]:
             os.sched_setaffinity(0, {core})
             os.nice(level)
 
-        return subprocess.Popen([sys.executable, "-c", BUSY.format(s=seconds)], stdout=subprocess.PIPE,
-                                text=True, preexec_fn=pin)  # fmt: skip
+        return subprocess.Popen([sys.executable, "-c", BUSY.format(start=window, s=seconds)],
+                                stdout=subprocess.PIPE, text=True, preexec_fn=pin)  # fmt: skip
 
+    window = time.time() + 1.0  # both interpreters are up by then, even on a loaded machine
     loop, evaluation = start(0), start(nice)
     cpu = [float(p.communicate(timeout=seconds + 60)[0]) for p in (loop, evaluation)]
     return cpu[0], cpu[1]
