@@ -210,12 +210,15 @@ def test_without_a_replicate_the_interval_is_the_ratings_alone(tmp_path, monkeyp
     assert "+100 +- 50 (ratings only: no replicate yet)" in text  # hypot(30, 40), as without seeds
 
 
-def test_the_value_spec_runs_two_seeds_and_sets_no_seed_of_its_own():
+def test_the_value_spec_runs_its_seeds_in_passes_and_sets_no_seed_of_its_own():
     spec, rows = ablation.load_spec(str(Path(ablation.REPO) / "config" / "ablation" / "value.yaml"))
     assert spec["seeds"][0] == 1 and len(spec["seeds"]) >= 2  # seed 1: the base's, the rows already run
     assert yaml.safe_load(Path(spec["base"]).read_text())["seed"] == spec["seeds"][0]
     assert not [r for r in rows if "seed" in r.overrides]
-    assert rows[len(rows) // 2].name == "default@s2"
+    per_seed = len(rows) // len(spec["seeds"])  # one pass per seed, in the spec's order
+    assert [rows[i * per_seed].name for i in range(len(spec["seeds"]))] == [
+        "default" if s == 1 else f"default@s{s}" for s in spec["seeds"]
+    ]
 
 
 def test_merge_adds_an_earlier_files_rows_that_this_root_lacks_and_says_where_they_came_from(
