@@ -1,9 +1,10 @@
 """An ablation row cut off before its result goes on where it stopped, for what is left of its budget.
 
 The row's run is a stand-in for `minigo run` (`ablation.run_command` patched): a Python process that writes
-the next generation's model file every 0.2 s until the row's `generations`, as the workflow does; what is
-tested is the driver: its progress file, the budget it spends across pieces, the unlock before a resumed
-piece, and that a changed row config starts over. `minigo run` itself is tested elsewhere."""
+the next generation's model file (its bytes the row's name) and completion marker every 0.2 s until the
+row's `generations`, as the workflow does; what is tested is the driver: its progress file, the budget it
+spends across pieces, the unlock before a resumed piece, that a changed row config starts over, and a
+branch's copy of its source's generations. `minigo run` itself is tested elsewhere."""
 
 from __future__ import annotations
 
@@ -30,7 +31,10 @@ for g in range(cfg["generations"] + 1):
         continue
     time.sleep(0.2)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(b"model")
+    path.write_bytes(pathlib.Path(sys.argv[2]).parent.name.encode())  # the row's name
+    marker = pathlib.Path(layout.complete_marker_path(cfg["root"], g))
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text("{}")
 """
 
 
@@ -84,7 +88,7 @@ def test_a_cut_off_row_resumes_with_what_is_left_of_its_budget(tmp_path, fake_ru
     result = ablation.run_row(spec, row, budget_s=60.0)
     data = ablation.row_config(spec, row)
     assert Path(layout.model_path(data["root"], 1)).read_bytes() == b"before the cut"  # kept, not redone
-    assert Path(layout.model_path(data["root"], 3)).read_bytes() == b"model"
+    assert Path(layout.model_path(data["root"], 3)).read_bytes() == b"default"
     assert result["last_generation"] == 3 and result["pieces"] == 2
     assert 7.5 + 0.3 < result["wall_s"] < 7.5 + 30  # the earlier piece's seconds count
     assert fake_run.read_text() == "unlock\nrun\n"
@@ -111,7 +115,7 @@ def test_a_row_cut_off_under_another_config_starts_again(tmp_path, fake_run):
     row.config_path.write_text(row.config_path.read_text().replace("seed: ", "seed: 9", 1))
     result = ablation.run_row(spec, row, budget_s=60.0)
     data = ablation.row_config(spec, row)
-    assert Path(layout.model_path(data["root"], 1)).read_bytes() == b"model"  # redone
+    assert Path(layout.model_path(data["root"], 1)).read_bytes() == b"default"  # redone
     assert result["pieces"] == 1 and result["wall_s"] < 7.5
 
 
@@ -175,23 +179,6 @@ def test_a_row_may_run_at_its_own_wall_budget(tmp_path, monkeypatch):
         ablation.load_spec(str(path))
 
 
-BRANCH_RUN = """
-import sys, time, pathlib, yaml
-from minigo_core.data import layout
-cfg = yaml.safe_load(open(sys.argv[1]))
-for g in range(cfg["generations"] + 1):
-    path = pathlib.Path(layout.model_path(cfg["root"], g))
-    if path.exists():
-        continue
-    time.sleep(0.1)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(pathlib.Path(sys.argv[1]).parent.name.encode())  # the row's name
-    marker = pathlib.Path(layout.complete_marker_path(cfg["root"], g))
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text("{}")
-"""
-
-
 def _branch_spec(tmp_path: Path, **extra) -> Path:
     late = {"name": "late", "why": "w", "set": {"train": {"learning_rate": [[0, 0.03], [900, 0.001]]}},
             "branch": {"row": "default", "generation": 2}, **extra}  # fmt: skip
@@ -203,14 +190,9 @@ def _branch_spec(tmp_path: Path, **extra) -> Path:
     return path
 
 
-def test_a_branch_goes_on_from_its_source_after_its_generation(tmp_path, monkeypatch):
+def test_a_branch_goes_on_from_its_source_after_its_generation(tmp_path, fake_run):
     """`branch: {row: default, generation: 2}`: the row's generations 0..2 are the source's files, 3 and 4
     its own run's; its wall time counts the source's share (2 of its 4 generations)."""
-    script = tmp_path / "branch_run.py"
-    script.write_text(BRANCH_RUN)
-    monkeypatch.setattr(
-        ablation, "run_command", lambda row: [sys.executable, str(script), str(row.config_path)]
-    )
     spec_path = _branch_spec(tmp_path)
     assert ablation.main(["--spec", str(spec_path), "--no-rating"]) == 0
     spec, (default, late) = ablation.load_spec(str(spec_path))
