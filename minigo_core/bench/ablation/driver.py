@@ -356,7 +356,7 @@ def run_row(spec: dict, row: Row, budget_s: float, base: dict | None = None) -> 
         progress = {"spent_s": 0.0, "pieces": 0, "warm_start": None}
         if base is not None:
             base_run = Path(base["model"]).parents[1]
-            last = base.get("generation", _warm.last_finished(base_run))
+            last = base["generation"] if "generation" in base else _warm.last_finished(base_run)
             _warm.copy_generations(base_run, row.root / "run", last)
             # the row's effective config, as the workflow's `run_config` rule writes it (the copy leaves the
             # base's out; Snakemake would not rewrite a file it has no record of)
