@@ -137,7 +137,10 @@ def summarize(entries: list[dict], against: dict[str, str]) -> dict:
 
 def describe(seeds: list[int], summary: dict) -> str:
     """The header's sentence on the seeds and the pooled spread."""
-    text = f"Every row run at seeds {', '.join(map(str, seeds))} (`seed: S` merged last; `ROW@sS`). "
+    text = (
+        f"The spec runs every row at seeds {', '.join(map(str, seeds))} (`seed: S` merged last; `ROW@sS`); "
+        "each row's mean is over the seeds rated so far. "
+    )
     if summary["df"]:
         return text + (
             f"Pooled between-seed SD {summary['pooled_sd']:.0f} Elo (df {summary['df']}); a difference's 95% "
