@@ -338,6 +338,18 @@ def merge_earlier(rows: list[dict], files: list[str]) -> tuple[list[dict], list[
     return out, origins
 
 
+def first_replicates(results: list[dict]) -> list[dict]:
+    """Per row of the spec (`row`, else the result's name), its result of the lowest seed, in the results'
+    order: the replicate the measures are of (a row run only at later seeds, such as a paired branch of
+    seeds 3 and 4, is measured at the first of those)."""
+    first: dict[str, dict] = {}
+    for r in results:
+        group = str(r.get("row", r["name"]))
+        if group not in first or int(r.get("seed", 0)) < int(first[group].get("seed", 0)):
+            first[group] = r
+    return [r for r in results if any(r is f for f in first.values())]
+
+
 def report(spec: dict, results: list[dict], command: list[str], merge: list[str] | None = None) -> int:
     """Rate the rows (and measure them, with `measures:`), print the table and write `{root}/ablation.md` and
     `ablation.json`; 1 if a row with a model has no rating or no measures (they failed), else 0. `merge`:
@@ -347,9 +359,8 @@ def report(spec: dict, results: list[dict], command: list[str], merge: list[str]
     ratings = rate_rows(root, [r["name"] for r in results], settings)
     extra: _measures.MeasureSettings | None = spec.get("measures")
     measures = None
-    if extra is not None:  # with `seeds`, of each row's first seed (its own directory) only
-        measured = [r for r in results if r.get("row", r["name"]) == r["name"]]
-        models = {r["name"]: newest_model(root / r["name"] / "run") for r in measured}
+    if extra is not None:  # with `seeds`, of each row's first seed that has a run only
+        models = {r["name"]: newest_model(root / r["name"] / "run") for r in first_replicates(results)}
         measures = _measures.measure_rows(root, models, extra)
     against = {str(r["name"]): str(r.get("against", BASELINE)) for r in spec.get("rows", [])}
     here = entries(root, results, ratings, measures, against)
@@ -372,9 +383,10 @@ def report(spec: dict, results: list[dict], command: list[str], merge: list[str]
     if seeded is None:
         text = head + "\n\n" + table(rows, extra)
     else:
-        cells = {e["name"]: _measures.cells(e.get("measures")) for e in rows if "measures" in e}
+        firsts = [e for e in first_replicates(rows) if e.get("measures")]
+        cells = {e.get("row", e["name"]): _measures.cells(e["measures"]) for e in firsts}
         text = f"{head} {_seeds.describe(spec['seeds'], seeded)}"
-        text += " Measures: each row's first seed." if extra else ""
+        text += " Measures: each row's first seed that ran." if extra else ""
         text += "\n\n" + _seeds.table(seeded, cells, _measures.head(extra) if extra else [])
     print(text)
     (root / "ablation.md").write_text(text + "\n")
