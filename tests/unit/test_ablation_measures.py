@@ -138,3 +138,16 @@ def test_the_value_spec_measures_its_rows_and_the_older_specs_do_not():
     assert spec["measures"].value_set == "config/value_positions/9x9.json"
     for name in ("hour.yaml", "rows.yaml"):
         assert "measures" not in ablation.load_spec(str(REPO / "config" / "ablation" / name))[0]
+
+
+def test_the_measures_are_of_each_rows_first_seed_that_ran():
+    from minigo_core.bench.ablation import ladder
+
+    results = [
+        {"name": "a", "row": "a", "seed": 1},
+        {"name": "b@s4", "row": "b", "seed": 4},  # a row run at later seeds only: the first of them
+        {"name": "a@s2", "row": "a", "seed": 2},
+        {"name": "b@s3", "row": "b", "seed": 3},
+        {"name": "c"},  # a row of a spec without seeds
+    ]
+    assert [r["name"] for r in ladder.first_replicates(results)] == ["a", "b@s3", "c"]
