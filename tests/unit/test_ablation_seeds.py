@@ -170,10 +170,15 @@ def _rating(elo: float, half: float = 60.0) -> dict:
     }
 
 
-def _report(tmp_path: Path, monkeypatch, ratings: dict[str, dict | None]) -> tuple[str, dict]:
-    """`ladder.report` over given ratings of the rows' replicates (seeds 1 and 2 of default and x)."""
+def _report(
+    tmp_path: Path, monkeypatch, ratings: dict[str, dict | None], branch: bool = False
+) -> tuple[str, dict]:
+    """`ladder.report` over given ratings of the rows' replicates (seeds 1 and 2 of default and x; with
+    `branch`, x branches from default)."""
     monkeypatch.setattr(ladder, "rate_rows", lambda root, names, settings: {n: ratings.get(n) for n in names})
     spec_rows = [{"name": "default", "why": "d"}, {"name": "x", "why": "x", "against": "default"}]
+    if branch:
+        spec_rows[1]["branch"] = {"row": "default", "generation": 1}
     spec = {"root": tmp_path, "rating": ladder.RatingSettings(), "seeds": [1, 2], "rows": spec_rows}
     results = [{"name": n if s == 1 else f"{n}@s{s}", "row": n, "seed": s, "why": n, "set": {}}
                for s in (1, 2) for n in ("default", "x")]  # fmt: skip
@@ -208,6 +213,25 @@ def test_without_a_replicate_the_interval_is_the_ratings_alone(tmp_path, monkeyp
     text, summary = _report(tmp_path, monkeypatch, {"default": _rating(1000, 30), "x": _rating(1100, 40)})
     assert "No replicate yet (df 0)" in text and summary["seeds"]["pooled_sd"] is None
     assert "+100 +- 50 (ratings only: no replicate yet)" in text  # hypot(30, 40), as without seeds
+
+
+def test_a_branch_row_gets_its_difference_to_its_source_paired_by_seed(tmp_path, monkeypatch):
+    ratings = {"default": _rating(1000), "default@s2": _rating(1200)}
+    ratings |= {"x": _rating(1090), "x@s2": _rating(1250)}
+    text, summary = _report(tmp_path, monkeypatch, ratings, branch=True)
+    # pairs +90 and +50: mean +70, sd 28.28, 12.706 x 28.28 / sqrt(2) = 254.1; unpaired (pooled sd 128.1,
+    # df 2): 4.303 x 128.06 x sqrt(1/2 + 1/2) = 551.1, which counts the shared first halves as independent
+    by = {r["name"]: r for r in summary["seeds"]["rows"]}
+    assert by["x"]["vs_branch"] == {"elo": 70.0, "half_width": 254.1, "interval": "pairs", "pairs": 2,
+                                    "seeds": [1, 2]}  # fmt: skip
+    assert by["x"]["vs_default"]["half_width"] == 551.1 and "vs_branch" not in by["default"]
+    assert "vs the row it branched from, paired by seed (95%)" in text
+    assert "paired by seed (they share the run up to the branch)" in text
+    assert "+70 +- 254 vs `default` (2 pairs) |" in text
+    text, summary = _report(tmp_path, monkeypatch, {**ratings, "x@s2": None}, branch=True)
+    assert "+90 +- 85 vs `default` (1 pair, ratings only) |" in text  # hypot(60, 60)
+    text, _ = _report(tmp_path, monkeypatch, ratings)
+    assert "paired by seed" not in text  # no branch row, no column
 
 
 def test_the_value_spec_runs_its_seeds_in_passes_and_sets_no_seed_of_its_own():

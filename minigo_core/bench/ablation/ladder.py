@@ -379,7 +379,9 @@ def report(spec: dict, results: list[dict], command: list[str], merge: list[str]
             + "; ".join(f"{', '.join(o['rows'])} ({str(o['commit'])[:7]}, {o['cpu']})" for o in origins)
             + "."
         )
-    seeded = _seeds.summarize(rows, against) if "seeds" in spec else None
+    branches = {str(r["name"]): str(r["branch"]["row"]) for r in spec.get("rows", [])
+                if isinstance(r.get("branch"), dict) and "row" in r["branch"]}  # fmt: skip
+    seeded = _seeds.summarize(rows, against, branches) if "seeds" in spec else None
     if seeded is None:
         text = head + "\n\n" + table(rows, extra)
     else:

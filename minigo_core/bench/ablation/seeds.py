@@ -12,6 +12,12 @@ with two or more rated seeds (the same spread is assumed for every row):
 The spread of a row's seeds holds its ratings' own error too (each replicate is rated to +-`half_width`), so
 the interval counts both. With no row rated at two seeds yet (df 0) a difference gets the ratings' intervals
 alone, in quadrature, as without seeds, and the table says so.
+
+A row that branches from another (`branch: {row: R, ...}`) shares R's run, seed for seed, up to the branch
+point, so the two are not independent: its difference to R is also given paired by seed, the mean over the
+seeds both rated of (row - R), with the 95% interval from the spread of those differences,
+t_0.975(n - 1) * sd / sqrt(n); with one pair, the two ratings' intervals in quadrature (they leave out how far
+a second half alone lands from another).
 """
 
 from __future__ import annotations
@@ -96,10 +102,33 @@ def difference(a: dict, b: dict, sd: float | None, df: int) -> dict | None:
     return {"elo": round(diff, 1), "half_width": round(half, 1), "interval": "rating"}
 
 
-def summarize(entries: list[dict], against: dict[str, str]) -> dict:
+def paired(row: dict, source: dict) -> dict | None:
+    """A branch row's difference to the row it branched from, paired by seed (summaries of `summarize`): the
+    mean of the per-seed differences over the seeds both rated, its 95% half-width (`interval` "pairs", or
+    "rating" with one pair) and `pairs`. None when no seed has both."""
+    theirs = {r["seed"]: r for r in source["replicates"] if r["elo"] is not None}
+    mine = [r for r in row["replicates"] if r["elo"] is not None]
+    pairs = [(r, theirs[r["seed"]]) for r in mine if r["seed"] in theirs]
+    if not pairs:
+        return None
+    diffs = [a["elo"] - b["elo"] for a, b in pairs]
+    mean = sum(diffs) / len(diffs)
+    if len(diffs) >= 2:
+        sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1))
+        half, interval = t975(len(diffs) - 1) * sd / math.sqrt(len(diffs)), "pairs"
+    else:
+        (a, b), interval = pairs[0], "rating"
+        half = math.hypot((a["ci95"][1] - a["ci95"][0]) / 2, (b["ci95"][1] - b["ci95"][0]) / 2)
+    return {"elo": round(mean, 1), "half_width": round(half, 1), "interval": interval, "pairs": len(diffs),
+            "seeds": [a["seed"] for a, _ in pairs]}  # fmt: skip
+
+
+def summarize(entries: list[dict], against: dict[str, str], branches: dict[str, str] | None = None) -> dict:
     """Per row of the spec, from its replicates' records (`ladder.entries`, each with `row` and `seed`): n
     rated seeds, mean Elo, SD (n >= 2), the replicates' Elo values, and its differences to `default` and to
-    the row `against` names; with the pooled SD, its df and t. Rows in the order of their first replicate."""
+    the row `against` names; a row that `branches` maps to the row it branched from, its difference to that
+    row paired by seed (`branch_of`, `vs_branch`); with the pooled SD, its df and t. Rows in the order of
+    their first replicate."""
     rows: dict[str, dict] = {}
     for e in sorted(entries, key=lambda e: (e.get("seed") is None, e.get("seed") or 0)):
         name = e.get("row", e["name"])
@@ -131,6 +160,10 @@ def summarize(entries: list[dict], against: dict[str, str]) -> dict:
         if ref != BASELINE and ref != row["name"] and ref in rows:
             row["against"] = ref
             row["vs_against"] = difference(row, rows[ref], sd, df)
+        source = (branches or {}).get(row["name"])
+        if source in rows and source != row["name"]:
+            row["branch_of"] = source
+            row["vs_branch"] = paired(row, rows[source])
     return {"pooled_sd": None if sd is None else round(sd, 1), "df": df, "t975": t975(df) if df else None,
             "rows": list(rows.values())}  # fmt: skip
 
@@ -142,11 +175,19 @@ def describe(seeds: list[int], summary: dict) -> str:
         "each row's mean is over the seeds rated so far. "
     )
     if summary["df"]:
-        return text + (
+        text += (
             f"Pooled between-seed SD {summary['pooled_sd']:.0f} Elo (df {summary['df']}); a difference's 95% "
             f"interval: t(df) {summary['t975']:.3f} x SD x sqrt(1/n_a + 1/n_b)."
         )
-    return text + "No replicate yet (df 0): a difference's interval is its two ratings' alone."
+    else:
+        text += "No replicate yet (df 0): a difference's interval is its two ratings' alone."
+    if any("branch_of" in row for row in summary["rows"]):
+        text += (
+            " A branch row against the row it branched from, paired by seed (they share the run up to the "
+            "branch): the mean of the per-seed differences, 95% interval t(n - 1) x their SD / sqrt(n); with "
+            "one pair, the two ratings' intervals alone."
+        )
+    return text
 
 
 def _diff_cell(diff: dict | None, suffix: str = "") -> str:
@@ -154,6 +195,15 @@ def _diff_cell(diff: dict | None, suffix: str = "") -> str:
         return "-"
     note = " (ratings only: no replicate yet)" if diff["interval"] == "rating" else ""
     return f"{diff['elo']:+.0f} +- {diff['half_width']:.0f}{suffix}{note}"
+
+
+def _paired_cell(row: dict) -> str:
+    diff = row.get("vs_branch")
+    if diff is None:
+        return "-" if "branch_of" not in row else f"- vs `{row['branch_of']}` (no seed rated in both)"
+    pairs = f"{diff['pairs']} pair" + ("s" if diff["pairs"] != 1 else "")
+    note = ", ratings only" if diff["interval"] == "rating" else ""
+    return f"{diff['elo']:+.0f} +- {diff['half_width']:.0f} vs `{row['branch_of']}` ({pairs}{note})"
 
 
 def _replicate_cell(r: dict) -> str:
@@ -172,6 +222,8 @@ def table(
     head = ["row", "what changes", "seeds rated", "mean fixed-scale Elo", "replicates' Elo [95%]",
             f"vs `{BASELINE}` (95%)"]  # fmt: skip
     head += ["vs the row it stacks on (95%)"] if stacks else []
+    branched = any("branch_of" in row for row in summary["rows"])
+    head += ["vs the row it branched from, paired by seed (95%)"] if branched else []
     head += list(measure_head)
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     order = sorted(summary["rows"], key=lambda r: -r["mean"] if r["mean"] is not None else math.inf)
@@ -183,6 +235,7 @@ def table(
         cells = [f"`{row['name']}`", row["why"], str(row["n"]), mean,
                  ", ".join(map(_replicate_cell, row["replicates"])), vs_default]  # fmt: skip
         cells += [stacked] if stacks else []
+        cells += [_paired_cell(row)] if branched else []
         cells += (measure_cells or {}).get(row["name"], ["-"] * len(measure_head)) if measure_head else []
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
