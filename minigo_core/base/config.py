@@ -142,9 +142,9 @@ class WindowSettings:
     sample_fraction: float = 0.25
     max_bad_fraction: float = 0.05
     read_threads: int = 1
-    # w of the value target (1 - w) z + w q: z the game's result, q the search's root value at the position
-    # (both the player to move's); 0: the result alone (AlphaZero), 0.5: (z + q) / 2
-    value_root_mix: float = 0.5
+    # the value target (1 - w) z + w G, z the result, G the root values' lambda-return (the root value q at 0)
+    value_root_mix: float = 0.5  # w: 0 the result alone (AlphaZero), 0.5 (z + q) / 2 at lambda 0
+    value_root_lambda: float = 0.0  # lambda: G_i = (1 - lambda) q_i + lambda G_(i+1), past the last z
     # s: positions drawn with weight (1 - s) + s KL / mean KL (policy surprise, data/sampling); 0 uniform
     policy_surprise_weight: float = 0.0
     parts: bool = True  # sample a generation's games once for every window that reads them (data/parts.py)
@@ -384,6 +384,7 @@ def _check_window(w: WindowSettings) -> None:
     _require(0 <= w.max_bad_fraction <= 1, "window.max_bad_fraction", "[0, 1]", w.max_bad_fraction)
     _require(1 <= w.read_threads <= 256, "window.read_threads", "1..256", w.read_threads)
     _require(0 <= w.value_root_mix <= 1, "window.value_root_mix", "[0, 1]", w.value_root_mix)
+    _require(0 <= w.value_root_lambda < 1, "window.value_root_lambda", "[0, 1)", w.value_root_lambda)
     _require(0 <= (s := w.policy_surprise_weight) <= 1, "window.policy_surprise_weight", "[0, 1]", s)
 
 

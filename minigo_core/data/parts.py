@@ -99,7 +99,8 @@ def fingerprint(cfg: config_mod.RunConfig) -> dict:
     return {"seed": cfg.seed, "board_size": cfg.board_size, "features": cfg.features,
             "num_planes": features.num_planes(cfg.features), "sample_fraction": cfg.window.sample_fraction,
             "value_root_mix": cfg.window.value_root_mix, "shard_version": shards.VERSION,
-            **({"policy_surprise_weight": surprise} if surprise else {})}  # fmt: skip
+            **({"policy_surprise_weight": surprise} if surprise else {}),
+            **({"value_root_lambda": lam} if (lam := cfg.window.value_root_lambda) else {})}  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------------ writing
@@ -150,7 +151,8 @@ def sample_parts(
             planes, own, score = record.replayed_examples(rows, cfg.features)  # one replay for every part
             if planes.shape[1] != (p := features.num_planes(cfg.features)):
                 raise gamefile.GameFileError(f"{planes.shape[1]} planes, this run uses {p} ({cfg.features})")
-            pi, z = record.policy_targets(rows), value_targets(record, rows, cfg.window.value_root_mix)
+            pi = record.policy_targets(rows)
+            z = value_targets(record, rows, cfg.window.value_root_mix, cfg.window.value_root_lambda)
             out.batch = shards.encode(planes, pi, z, game, every, own, score, reply_targets(record, rows))
     except native.NativeUnavailable:
         raise  # the engine library is not built: no file is to blame
@@ -326,10 +328,9 @@ def _part(cfg: config_mod.RunConfig, generation: int, window: int, index_of: dic
           manifest: dict) -> Part | str:  # fmt: skip
     if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
         return f"{url} is not a {FORMAT} manifest of version {VERSION}"
-    have = manifest["fingerprint"]
-    changed = [
-        f"{k} {have.get(k)!r}, this run {v!r}" for k, v in fingerprint(cfg).items() if have.get(k) != v
-    ]
+    have, mine = manifest["fingerprint"], fingerprint(cfg)  # a key either side lacks: its value is None
+    keys = [*mine, *(k for k in have if k not in mine)]
+    changed = [f"{k} {have.get(k)!r}, this run {mine.get(k)!r}" for k in keys if have.get(k) != mine.get(k)]
     if changed:
         return f"{url} was made for another config ({'; '.join(changed)})"
     k = window - generation - 1

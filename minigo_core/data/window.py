@@ -129,7 +129,7 @@ def sample_game(
     except Exception as exc:  # a move list that does not replay, an index past the end
         return skip(parts.reason(exc))
     pi = record.policy_targets(rows)
-    z = value_targets(record, rows, cfg.window.value_root_mix)
+    z = value_targets(record, rows, cfg.window.value_root_mix, cfg.window.value_root_lambda)
     if planes.shape[1] != num_planes:
         return skip(f"examples with {planes.shape[1]} planes, this run uses {num_planes} ({cfg.features})")
     batch = shards.encode(planes, pi, z, index, chosen, own, score, reply_targets(record, rows))
@@ -414,6 +414,7 @@ def window_manifest(
         "sample_fraction": cfg.window.sample_fraction,
         # the value targets' mix with the root value, where there is one (windows without it are unchanged)
         **({"value_root_mix": cfg.window.value_root_mix} if cfg.window.value_root_mix else {}),
+        **({"value_root_lambda": lam} if (lam := cfg.window.value_root_lambda) else {}),
         **({"policy_surprise_weight": w} if (w := cfg.window.policy_surprise_weight) else {}),
         "rows": total,
         "bytes": total_bytes,

@@ -347,6 +347,65 @@ def test_the_value_target_mixes_the_result_with_the_root_value_by_window_value_r
     assert any(abs(mix[k] - z[k]) > 0.01 for k in z)  # the root values moved the targets
 
 
+def _lambda_return(record: gamefile.GameRecord, p: int, lam: float) -> float:
+    """The lambda-return of the p-th recorded row in move order, summed forward: sum over k of (1 - lambda)
+    lambda^k q_(p+k) (each in row p's view), then lambda^(rows left) times the result."""
+    order = np.argsort(record.move_index, kind="stable")
+    moves, q = record.move_index[order], np.clip(record.root_value[order], -1, 1)
+    sign = lambda j: -1.0 if (moves[j] - moves[p]) % 2 else 1.0  # noqa: E731
+    total = sum((1 - lam) * lam ** (j - p) * sign(j) * float(q[j]) for j in range(p, len(order)))
+    return total + lam ** (len(order) - p) * sign(len(order) - 1) * float(record.value_target[order[-1]])
+
+
+def test_the_root_values_lambda_return_on_a_known_game():
+    """Three recorded rows at moves 0, 1 and 3 (one unrecorded between), root values 0.8, -0.4, 0.6 and
+    a result of +1 for the last row's player: G2 = 0.5 0.6 + 0.5 1 = 0.8; G1 = 0.5 (-0.4) + 0.5 0.8 = 0.2
+    (two moves on: the same player to move); G0 = 0.5 0.8 + 0.5 (-0.2) = 0.3 (one move on: the other's).
+    lambda 0: the root values."""
+    rng = np.random.default_rng(3)
+    record = synthetic_game(random_moves(5, rng, 4), 5, rng)
+    record.move_index = np.array([0, 1, 3])
+    record.root_value = np.array([0.8, -0.4, 0.6], dtype=np.float32)
+    record.value_target = np.array([-1.0, 1.0, 1.0], dtype=np.float32)
+    assert positions.root_returns(record, 0.5) == pytest.approx([0.3, 0.2, 0.8])
+    assert positions.root_returns(record, 0.0) == pytest.approx([0.8, -0.4, 0.6])
+    assert [_lambda_return(record, p, 0.5) for p in range(3)] == pytest.approx([0.3, 0.2, 0.8])
+    rows = np.array([0, 2])
+    assert positions.value_targets(record, rows, 0.5, 0.5) == pytest.approx([0.5 * -1 + 0.5 * 0.3, 0.9])
+
+
+def test_the_value_target_uses_the_root_values_lambda_return_by_window_value_root_lambda(
+    games_root, tmp_path
+):
+    """`window.value_root_lambda` lambda: with the mix w, each sampled position's value target is
+    (1 - w) z + w G, G the lambda-return of the game's root values from the position on; the manifest names
+    lambda, and at 0 (the default) it does not."""
+    mixed = window.build_window(
+        _cfg(games_root, value_root_mix=0.5), 3, str(tmp_path / "m"), workers="threads"
+    )
+    out = str(tmp_path / "l")
+    lam = window.build_window(
+        _cfg(games_root, value_root_mix=0.5, value_root_lambda=0.7), 3, out, workers="threads"
+    )
+    assert "value_root_lambda" not in mixed and lam["value_root_lambda"] == 0.7
+    assert mixed["rows"] == lam["rows"]  # the same positions
+    records = {g["index"]: gamefile.read_game(g["path"]) for g in lam["games"]}
+    moved = 0
+    for ex in _all_rows(out, lam):
+        for g, m, z in zip(ex.game, ex.move, ex.z, strict=True):
+            record = records[int(g)]
+            row = np.flatnonzero(record.full_search)[int(m)]
+            p = int(np.flatnonzero(np.argsort(record.move_index, kind="stable") == row)[0])
+            expected = 0.5 * float(record.value_target[row]) + 0.5 * _lambda_return(record, p, 0.7)
+            assert float(z) == pytest.approx(expected, abs=2e-3)  # float16 in the shard
+            moved += (
+                abs(expected - (0.5 * float(record.value_target[row]) + 0.5 * record.root_value[row])) > 0.01
+            )
+    assert moved  # the later root values moved the targets
+
+
 def test_value_root_mix_is_a_weight():
     with pytest.raises(config.ConfigError, match="window.value_root_mix"):
         _cfg("/r", value_root_mix=1.5)
+    with pytest.raises(config.ConfigError, match="window.value_root_lambda"):
+        _cfg("/r", value_root_mix=0.5, value_root_lambda=1.0)

@@ -163,12 +163,32 @@ def _fallback(cfg, tmp_path, name: str, caplog, monkeypatch) -> dict:
         return window.build_window(cfg, 3, str(tmp_path / name))
 
 
+def test_parts_made_with_a_key_this_run_leaves_out_are_not_used(tmp_path, write_config, caplog, monkeypatch):
+    """Parts made with `window.value_root_lambda` (which the fingerprint names only when set) are not read
+    by a window without it: a key either side lacks counts as a difference."""
+    lam = {**WINDOW, "value_root_lambda": 0.5}
+    path = write_config(tmp_path, board_size=9, generations=4, selfplay={"games": GAMES, "games_per_job": 3},
+                        window=lam, train={"ranks": 2})  # fmt: skip
+    cfg = load_config(str(path))
+    for g in range(3):
+        write_generation(cfg, g, max_moves=60)
+        assert _games_complete(path, g) == 0
+    assert _parts_manifest(cfg, 1)["fingerprint"]["value_root_lambda"] == 0.5
+    selfplay = {"games": GAMES, "games_per_job": 3}
+    other = write_config(tmp_path / "other", board_size=9, generations=4, root=cfg.root, selfplay=selfplay,
+                         window=WINDOW, train={"ranks": 2})  # fmt: skip
+    manifest = _fallback(load_config(str(other)), tmp_path, "w", caplog, monkeypatch)
+    reason = r"files: .*made for another config \(value_root_lambda 0.5, this run None\)"
+    assert all(re.match(reason, s["rows"]) for s in manifest["sources"]), manifest["sources"]
+
+
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
         ("missing", "files: no .*gen0001/parts.json"),
         ("sample_fraction", r"files: .*made for another config \(sample_fraction 0.25, this run 0.3\)"),
         ("value_root_mix", r"files: .*made for another config \(value_root_mix 0.5, this run 0.0\)"),
+        ("value_root_lambda", r"files: .*made for another config \(value_root_lambda None, this run 0.5\)"),
         ("damaged", "files: .*gen0001/part1.arrow is damaged"),
     ],
 )
@@ -184,7 +204,7 @@ def test_a_window_falls_back_to_the_game_files_and_says_why(
         data[len(data) // 2] ^= 0xFF
         Path(url).write_bytes(bytes(data))
     else:
-        value = {"sample_fraction": 0.3, "value_root_mix": 0.0}[change]
+        value = {"sample_fraction": 0.3, "value_root_mix": 0.0, "value_root_lambda": 0.5}[change]
         path = write_config(tmp_path / "other", board_size=9, generations=4, root=cfg.root,
                             selfplay={"games": GAMES, "games_per_job": 3}, window={**WINDOW, change: value},
                             train={"ranks": 2})  # fmt: skip

@@ -69,14 +69,41 @@ def draw(
     return [np.sort(rng.choice(n, size=c, replace=False)) for c in counts]
 
 
-def value_targets(record: gamefile.GameRecord, rows: np.ndarray, root_mix: float) -> np.ndarray:
+def root_returns(record: gamefile.GameRecord, lam: float) -> np.ndarray:
+    """Per recorded row, the lambda-return of the search's root values from there to the game's end (float64,
+    the player to move's view): G_i = (1 - lambda) q_i + lambda G_(i+1), G_(i+1) in row i's view (its sign
+    flipped when an odd number of moves lies between), and past the last row the game's result. lambda 0:
+    q_i itself; near 1: mostly the result. Rows are taken in move order, one lambda per recorded position
+    (every position with `selfplay.full_search_fraction` 1)."""
+    moves = record.move_index.astype(np.int64)
+    q = np.clip(record.root_value.astype(np.float64), -1.0, 1.0)
+    out = np.empty(moves.size, dtype=np.float64)
+    order = np.argsort(moves, kind="stable")
+    if order.size:
+        after = float(record.value_target[order[-1]])  # the result, from the last row's view
+        later = None
+        for i in order[::-1]:
+            if later is not None:
+                after = out[later] * (-1.0 if (moves[later] - moves[i]) % 2 else 1.0)
+            out[i] = (1.0 - lam) * q[i] + lam * after
+            later = i
+    return out
+
+
+def value_targets(
+    record: gamefile.GameRecord, rows: np.ndarray, root_mix: float, root_lambda: float = 0.0
+) -> np.ndarray:
     """The value targets (float32, the player to move's view) of the given rows: the game's result z, or with
     `window.value_root_mix` w > 0, (1 - w) z + w q, q the search's root value at the position (a target
-    with less noise than the result alone; (z + q) / 2 at w = 0.5)."""
+    with less noise than the result alone; (z + q) / 2 at w = 0.5), or with `window.value_root_lambda` > 0
+    the root values' lambda-return from the position on (`root_returns`) in place of q."""
     z = record.value_target[rows].astype(np.float32)
     if root_mix == 0:
         return z
-    q = np.clip(record.root_value[rows].astype(np.float32), -1.0, 1.0)
+    if root_lambda > 0:
+        q = root_returns(record, root_lambda)[rows].astype(np.float32)
+    else:
+        q = np.clip(record.root_value[rows].astype(np.float32), -1.0, 1.0)
     return ((1.0 - root_mix) * z + root_mix * q).astype(np.float32)
 
 
