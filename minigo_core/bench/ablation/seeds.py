@@ -102,6 +102,12 @@ def difference(a: dict, b: dict, sd: float | None, df: int) -> dict | None:
     return {"elo": round(diff, 1), "half_width": round(half, 1), "interval": "rating"}
 
 
+def _half_width(replicate: dict) -> float:
+    """A rated replicate's 95% half-width, from its `ci95`."""
+    lo, hi = replicate["ci95"]
+    return (hi - lo) / 2
+
+
 def paired(row: dict, source: dict) -> dict | None:
     """A branch row's difference to the row it branched from, paired by seed (summaries of `summarize`): the
     mean of the per-seed differences over the seeds both rated, its 95% half-width (`interval` "pairs", or
@@ -118,7 +124,7 @@ def paired(row: dict, source: dict) -> dict | None:
         half, interval = t975(len(diffs) - 1) * sd / math.sqrt(len(diffs)), "pairs"
     else:
         (a, b), interval = pairs[0], "rating"
-        half = math.hypot((a["ci95"][1] - a["ci95"][0]) / 2, (b["ci95"][1] - b["ci95"][0]) / 2)
+        half = math.hypot(_half_width(a), _half_width(b))
     return {"elo": round(mean, 1), "half_width": round(half, 1), "interval": interval, "pairs": len(diffs),
             "seeds": [a["seed"] for a, _ in pairs]}  # fmt: skip
 
@@ -149,7 +155,7 @@ def summarize(entries: list[dict], against: dict[str, str], branches: dict[str, 
         row["elos"] = [r["elo"] for r in rated]
         row["mean"] = round(sum(row["elos"]) / len(rated), 1) if rated else None
         row["sd"] = round(pooled_sd({"": row["elos"]})[0], 1) if len(rated) >= 2 else None
-        halves = [(r["ci95"][1] - r["ci95"][0]) / 2 for r in rated]
+        halves = [_half_width(r) for r in rated]
         row["rating_half_width"] = halves[0] if len(halves) == 1 else None
     sd, df = pooled_sd({name: row["elos"] for name, row in rows.items()})
     base = rows.get(BASELINE)

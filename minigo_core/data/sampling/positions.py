@@ -79,14 +79,12 @@ def root_returns(record: gamefile.GameRecord, lam: float) -> np.ndarray:
     q = np.clip(record.root_value.astype(np.float64), -1.0, 1.0)
     out = np.empty(moves.size, dtype=np.float64)
     order = np.argsort(moves, kind="stable")
-    if order.size:
-        after = float(record.value_target[order[-1]])  # the result, from the last row's view
-        later = None
-        for i in order[::-1]:
-            if later is not None:
-                after = out[later] * (-1.0 if (moves[later] - moves[i]) % 2 else 1.0)
-            out[i] = (1.0 - lam) * q[i] + lam * after
-            later = i
+    after, next_move = (float(record.value_target[order[-1]]), None) if order.size else (0.0, None)
+    for i in order[::-1]:  # `after`: G of the next row (the result past the last), in its own view
+        if next_move is not None and (next_move - moves[i]) % 2:
+            after = -after  # the other player to move there
+        out[i] = after = (1.0 - lam) * q[i] + lam * after
+        next_move = moves[i]
     return out
 
 
